@@ -1,0 +1,105 @@
+/*
+ * Cold backends: where a dataset's source of truth lives (a directory, a
+ * RADOS pool). One const ops table per backend, one backend per file,
+ * picked by name from a registry when a dataset is configured.
+ *
+ * Threads: open/list/stat and a non-async read block, so the daemon calls
+ * them on worker threads (or at startup, before the loop runs). A backend
+ * with COLD_CAP_ASYNC starts a read and returns; its completion runs
+ * io->done on a backend thread, which must not touch daemon state (the fill
+ * code hands the result to the loop).
+ */
+#ifndef TIERCACHE_BACKEND_H
+#define TIERCACHE_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct dataset_conf;
+
+#define COLD_CAP_ASYNC 0x1u   /* read() completes through io->done */
+#define COLD_CAP_VERSION 0x2u /* cold_stat.version is meaningful */
+#define COLD_CAP_CHEAP_STAT 0x4u /* stat() is a local syscall: the loop may call it inline */
+
+/* The source version of a file: a cached chunk is valid only for the exact
+ * version it was read from. */
+struct cold_stat {
+	uint64_t size;
+	int64_t mtime_ns;
+	uint64_t version; /* backend object version, 0 where there is none */
+};
+
+static inline int cold_stat_same(const struct cold_stat *a, const struct cold_stat *b)
+{
+	return a->size == b->size && a->mtime_ns == b->mtime_ns && a->version == b->version;
+}
+
+struct cold_io {
+	/* in */
+	const char *path;       /* relative to the dataset root, no leading '/' */
+	struct cold_stat expect; /* fail with -ESTALE if the source differs */
+	uint64_t off;
+	size_t len;             /* bytes wanted; fewer only at EOF */
+	void *buf;
+	/* out */
+	ssize_t result;         /* bytes read or -errno */
+	/* async backends: called once when the read ends, on any thread */
+	void (*done)(struct cold_io *io);
+	void *arg;
+};
+
+/* Called once per file by list(); return non-zero to stop. */
+typedef int (*cold_list_fn)(void *arg, const char *path, const struct cold_stat *st);
+
+struct cold;
+
+struct cold_backend_ops {
+	const char *name;
+	unsigned caps;
+	/* Connect / check the source. On failure -errno and a reason in err. */
+	int (*open)(struct cold *c, const struct dataset_conf *dc, char *err, size_t errlen);
+	/* Every file of the dataset. */
+	int (*list)(struct cold *c, cold_list_fn fn, void *arg);
+	int (*stat)(struct cold *c, const char *path, struct cold_stat *st);
+	/* Without COLD_CAP_ASYNC: blocking, returns bytes or -errno.
+	 * With it: returns 0 once started (done() follows) or -errno. */
+	ssize_t (*read)(struct cold *c, struct cold_io *io);
+	void (*close)(struct cold *c);
+};
+
+struct cold {
+	const struct cold_backend_ops *ops;
+	void *priv;
+	char dataset[72]; /* for log lines */
+};
+
+const struct cold_backend_ops *cold_backend_find(const char *name);
+
+static inline int cold_open(struct cold *c, const struct dataset_conf *dc, char *err, size_t n)
+{
+	return c->ops->open(c, dc, err, n);
+}
+
+static inline int cold_list(struct cold *c, cold_list_fn fn, void *arg)
+{
+	return c->ops->list(c, fn, arg);
+}
+
+static inline int cold_stat(struct cold *c, const char *path, struct cold_stat *st)
+{
+	return c->ops->stat(c, path, st);
+}
+
+static inline ssize_t cold_read(struct cold *c, struct cold_io *io)
+{
+	return c->ops->read(c, io);
+}
+
+static inline void cold_close(struct cold *c)
+{
+	if (c->ops && c->ops->close)
+		c->ops->close(c);
+}
+
+#endif

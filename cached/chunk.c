@@ -1,0 +1,272 @@
+/*
+ * Chunk table and chunk life cycle: see chunk.h. Loop thread only.
+ */
+#include "chunk.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "index.h"
+#include "log.h"
+#include "tiercache/protocol.h"
+
+uint64_t chunk_key(const char *dataset, const char *path, const struct cold_stat *src, uint32_t idx)
+{
+	/* dataset NUL path NUL size mtime version idx, hashed in one go */
+	uint8_t buf[TC_DATASET_NAME_MAX + TC_PATH_MAX + 2 + 28];
+	size_t dn = strnlen(dataset, TC_DATASET_NAME_MAX);
+	size_t pn = strnlen(path, TC_PATH_MAX);
+	size_t at = 0;
+	memcpy(buf, dataset, dn);
+	at += dn;
+	buf[at++] = 0;
+	memcpy(buf + at, path, pn);
+	at += pn;
+	buf[at++] = 0;
+	uint64_t v[3] = {src->size, (uint64_t)src->mtime_ns, src->version};
+	for (int i = 0; i < 3; i++)
+		for (int b = 0; b < 8; b++)
+			buf[at++] = (uint8_t)(v[i] >> (8 * b));
+	for (int b = 0; b < 4; b++)
+		buf[at++] = (uint8_t)(idx >> (8 * b));
+	return XXH3_64bits(buf, at);
+}
+
+int chunk_table_init(struct chunk_table *t)
+{
+	t->nb = 1024;
+	t->n = 0;
+	t->b = calloc(t->nb, sizeof(*t->b));
+	return t->b ? 0 : -ENOMEM;
+}
+
+void chunk_table_free(struct chunk_table *t)
+{
+	free(t->b);
+	t->b = NULL;
+	t->nb = t->n = 0;
+}
+
+struct chunk *chunk_find(const struct chunk_table *t, uint64_t key)
+{
+	for (struct chunk *c = t->b[key & (t->nb - 1)]; c; c = c->hnext)
+		if (c->key == key)
+			return c;
+	return NULL;
+}
+
+static void table_grow(struct chunk_table *t)
+{
+	size_t nb = t->nb * 2;
+	struct chunk **b = calloc(nb, sizeof(*b));
+	if (!b)
+		return; /* keep the longer chains; still correct */
+	for (size_t i = 0; i < t->nb; i++) {
+		struct chunk *c = t->b[i];
+		while (c) {
+			struct chunk *next = c->hnext;
+			c->hnext = b[c->key & (nb - 1)];
+			b[c->key & (nb - 1)] = c;
+			c = next;
+		}
+	}
+	free(t->b);
+	t->b = b;
+	t->nb = nb;
+}
+
+int chunk_table_add(struct chunk_table *t, struct chunk *c)
+{
+	if (t->n >= t->nb)
+		table_grow(t);
+	struct chunk **slot = &t->b[c->key & (t->nb - 1)];
+	c->hnext = *slot;
+	*slot = c;
+	t->n++;
+	return 0;
+}
+
+void chunk_table_del(struct chunk_table *t, struct chunk *c)
+{
+	for (struct chunk **p = &t->b[c->key & (t->nb - 1)]; *p; p = &(*p)->hnext) {
+		if (*p == c) {
+			*p = c->hnext;
+			t->n--;
+			return;
+		}
+	}
+}
+
+void cfile_ref(struct cfile *f)
+{
+	f->refs++;
+}
+
+void cfile_unref(struct daemon *d, struct cfile *f)
+{
+	if (--f->refs)
+		return;
+	struct tier *t = &d->tiers[f->tier];
+	/* the last holder of a detached (already unlinked) file let go: its
+	 * blocks are free now */
+	t->used -= f->len;
+	t->held_dead -= f->len;
+	free(f);
+}
+
+static struct cfile *cfile_new(struct chunk *c)
+{
+	struct cfile *f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->chunk = c;
+	f->key = c->key;
+	f->len = c->len;
+	f->tier = c->tier;
+	f->refs = 1;
+	return f;
+}
+
+/* Unlink a chunk's current file and let go of the chunk's reference. */
+static void cfile_detach(struct daemon *d, struct cfile *f)
+{
+	char path[PATH_MAX + 64];
+	struct tier *t = &d->tiers[f->tier];
+	tier_chunk_path(t, f->key, path, sizeof(path));
+	if (unlink(path) < 0 && errno != ENOENT)
+		log_warn("tier=%s op=unlink path=%s err=\"%s\"", t->name, path, strerror(errno));
+	f->chunk = NULL;
+	t->chunks--;
+	t->held_dead += f->len; /* undone by cfile_unref when refs reach 0 */
+	cfile_unref(d, f);
+}
+
+void chunk_policy_insert(struct daemon *d, struct chunk *c, uint64_t now)
+{
+	(void)d;
+	c->pe.key = c->key;
+	c->pe.size = c->len;
+	policy_insert(c->ds->pol[c->tier], &c->pe, now);
+}
+
+void chunk_policy_remove(struct daemon *d, struct chunk *c)
+{
+	(void)d;
+	policy_remove(c->ds->pol[c->tier], &c->pe);
+}
+
+static void persist(struct daemon *d, const struct chunk *c)
+{
+	struct index_chunk ic = {
+		.key = c->key,
+		.tier = c->tier,
+		.idx = c->idx,
+		.len = c->len,
+		.checksum = c->checksum,
+		.atime_s = c->atime_s,
+		.src = c->src,
+		.dataset = c->ds->name,
+		.path = c->path,
+	};
+	if (index_chunk_put(d->ix, &ic) < 0)
+		log_err("dataset=%s path=%s chunk=%u op=index_put err=\"index write failed\"",
+			c->ds->name, c->path, c->idx);
+}
+
+struct chunk *chunk_publish(struct daemon *d, struct dataset *ds, const char *path,
+			    const struct cold_stat *src, uint32_t idx, uint32_t len, uint64_t checksum,
+			    uint8_t tier, int64_t atime_s, bool do_persist)
+{
+	struct chunk *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->path = strdup(path);
+	if (!c->path) {
+		free(c);
+		return NULL;
+	}
+	c->key = chunk_key(ds->name, path, src, idx);
+	c->ds = ds;
+	c->src = *src;
+	c->idx = idx;
+	c->len = len;
+	c->checksum = checksum;
+	c->atime_s = atime_s;
+	c->tier = tier;
+	c->file = cfile_new(c);
+	if (!c->file) {
+		free(c->path);
+		free(c);
+		return NULL;
+	}
+	chunk_table_add(&d->chunks, c);
+	d->tiers[tier].chunks++;
+	ds->resident[tier] += len;
+	if (do_persist)
+		persist(d, c);
+	chunk_policy_insert(d, c, daemon_now_ns());
+	return c;
+}
+
+void chunk_move_commit(struct daemon *d, struct chunk *c, uint8_t new_tier)
+{
+	struct cfile *old = c->file;
+	struct cfile *nf = calloc(1, sizeof(*nf));
+	if (!nf) {
+		chunk_drop(d, c, "oom");
+		return;
+	}
+	c->ds->resident[c->tier] -= c->len;
+	c->tier = new_tier;
+	c->ds->resident[new_tier] += c->len;
+	*nf = (struct cfile){.chunk = c, .key = c->key, .len = c->len, .tier = new_tier, .refs = 1};
+	c->file = nf;
+	d->tiers[new_tier].chunks++;
+	/* index first: after a crash here the record names the new file, the
+	 * old one is an orphan that startup removes */
+	persist(d, c);
+	cfile_detach(d, old);
+}
+
+void chunk_drop(struct daemon *d, struct chunk *c, const char *why)
+{
+	if (c->state == CHUNK_MOVING) {
+		/* the copy in flight still reads the file: finish there */
+		c->doomed = true;
+		return;
+	}
+	log_debug("dataset=%s path=%s chunk=%u tier=%s op=drop why=%s", c->ds->name, c->path, c->idx,
+		  d->tiers[c->tier].name, why);
+	chunk_policy_remove(d, c);
+	index_chunk_delete(d->ix, c->key);
+	chunk_table_del(&d->chunks, c);
+	c->ds->resident[c->tier] -= c->len;
+	cfile_detach(d, c->file);
+	free(c->path);
+	free(c);
+}
+
+int chunk_open_fd(struct daemon *d, const struct chunk *c)
+{
+	char path[PATH_MAX + 64];
+	tier_chunk_path(&d->tiers[c->tier], c->key, path, sizeof(path));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+void chunk_drop_version(struct daemon *d, struct dataset *ds, const char *path,
+			const struct cold_stat *src, const char *why)
+{
+	uint32_t cs = ds->conf.chunk_size;
+	uint64_t n = src->size ? (src->size + cs - 1) / cs : 1;
+	for (uint64_t i = 0; i < n && i <= UINT32_MAX; i++) {
+		struct chunk *c = chunk_find(&d->chunks, chunk_key(ds->name, path, src, (uint32_t)i));
+		if (c)
+			chunk_drop(d, c, why);
+	}
+}

@@ -1,0 +1,54 @@
+/*
+ * Chunks in memory: the table (key -> chunk), the key function, and the
+ * life cycle of a resident chunk (publish, drop, file references). Loop
+ * thread only.
+ */
+#ifndef TIERCACHE_CHUNK_H
+#define TIERCACHE_CHUNK_H
+
+#include "daemon.h"
+
+uint64_t chunk_key(const char *dataset, const char *path, const struct cold_stat *src, uint32_t idx);
+
+int chunk_table_init(struct chunk_table *t);
+void chunk_table_free(struct chunk_table *t);
+struct chunk *chunk_find(const struct chunk_table *t, uint64_t key);
+int chunk_table_add(struct chunk_table *t, struct chunk *c);
+void chunk_table_del(struct chunk_table *t, struct chunk *c);
+
+/* A new chunk resident on `tier` with a file of len bytes already counted
+ * in the tier's `used`; added to the table, the policy and (if persist) the
+ * index. NULL on allocation failure. */
+struct chunk *chunk_publish(struct daemon *d, struct dataset *ds, const char *path,
+			    const struct cold_stat *src, uint32_t idx, uint32_t len, uint64_t checksum,
+			    uint8_t tier, int64_t atime_s, bool persist);
+
+/* Remove a chunk from the cache: policy, index, table, its file unlinked.
+ * Bytes stay counted while clients hold the file. `why` names the cause in
+ * the log ("evict", "stale", "checksum", ...). */
+void chunk_drop(struct daemon *d, struct chunk *c, const char *why);
+
+/* Put a resident chunk into / out of its tier's policy. */
+void chunk_policy_insert(struct daemon *d, struct chunk *c, uint64_t now);
+void chunk_policy_remove(struct daemon *d, struct chunk *c);
+
+/* Replace a chunk's file by a new copy on another tier (after a move). */
+void chunk_move_commit(struct daemon *d, struct chunk *c, uint8_t new_tier);
+
+/* Open the chunk's current file read-only (for handing to a client). */
+int chunk_open_fd(struct daemon *d, const struct chunk *c);
+
+void cfile_ref(struct cfile *f);
+void cfile_unref(struct daemon *d, struct cfile *f);
+
+/* Drop every cached chunk of one version of a file (it changed or went
+ * away at the source). */
+void chunk_drop_version(struct daemon *d, struct dataset *ds, const char *path,
+			const struct cold_stat *src, const char *why);
+
+static inline struct chunk *chunk_of_entry(struct pol_entry *e)
+{
+	return (struct chunk *)e; /* pe is the first member */
+}
+
+#endif

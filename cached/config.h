@@ -1,0 +1,103 @@
+/*
+ * The daemon's configuration: one INI file, parsed with libinih through one
+ * table of keys (type, bounds, default, where it lands in struct config).
+ * Three phases: defaults, parse, cross-check. Every error names the place
+ * and the fix: "FILE:LINE: section.key: reason" (cross-checks: "FILE:
+ * section: reason"). All errors are collected, not just the first.
+ *
+ * Pure: no daemon state is touched; loading a new file for a reload yields a
+ * fresh struct config that the caller swaps in or throws away.
+ */
+#ifndef TIERCACHE_CONFIG_H
+#define TIERCACHE_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONFIG_EXIT_BAD 78 /* EX_CONFIG */
+#define CONFIG_NAME_MAX 64
+#define CONFIG_DATASETS_MAX 4096     /* [dataset] sections in one file */
+#define CONFIG_FILE_MAX (1024 * 1024) /* bytes: a larger file is refused */
+
+enum tier_id {
+	TIER_HOT = 0,
+	TIER_WARM = 1,
+	TIER_COUNT = 2,
+};
+
+struct tier_conf {
+	bool present;
+	char path[PATH_MAX];
+	uint64_t capacity;   /* bytes */
+	unsigned high_water; /* percent of capacity: start demoting/evicting */
+	unsigned low_water;  /* percent: stop */
+	int line;            /* where the section starts, for messages */
+};
+
+struct dataset_conf {
+	char name[CONFIG_NAME_MAX + 1];
+	char backend[16];          /* "posix" | "rados" */
+	char path[PATH_MAX];       /* posix: the cold directory */
+	uint32_t chunk_size;       /* bytes, default 4 MiB */
+	char policy[32];           /* default "lru" */
+	uint64_t revalidate_after_ms; /* re-check a source entry older than this on open */
+	/* rados */
+	char ceph_conf[PATH_MAX];
+	char client_id[64];        /* default "admin" */
+	char keyring[PATH_MAX];
+	char pool[128];
+	char rados_namespace[128];
+	char prefix[256];
+	char layout[16];           /* "plain" | "striper" */
+	uint32_t op_timeout_s;
+	uint32_t max_inflight;
+	int line;
+};
+
+struct config {
+	char file[PATH_MAX];
+	/* [daemon] */
+	char socket[108];          /* sun_path size */
+	char state_dir[PATH_MAX];
+	int log_level;             /* LOG_ERR..LOG_DEBUG as in cached/log.h */
+	unsigned max_clients;
+	unsigned workers;          /* blocking-I/O worker threads */
+	/* [tier hot], [tier warm] */
+	struct tier_conf tiers[TIER_COUNT];
+	/* [dataset NAME] */
+	struct dataset_conf *datasets;
+	unsigned ndatasets;
+};
+
+/* Load and check FILE. Returns 0 and a new config in *out, or -EINVAL (bad
+ * content) / -errno (cannot read) with every message, one per line, in
+ * *errors (malloc'd; caller frees). */
+int config_load(const char *file, struct config **out, char **errors);
+void config_free(struct config *cfg);
+const struct dataset_conf *config_dataset(const struct config *cfg, const char *name);
+
+/* Parse "64G", "512M", "4096", "1.5T" (binary units, B or iB optional; a
+ * fraction needs a unit and is rounded down to whole bytes). Returns 0,
+ * -EINVAL (not a size) or -ERANGE (does not fit in 64 bits). */
+int config_parse_size(const char *s, uint64_t *out);
+/* Parse "30", "30s", "5m", "2h", "1d", "250ms" into milliseconds. Returns 0,
+ * -EINVAL or -ERANGE. */
+int config_parse_duration_ms(const char *s, uint64_t *out);
+
+/* One key of the config table, for tools and tests that list keys (the
+ * reference conf/tiercache.conf must show each one with its default). */
+struct config_key_info {
+	const char *section;       /* "daemon", "tier" or "dataset" */
+	const char *name;
+	const char *default_value; /* as written in a file; NULL: no default */
+	bool required;             /* (for backend-only keys: required there) */
+	const char *backend;       /* dataset keys of one backend only, else NULL */
+};
+
+/* The i-th key in table (and reference file) order: 0, or -ENOENT past the
+ * end. */
+int config_key_at(size_t i, struct config_key_info *out);
+
+#endif

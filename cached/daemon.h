@@ -1,0 +1,138 @@
+/*
+ * The daemon's state, owned by the loop thread. main.c builds one struct
+ * daemon and hands it to the modules; nothing else is global.
+ *
+ * Data model (DESIGN.md):
+ *   dataset   a name, a cold backend, a manifest, one policy per tier
+ *   chunk     one chunk_size piece of one version of one file, resident on
+ *             exactly one tier; keyed by a 64-bit hash of (dataset, path,
+ *             source version, chunk number)
+ *   cfile     one physical chunk file. A chunk's current file holds a
+ *             reference; so does every client handle that was given its fd.
+ *             An evicted or moved file is unlinked at once but its bytes stay
+ *             counted in the tier until the last reference goes.
+ */
+#ifndef TIERCACHE_DAEMON_H
+#define TIERCACHE_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "config.h"
+#include "policy.h"
+#include "tier.h"
+
+struct event_base;
+struct event;
+struct workers;
+struct index;
+struct manifest;
+struct server;
+
+enum chunk_state {
+	CHUNK_RESIDENT = 0, /* in its tier's policy */
+	CHUNK_MOVING = 1,   /* being copied to another tier: out of every policy */
+};
+
+struct cfile {
+	struct chunk *chunk; /* NULL once detached (evicted or replaced) */
+	uint64_t key;
+	uint32_t len;
+	uint32_t refs;
+	uint8_t tier;
+};
+
+struct chunk {
+	struct pol_entry pe;  /* policy links; pe.key == key, pe.size == len */
+	struct chunk *hnext;  /* chunk table chain */
+	uint64_t key;
+	struct dataset *ds;
+	char *path;
+	struct cold_stat src;
+	uint32_t idx;
+	uint32_t len;
+	uint64_t checksum;
+	int64_t atime_s;      /* wall clock of the last read (lifecycle) */
+	struct cfile *file;
+	uint8_t tier;
+	uint8_t state;
+	bool doomed;          /* drop when the move in flight ends */
+	bool seen;            /* startup: its file was found on disk */
+};
+
+struct chunk_table {
+	struct chunk **b;
+	size_t nb;
+	size_t n;
+};
+
+struct dataset {
+	struct daemon *d;
+	struct dataset_conf conf;
+	const char *name;     /* conf.name */
+	struct cold cold;
+	bool opened;          /* backend open() succeeded */
+	bool available;       /* opened and a manifest is loaded */
+	char reason[256];     /* why not available */
+	struct manifest *mf;
+	bool refreshing;
+	struct event *retry_ev; /* background reload after a failure */
+	struct policy *pol[TIER_COUNT];
+	uint64_t resident[TIER_COUNT]; /* bytes of live chunks per tier */
+	uint64_t hits, misses;
+	uint64_t bytes_from_cold;
+};
+
+struct counters {
+	uint64_t hits_hot, hits_warm, misses;
+	uint64_t bytes_served, bytes_from_cold;
+	uint64_t evictions, demotions, promotions;
+	uint64_t cold_reads, cold_errors, stale_reads;
+	uint64_t checksum_errors, fill_errors;
+	uint64_t bad_frames;
+};
+
+struct fill;
+
+struct fill_table {
+	struct fill **b;
+	size_t nb;
+	size_t n;
+};
+
+struct daemon {
+	struct config *cfg;
+	struct event_base *base;
+	struct workers *workers;
+	struct index *ix;
+	struct tier tiers[TIER_COUNT];
+	struct dataset **ds;
+	unsigned nds;
+	struct chunk_table chunks;
+	struct fill_table fills;
+	struct server *srv;
+	struct counters ctr;
+	struct event *mover_ev;
+	unsigned moves_inflight;
+	uint64_t moving_bytes[TIER_COUNT]; /* bytes of this tier being moved out */
+	bool draining[TIER_COUNT];
+	int64_t start_s;
+	bool stopping;
+};
+
+/* Monotonic nanoseconds: the policies' clock. */
+uint64_t daemon_now_ns(void);
+int64_t daemon_wall_s(void);
+
+struct dataset *daemon_dataset(struct daemon *d, const char *name, size_t n);
+
+/* Build the daemon from a loaded config: index, tiers, datasets, chunks
+ * reconciled with the tier directories, workers, socket. On failure a
+ * message in err and -errno; daemon_free() cleans up either way. */
+int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen);
+/* Serve until SIGTERM / SIGINT. */
+int daemon_run(struct daemon *d);
+void daemon_free(struct daemon *d);
+
+#endif

@@ -1,0 +1,326 @@
+/*
+ * Dataset run time: see dataset.h.
+ */
+#include "dataset.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "chunk.h"
+#include "log.h"
+#include "manifest.h"
+#include "workers.h"
+
+#define RETRY_SECONDS 5
+
+struct load_job {
+	struct job job;
+	struct daemon *d;
+	struct dataset *ds;
+	struct manifest *mf;
+	int err;
+	char reason[256];
+	dataset_refresh_cb cb; /* NULL for background (re)loads */
+	void *arg;
+};
+
+static void retry_cb(evutil_socket_t fd, short what, void *arg);
+
+int dataset_new(struct daemon *d, const struct dataset_conf *dc, struct dataset **out, char *err,
+		size_t errlen)
+{
+	struct dataset *ds = calloc(1, sizeof(*ds));
+	if (!ds)
+		return -ENOMEM;
+	ds->d = d;
+	ds->conf = *dc;
+	ds->name = ds->conf.name;
+	ds->retry_ev = evtimer_new(d->base, retry_cb, ds);
+	if (!ds->retry_ev) {
+		free(ds);
+		return -ENOMEM;
+	}
+	ds->cold.ops = cold_backend_find(dc->backend);
+	snprintf(ds->cold.dataset, sizeof(ds->cold.dataset), "%s", dc->name);
+	snprintf(ds->reason, sizeof(ds->reason), "loading");
+	if (!ds->cold.ops) {
+		snprintf(err, errlen, "dataset %s: backend \"%s\" is not built into this tiercached",
+			 dc->name, dc->backend);
+		event_free(ds->retry_ev);
+		free(ds);
+		return -ENOTSUP;
+	}
+	for (int t = 0; t < TIER_COUNT; t++) {
+		if (!d->tiers[t].present)
+			continue;
+		struct policy_env env = {.capacity = d->tiers[t].capacity};
+		int rc = policy_create(dc->policy, &env, &ds->pol[t]);
+		if (rc < 0) {
+			snprintf(err, errlen, "dataset %s: cannot create policy \"%s\": %s", dc->name,
+				 dc->policy, strerror(-rc));
+			dataset_free(d, ds);
+			return rc;
+		}
+	}
+	*out = ds;
+	return 0;
+}
+
+void dataset_free(struct daemon *d, struct dataset *ds)
+{
+	(void)d;
+	if (!ds)
+		return;
+	if (ds->retry_ev)
+		event_free(ds->retry_ev);
+	if (ds->opened)
+		cold_close(&ds->cold);
+	for (int t = 0; t < TIER_COUNT; t++)
+		policy_destroy(ds->pol[t]);
+	manifest_free(ds->mf);
+	free(ds);
+}
+
+/* Worker (or startup): open the backend if needed and list the source. */
+static void load_work(struct job *j)
+{
+	struct load_job *l = (struct load_job *)j;
+	struct dataset *ds = l->ds;
+	if (!ds->opened) {
+		l->err = cold_open(&ds->cold, &ds->conf, l->reason, sizeof(l->reason));
+		if (l->err < 0)
+			return;
+		ds->opened = true; /* only this job touches it until done() */
+	}
+	l->err = manifest_build(&l->mf, &ds->cold, daemon_now_ns());
+	if (l->err < 0)
+		snprintf(l->reason, sizeof(l->reason), "cannot list the source: %s", strerror(-l->err));
+}
+
+unsigned dataset_drop_stale_chunks(struct daemon *d, struct dataset *ds)
+{
+	unsigned dropped = 0;
+	if (!ds->mf)
+		return 0;
+	for (size_t b = 0; b < d->chunks.nb; b++) {
+		struct chunk *c = d->chunks.b[b];
+		while (c) {
+			struct chunk *next = c->hnext;
+			if (c->ds == ds) {
+				struct mf_entry *e = manifest_find(ds->mf, c->path);
+				if (!e || !cold_stat_same(&e->st, &c->src)) {
+					chunk_drop(d, c, "stale");
+					dropped++;
+				}
+			}
+			c = next;
+		}
+	}
+	return dropped;
+}
+
+/* Count differences between two sorted manifests. */
+static uint64_t manifest_changes(const struct manifest *a, const struct manifest *b)
+{
+	size_t i = 0, j = 0;
+	uint64_t changed = 0;
+	while (i < (a ? a->n : 0) || j < b->n) {
+		int c;
+		if (!a || i >= a->n)
+			c = 1;
+		else if (j >= b->n)
+			c = -1;
+		else
+			c = strcmp(a->v[i].path, b->v[j].path);
+		if (c < 0) {
+			changed += !a->v[i].gone;
+			i++;
+		} else if (c > 0) {
+			changed++;
+			j++;
+		} else {
+			changed += a->v[i].gone || !cold_stat_same(&a->v[i].st, &b->v[j].st);
+			i++;
+			j++;
+		}
+	}
+	return changed;
+}
+
+static void schedule_retry(struct daemon *d, struct dataset *ds)
+{
+	struct timeval tv = {.tv_sec = RETRY_SECONDS};
+	if (!d->stopping)
+		evtimer_add(ds->retry_ev, &tv);
+}
+
+static uint64_t install(struct daemon *d, struct load_job *l)
+{
+	struct dataset *ds = l->ds;
+	uint64_t changed = manifest_changes(ds->mf, l->mf);
+	manifest_free(ds->mf);
+	ds->mf = l->mf;
+	l->mf = NULL;
+	ds->available = true;
+	ds->reason[0] = '\0';
+	unsigned dropped = dataset_drop_stale_chunks(d, ds);
+	log_info("dataset=%s op=manifest files=%zu bytes=%llu changed=%llu stale_chunks_dropped=%u",
+		 ds->name, ds->mf->n, (unsigned long long)ds->mf->bytes, (unsigned long long)changed,
+		 dropped);
+	return changed;
+}
+
+static void load_done(struct job *j)
+{
+	struct load_job *l = (struct load_job *)j;
+	struct daemon *d = l->d;
+	struct dataset *ds = l->ds;
+	uint64_t changed = 0;
+	ds->refreshing = false;
+	if (l->err < 0) {
+		snprintf(ds->reason, sizeof(ds->reason), "%s", l->reason);
+		if (!ds->mf)
+			ds->available = false;
+		log_warn("dataset=%s op=load err=\"%s\" retry_in_s=%d", ds->name, l->reason,
+			 l->cb ? 0 : RETRY_SECONDS);
+		if (!l->cb && !ds->mf)
+			schedule_retry(d, ds);
+	} else {
+		changed = install(d, l);
+	}
+	if (l->cb)
+		l->cb(d, l->arg, l->err, ds->mf ? ds->mf->n : 0, ds->mf ? ds->mf->bytes : 0, changed);
+	manifest_free(l->mf);
+	free(l);
+}
+
+static int start_load(struct daemon *d, struct dataset *ds, dataset_refresh_cb cb, void *arg,
+		      bool inline_ok)
+{
+	if (ds->refreshing)
+		return -EBUSY;
+	struct load_job *l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->d = d;
+	l->ds = ds;
+	l->cb = cb;
+	l->arg = arg;
+	l->job.work = load_work;
+	l->job.done = load_done;
+	ds->refreshing = true;
+	if (inline_ok) {
+		load_work(&l->job);
+		load_done(&l->job);
+	} else {
+		workers_submit(d->workers, &l->job);
+	}
+	return 0;
+}
+
+static void retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct dataset *ds = arg;
+	if (!ds->d->stopping && !ds->available)
+		start_load(ds->d, ds, NULL, NULL, false);
+}
+
+void dataset_load(struct daemon *d, struct dataset *ds)
+{
+	bool inline_ok = !(ds->cold.ops->caps & COLD_CAP_ASYNC);
+	start_load(d, ds, NULL, NULL, inline_ok);
+}
+
+int dataset_refresh(struct daemon *d, struct dataset *ds, dataset_refresh_cb cb, void *arg)
+{
+	return start_load(d, ds, cb, arg, false);
+}
+
+bool dataset_entry_stale(const struct dataset *ds, const struct mf_entry *e, uint64_t now_ns)
+{
+	return now_ns - e->checked_ns > ds->conf.revalidate_after_ms * 1000000ull;
+}
+
+static int apply_stat(struct daemon *d, struct dataset *ds, struct mf_entry *e, int rc,
+		      const struct cold_stat *st)
+{
+	if (rc == -ENOENT) {
+		chunk_drop_version(d, ds, e->path, &e->st, "removed_at_source");
+		ds->mf->bytes -= e->st.size;
+		e->gone = true;
+		return -ENOENT;
+	}
+	if (rc < 0)
+		return rc; /* cannot tell: keep serving what we know */
+	if (!cold_stat_same(st, &e->st)) {
+		log_info("dataset=%s path=%s op=revalidate changed=1 size=%llu", ds->name, e->path,
+			 (unsigned long long)st->size);
+		chunk_drop_version(d, ds, e->path, &e->st, "changed_at_source");
+		ds->mf->bytes = ds->mf->bytes - e->st.size + st->size;
+		e->st = *st;
+	}
+	e->checked_ns = daemon_now_ns();
+	return 0;
+}
+
+int dataset_revalidate_now(struct daemon *d, struct dataset *ds, struct mf_entry *e)
+{
+	struct cold_stat st;
+	int rc = cold_stat(&ds->cold, e->path, &st);
+	return apply_stat(d, ds, e, rc, &st);
+}
+
+struct reval_job {
+	struct job job;
+	struct daemon *d;
+	struct dataset *ds;
+	char *path;
+	struct cold_stat st;
+	int err;
+	dataset_reval_cb cb;
+	void *arg;
+};
+
+static void reval_work(struct job *j)
+{
+	struct reval_job *r = (struct reval_job *)j;
+	r->err = cold_stat(&r->ds->cold, r->path, &r->st);
+}
+
+static void reval_done(struct job *j)
+{
+	struct reval_job *r = (struct reval_job *)j;
+	int rc = r->err;
+	struct mf_entry *e = r->ds->mf ? manifest_find(r->ds->mf, r->path) : NULL;
+	if (e)
+		rc = apply_stat(r->d, r->ds, e, r->err, &r->st);
+	else if (rc == 0)
+		rc = -ENOENT;
+	r->cb(r->d, r->arg, rc);
+	free(r->path);
+	free(r);
+}
+
+int dataset_revalidate_async(struct daemon *d, struct dataset *ds, const char *path,
+			     dataset_reval_cb cb, void *arg)
+{
+	struct reval_job *r = calloc(1, sizeof(*r));
+	if (!r || !(r->path = strdup(path))) {
+		free(r);
+		return -ENOMEM;
+	}
+	r->d = d;
+	r->ds = ds;
+	r->cb = cb;
+	r->arg = arg;
+	r->job.work = reval_work;
+	r->job.done = reval_done;
+	workers_submit(d->workers, &r->job);
+	return 0;
+}

@@ -1,0 +1,31 @@
+/*
+ * The miss path: one cold read per chunk however many clients wait for it
+ * (single flight). The cold read, the checksum and the tier file write run
+ * off the loop (worker pool, or the backend's own async I/O followed by a
+ * worker for the write); publishing the chunk and answering the waiters
+ * happen back on the loop.
+ */
+#ifndef TIERCACHE_FILL_H
+#define TIERCACHE_FILL_H
+
+#include "daemon.h"
+
+struct waiter {
+	struct waiter *next;
+	/* Loop thread. c is the resident chunk, or NULL with err < 0. */
+	void (*cb)(struct daemon *d, struct waiter *w, struct chunk *c, int err);
+};
+
+int fill_table_init(struct fill_table *t);
+void fill_table_free(struct fill_table *t);
+
+/* Make chunk idx of (ds, path at version src) resident.
+ * Returns 1 with *out set if it already is (nothing queued), 0 if w was
+ * queued (w->cb follows, possibly after other waiters), or -errno. */
+int fill_get(struct daemon *d, struct dataset *ds, const char *path, const struct cold_stat *src,
+	     uint32_t idx, struct waiter *w, struct chunk **out);
+
+/* Fills in flight (status). */
+size_t fill_inflight(const struct daemon *d);
+
+#endif

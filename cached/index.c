@@ -1,0 +1,262 @@
+/*
+ * RocksDB-backed index: see index.h. Loop thread only.
+ */
+#include "index.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <rocksdb/c.h>
+
+#include "log.h"
+#include "proto.h"
+
+#define INDEX_FORMAT 1u
+#define CHUNK_PREFIX 'c'
+#define KV_PREFIX 'k'
+
+struct index {
+	rocksdb_t *db;
+	rocksdb_options_t *opts;
+	rocksdb_writeoptions_t *wopts;
+	rocksdb_readoptions_t *ropts;
+};
+
+int index_open(struct index **out, const char *state_dir, char *err, size_t errlen)
+{
+	char path[4200];
+	char *rerr = NULL;
+	if (mkdir(state_dir, 0750) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create state_dir %s: %s", state_dir, strerror(errno));
+		return -errno;
+	}
+	snprintf(path, sizeof(path), "%s/index", state_dir);
+	struct index *ix = calloc(1, sizeof(*ix));
+	if (!ix)
+		return -ENOMEM;
+	ix->opts = rocksdb_options_create();
+	rocksdb_options_set_create_if_missing(ix->opts, 1);
+	rocksdb_options_set_max_open_files(ix->opts, 256);
+	rocksdb_options_set_keep_log_file_num(ix->opts, 2);
+	rocksdb_options_set_info_log_level(ix->opts, 3 /* error */);
+	ix->wopts = rocksdb_writeoptions_create();
+	ix->ropts = rocksdb_readoptions_create();
+	ix->db = rocksdb_open(ix->opts, path, &rerr);
+	if (!ix->db) {
+		snprintf(err, errlen, "cannot open index %s: %s (is another tiercached using this state_dir?)",
+			 path, rerr ? rerr : "?");
+		free(rerr);
+		index_close(ix);
+		return -EIO;
+	}
+	*out = ix;
+	return 0;
+}
+
+void index_close(struct index *ix)
+{
+	if (!ix)
+		return;
+	if (ix->db)
+		rocksdb_close(ix->db);
+	if (ix->wopts)
+		rocksdb_writeoptions_destroy(ix->wopts);
+	if (ix->ropts)
+		rocksdb_readoptions_destroy(ix->ropts);
+	if (ix->opts)
+		rocksdb_options_destroy(ix->opts);
+	free(ix);
+}
+
+static void chunk_keybuf(uint8_t k[9], uint64_t key)
+{
+	k[0] = CHUNK_PREFIX;
+	for (int i = 0; i < 8; i++)
+		k[1 + i] = (uint8_t)(key >> (56 - 8 * i));
+}
+
+static int db_put(struct index *ix, const void *k, size_t kn, const void *v, size_t vn)
+{
+	char *rerr = NULL;
+	rocksdb_put(ix->db, ix->wopts, k, kn, v, vn, &rerr);
+	if (rerr) {
+		log_err("op=index_put err=\"%s\"", rerr);
+		free(rerr);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int db_delete(struct index *ix, const void *k, size_t kn)
+{
+	char *rerr = NULL;
+	rocksdb_delete(ix->db, ix->wopts, k, kn, &rerr);
+	if (rerr) {
+		log_err("op=index_delete err=\"%s\"", rerr);
+		free(rerr);
+		return -EIO;
+	}
+	return 0;
+}
+
+int index_chunk_put(struct index *ix, const struct index_chunk *c)
+{
+	uint8_t k[9];
+	struct proto_wr w;
+	int rc;
+	chunk_keybuf(k, c->key);
+	proto_wr_init(&w);
+	proto_wr_u8(&w, INDEX_FORMAT);
+	proto_wr_u8(&w, c->tier);
+	proto_wr_u32(&w, c->idx);
+	proto_wr_u32(&w, c->len);
+	proto_wr_u64(&w, c->checksum);
+	proto_wr_i64(&w, c->atime_s);
+	proto_wr_u64(&w, c->src.size);
+	proto_wr_i64(&w, c->src.mtime_ns);
+	proto_wr_u64(&w, c->src.version);
+	proto_wr_str(&w, c->dataset);
+	proto_wr_str(&w, c->path);
+	rc = w.oom ? -ENOMEM : db_put(ix, k, sizeof(k), w.buf, w.len);
+	proto_wr_free(&w);
+	return rc;
+}
+
+int index_chunk_delete(struct index *ix, uint64_t key)
+{
+	uint8_t k[9];
+	chunk_keybuf(k, key);
+	return db_delete(ix, k, sizeof(k));
+}
+
+static bool chunk_decode(const char *k, size_t kn, const char *v, size_t vn, struct index_chunk *c,
+			 char *ds, size_t dsn, char *path, size_t pathn)
+{
+	struct proto_rd r;
+	if (kn != 9)
+		return false;
+	c->key = 0;
+	for (int i = 0; i < 8; i++)
+		c->key = (c->key << 8) | (uint8_t)k[1 + i];
+	proto_rd_init(&r, v, vn);
+	if (proto_rd_u8(&r) != INDEX_FORMAT)
+		return false;
+	c->tier = proto_rd_u8(&r);
+	c->idx = proto_rd_u32(&r);
+	c->len = proto_rd_u32(&r);
+	c->checksum = proto_rd_u64(&r);
+	c->atime_s = proto_rd_i64(&r);
+	c->src.size = proto_rd_u64(&r);
+	c->src.mtime_ns = proto_rd_i64(&r);
+	c->src.version = proto_rd_u64(&r);
+	proto_rd_str_copy(&r, ds, dsn);
+	proto_rd_str_copy(&r, path, pathn);
+	c->dataset = ds;
+	c->path = path;
+	return proto_rd_done(&r);
+}
+
+int index_chunk_scan(struct index *ix, int (*fn)(void *arg, const struct index_chunk *c),
+		     void *arg, unsigned *bad)
+{
+	char ds[TC_DATASET_NAME_MAX + 1], path[TC_PATH_MAX + 1];
+	char first = CHUNK_PREFIX;
+	int rc = 0;
+	*bad = 0;
+	rocksdb_iterator_t *it = rocksdb_create_iterator(ix->db, ix->ropts);
+	for (rocksdb_iter_seek(it, &first, 1); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+		size_t kn, vn;
+		const char *k = rocksdb_iter_key(it, &kn);
+		const char *v = rocksdb_iter_value(it, &vn);
+		if (kn < 1 || k[0] != CHUNK_PREFIX)
+			break;
+		struct index_chunk c;
+		if (!chunk_decode(k, kn, v, vn, &c, ds, sizeof(ds), path, sizeof(path))) {
+			(*bad)++;
+			db_delete(ix, k, kn);
+			continue;
+		}
+		rc = fn(arg, &c);
+		if (rc)
+			break;
+	}
+	rocksdb_iter_destroy(it);
+	return rc;
+}
+
+static size_t kv_key(char *buf, size_t n, const char *ns, const char *key)
+{
+	int m = snprintf(buf, n, "%c%s", KV_PREFIX, ns);
+	if (m < 0 || (size_t)m + 1 >= n)
+		return 0;
+	size_t at = (size_t)m + 1; /* keep the NUL as the separator */
+	size_t kl = strlen(key);
+	if (at + kl > n)
+		return 0;
+	memcpy(buf + at, key, kl);
+	return at + kl;
+}
+
+int index_kv_put(struct index *ix, const char *ns, const char *key, const void *v, size_t n)
+{
+	char k[TC_PATH_MAX + 128];
+	size_t kn = kv_key(k, sizeof(k), ns, key);
+	return kn ? db_put(ix, k, kn, v, n) : -ENAMETOOLONG;
+}
+
+int index_kv_get(struct index *ix, const char *ns, const char *key, void **v, size_t *n)
+{
+	char k[TC_PATH_MAX + 128];
+	char *rerr = NULL;
+	size_t kn = kv_key(k, sizeof(k), ns, key);
+	if (!kn)
+		return -ENAMETOOLONG;
+	char *val = rocksdb_get(ix->db, ix->ropts, k, kn, n, &rerr);
+	if (rerr) {
+		log_err("op=index_get err=\"%s\"", rerr);
+		free(rerr);
+		return -EIO;
+	}
+	if (!val)
+		return -ENOENT;
+	*v = val;
+	return 0;
+}
+
+int index_kv_delete(struct index *ix, const char *ns, const char *key)
+{
+	char k[TC_PATH_MAX + 128];
+	size_t kn = kv_key(k, sizeof(k), ns, key);
+	return kn ? db_delete(ix, k, kn) : -ENAMETOOLONG;
+}
+
+int index_kv_scan(struct index *ix, const char *ns,
+		  int (*fn)(void *arg, const char *key, const void *v, size_t n), void *arg)
+{
+	char pre[256], key[TC_PATH_MAX + 1];
+	int m = snprintf(pre, sizeof(pre), "%c%s", KV_PREFIX, ns);
+	if (m < 0 || (size_t)m + 1 >= sizeof(pre))
+		return -ENAMETOOLONG;
+	size_t pn = (size_t)m + 1;
+	int rc = 0;
+	rocksdb_iterator_t *it = rocksdb_create_iterator(ix->db, ix->ropts);
+	for (rocksdb_iter_seek(it, pre, pn); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+		size_t kn, vn;
+		const char *k = rocksdb_iter_key(it, &kn);
+		const char *v = rocksdb_iter_value(it, &vn);
+		if (kn < pn || memcmp(k, pre, pn) != 0)
+			break;
+		if (kn - pn > TC_PATH_MAX)
+			continue;
+		memcpy(key, k + pn, kn - pn);
+		key[kn - pn] = '\0';
+		rc = fn(arg, key, v, vn);
+		if (rc)
+			break;
+	}
+	rocksdb_iter_destroy(it);
+	return rc;
+}

@@ -1,0 +1,56 @@
+/*
+ * The persistent index: RocksDB in the daemon's state directory, the single
+ * source of truth about what the tiers hold after a restart.
+ *
+ * Records:
+ *   chunk   "c" + be64(key)     -> which tier holds a chunk of which source
+ *                                  version, its length and xxh64 checksum
+ *   kv      "k" + ns + 0 + key  -> small values of other modules (policy
+ *                                  choices, manifests, pins), by namespace
+ *
+ * Loop thread only (DESIGN: nothing but the loop touches the index). Writes
+ * go to the WAL without fsync: a tier file is fsynced and renamed before its
+ * record is written, so a crash loses at most records whose files startup
+ * reconciliation then removes as orphans.
+ */
+#ifndef TIERCACHE_INDEX_H
+#define TIERCACHE_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+
+struct index;
+
+struct index_chunk {
+	uint64_t key;
+	uint8_t tier;
+	uint32_t idx;        /* chunk number within the file */
+	uint32_t len;        /* bytes */
+	uint64_t checksum;   /* xxh64 of the bytes */
+	int64_t atime_s;     /* last read, wall clock seconds */
+	struct cold_stat src; /* source version the bytes came from */
+	const char *dataset;
+	const char *path;
+};
+
+int index_open(struct index **out, const char *state_dir, char *err, size_t errlen);
+void index_close(struct index *ix);
+
+int index_chunk_put(struct index *ix, const struct index_chunk *c);
+int index_chunk_delete(struct index *ix, uint64_t key);
+/* Calls fn for every chunk record (strings valid during the call only). A
+ * record that does not decode is deleted and counted in *bad. fn returning
+ * non-zero stops the scan. */
+int index_chunk_scan(struct index *ix, int (*fn)(void *arg, const struct index_chunk *c),
+		     void *arg, unsigned *bad);
+
+int index_kv_put(struct index *ix, const char *ns, const char *key, const void *v, size_t n);
+/* -ENOENT if absent; *v malloc'd. */
+int index_kv_get(struct index *ix, const char *ns, const char *key, void **v, size_t *n);
+int index_kv_delete(struct index *ix, const char *ns, const char *key);
+int index_kv_scan(struct index *ix, const char *ns,
+		  int (*fn)(void *arg, const char *key, const void *v, size_t n), void *arg);
+
+#endif

@@ -1,0 +1,26 @@
+/*
+ * Keeping tiers within their watermarks: past a tier's high watermark the
+ * mover demotes hot chunks to warm (or, for the last tier, evicts them; the
+ * cold store still has the data) until the low watermark; a warm hit
+ * promotes its chunk back to hot. Copies between tiers run on workers and
+ * verify the chunk's checksum on the way. Loop thread only.
+ */
+#ifndef TIERCACHE_MOVER_H
+#define TIERCACHE_MOVER_H
+
+#include "daemon.h"
+
+int mover_init(struct daemon *d);
+void mover_free(struct daemon *d);
+/* Ask for a maintenance pass soon (coalesced). */
+void mover_kick(struct daemon *d);
+/* The chunk the tier should give up next across all datasets, or NULL. */
+struct chunk *mover_victim(struct daemon *d, enum tier_id t);
+/* Evict at once until `len` bytes fit on the tier. 0 or -ENOSPC. */
+int mover_make_room(struct daemon *d, enum tier_id t, uint64_t len);
+/* A warm chunk was read: copy it up to hot if hot has room. */
+void mover_promote(struct daemon *d, struct chunk *c);
+/* Evict one chunk (counted as an eviction). */
+void mover_evict(struct daemon *d, struct chunk *c);
+
+#endif

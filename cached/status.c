@@ -1,0 +1,101 @@
+/*
+ * Status record sets: see status.h. Field names are part of the interface
+ * (`tierctl status --json` prints them as they are): add, never rename.
+ */
+#include "status.h"
+
+#include <unistd.h>
+
+#include "fill.h"
+#include "manifest.h"
+#include "server.h"
+
+static void dataset_fields(struct proto_rs *rs, const struct dataset *ds)
+{
+	proto_rs_str(rs, "name", ds->name);
+	proto_rs_str(rs, "backend", ds->conf.backend);
+	proto_rs_bool(rs, "available", ds->mf != NULL);
+	proto_rs_str(rs, "reason", ds->reason);
+	proto_rs_str(rs, "policy", ds->pol[TIER_HOT] ? ds->pol[TIER_HOT]->ops->name : ds->conf.policy);
+	proto_rs_u64(rs, "chunk_size", ds->conf.chunk_size);
+	proto_rs_u64(rs, "files", ds->mf ? ds->mf->n : 0);
+	proto_rs_u64(rs, "bytes", ds->mf ? ds->mf->bytes : 0);
+}
+
+void status_datasets(struct daemon *d, struct proto_rs *rs)
+{
+	proto_rs_section(rs, "datasets", TC_SHAPE_ARRAY);
+	for (unsigned i = 0; i < d->nds; i++) {
+		const struct dataset *ds = d->ds[i];
+		proto_rs_record(rs);
+		dataset_fields(rs, ds);
+		proto_rs_str(rs, "path", ds->conf.path);
+		proto_rs_str(rs, "pool", ds->conf.pool);
+		proto_rs_str(rs, "namespace", ds->conf.rados_namespace);
+		proto_rs_str(rs, "prefix", ds->conf.prefix);
+		proto_rs_str(rs, "layout", ds->conf.layout);
+		proto_rs_str(rs, "ceph_conf", ds->conf.ceph_conf);
+		proto_rs_str(rs, "client_id", ds->conf.client_id);
+		proto_rs_str(rs, "keyring", ds->conf.keyring);
+	}
+}
+
+void status_fill(struct daemon *d, struct proto_rs *rs)
+{
+	const struct counters *k = &d->ctr;
+	proto_rs_section(rs, "daemon", TC_SHAPE_OBJECT);
+	proto_rs_record(rs);
+	proto_rs_str(rs, "version", TIERCACHE_VERSION);
+	proto_rs_u64(rs, "pid", (uint64_t)getpid());
+	proto_rs_i64(rs, "uptime_s", daemon_wall_s() - d->start_s);
+	proto_rs_str(rs, "socket", d->cfg->socket);
+	proto_rs_u64(rs, "clients", d->srv ? server_clients(d->srv) : 0);
+	proto_rs_u64(rs, "fills_inflight", fill_inflight(d));
+	proto_rs_u64(rs, "moves_inflight", d->moves_inflight);
+
+	proto_rs_section(rs, "tiers", TC_SHAPE_ARRAY);
+	for (int t = 0; t < TIER_COUNT; t++) {
+		const struct tier *tr = &d->tiers[t];
+		if (!tr->present)
+			continue;
+		proto_rs_record(rs);
+		proto_rs_str(rs, "name", tr->name);
+		proto_rs_str(rs, "path", tr->path);
+		proto_rs_u64(rs, "capacity_bytes", tr->capacity);
+		proto_rs_u64(rs, "used_bytes", tr->used);
+		proto_rs_u64(rs, "reserved_bytes", tr->reserved);
+		proto_rs_u64(rs, "held_unlinked_bytes", tr->held_dead);
+		proto_rs_u64(rs, "chunks", tr->chunks);
+		proto_rs_u64(rs, "high_water_bytes", tr->high_bytes);
+		proto_rs_u64(rs, "low_water_bytes", tr->low_bytes);
+		proto_rs_u64(rs, "read_bytes", tr->read_bytes);
+	}
+
+	proto_rs_section(rs, "counters", TC_SHAPE_OBJECT);
+	proto_rs_record(rs);
+	proto_rs_u64(rs, "hits_hot", k->hits_hot);
+	proto_rs_u64(rs, "hits_warm", k->hits_warm);
+	proto_rs_u64(rs, "misses", k->misses);
+	proto_rs_u64(rs, "bytes_served", k->bytes_served);
+	proto_rs_u64(rs, "bytes_from_cold", k->bytes_from_cold);
+	proto_rs_u64(rs, "evictions", k->evictions);
+	proto_rs_u64(rs, "demotions", k->demotions);
+	proto_rs_u64(rs, "promotions", k->promotions);
+	proto_rs_u64(rs, "cold_reads", k->cold_reads);
+	proto_rs_u64(rs, "cold_errors", k->cold_errors);
+	proto_rs_u64(rs, "stale_reads", k->stale_reads);
+	proto_rs_u64(rs, "checksum_errors", k->checksum_errors);
+	proto_rs_u64(rs, "bad_frames", k->bad_frames);
+
+	proto_rs_section(rs, "datasets", TC_SHAPE_ARRAY);
+	for (unsigned i = 0; i < d->nds; i++) {
+		const struct dataset *ds = d->ds[i];
+		proto_rs_record(rs);
+		dataset_fields(rs, ds);
+		proto_rs_u64(rs, "resident_hot_bytes", ds->resident[TIER_HOT]);
+		proto_rs_u64(rs, "resident_warm_bytes", ds->resident[TIER_WARM]);
+		proto_rs_u64(rs, "hits", ds->hits);
+		proto_rs_u64(rs, "misses", ds->misses);
+		proto_rs_u64(rs, "bytes_from_cold", ds->bytes_from_cold);
+	}
+}

@@ -1,0 +1,93 @@
+/*
+ * A tier: one local directory (hot NVMe, warm SSD) with a byte capacity and
+ * watermarks, holding immutable chunk files.
+ *
+ * Layout under the tier path:
+ *   chunks/XX/<16 hex>.chunk   published chunk files (XX: first two hex)
+ *   tmp/                       files being written; emptied at startup
+ *
+ * Accounting (loop thread): `used` counts every published file that still
+ * occupies the disk, including files already unlinked that a client still
+ * holds open; `reserved` counts fills and copies in progress. used +
+ * reserved never exceeds capacity: tier_reserve() refuses instead.
+ *
+ * The file functions (tier_file_*) are for worker threads: pure file I/O on
+ * paths the loop computed.
+ */
+#ifndef TIERCACHE_TIER_H
+#define TIERCACHE_TIER_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+struct tier {
+	enum tier_id id;
+	const char *name;    /* "hot", "warm" */
+	bool present;
+	char path[PATH_MAX];
+	uint64_t capacity;
+	uint64_t high_bytes; /* start demoting/evicting above this */
+	uint64_t low_bytes;  /* ... down to this */
+	uint64_t used;
+	uint64_t reserved;
+	uint64_t held_dead;  /* part of used: unlinked but still open by clients */
+	uint64_t chunks;     /* published chunk files (live) */
+	uint64_t read_bytes; /* bytes handed out from this tier */
+};
+
+int tier_setup(struct tier *t, enum tier_id id, const struct tier_conf *tc, char *err, size_t n);
+/* Apply new capacity / watermarks (reload); never drops data by itself. */
+void tier_set_limits(struct tier *t, const struct tier_conf *tc);
+
+static inline uint64_t tier_free(const struct tier *t)
+{
+	uint64_t busy = t->used + t->reserved;
+	return busy >= t->capacity ? 0 : t->capacity - busy;
+}
+
+static inline bool tier_reserve(struct tier *t, uint64_t len)
+{
+	if (!t->present || tier_free(t) < len)
+		return false;
+	t->reserved += len;
+	return true;
+}
+
+static inline void tier_unreserve(struct tier *t, uint64_t len)
+{
+	t->reserved -= len;
+}
+
+/* A reservation became a published file. */
+static inline void tier_commit(struct tier *t, uint64_t len)
+{
+	t->reserved -= len;
+	t->used += len;
+}
+
+static inline bool tier_over_high(const struct tier *t)
+{
+	return t->present && t->used + t->reserved > t->high_bytes;
+}
+
+void tier_chunk_path(const struct tier *t, uint64_t key, char *buf, size_t n);
+/* A fresh temp name (unique per call). */
+void tier_tmp_path(const struct tier *t, uint64_t key, char *buf, size_t n);
+
+/* Worker thread: write len bytes to tmp, fsync, rename to final. On success
+ * *fd is an O_RDONLY descriptor of the published file (caller closes).
+ * Returns 0 or -errno; the temp file is removed on failure. */
+int tier_file_write(const char *tmp, const char *final, const void *buf, size_t len, int *fd);
+/* Worker thread: read a whole chunk file of exactly len bytes into buf. */
+int tier_file_read(const char *path, void *buf, size_t len);
+
+/* Startup: delete temp files, then for every chunk file ask known(key,
+ * size); delete the ones it rejects (orphans). Counts deletions. */
+int tier_reconcile(struct tier *t, bool (*known)(void *arg, struct tier *t, uint64_t key, uint64_t size),
+		   void *arg, unsigned *orphans);
+
+#endif

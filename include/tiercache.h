@@ -1,0 +1,104 @@
+/*
+ * libtiercache: read datasets through the node's tiercached.
+ *
+ * POSIX-like calls over a Unix socket to the daemon. Paths are
+ * "DATASET/PATH/IN/DATASET". Every call returns -1 (or NULL) and sets errno
+ * on failure; tiercache_strerror() turns an errno into a message, and
+ * tiercache_last_error() gives the daemon's detail for the calling thread's
+ * last failure.
+ *
+ * Reads of cached data do not cross the socket: the daemon hands the client
+ * a read-only descriptor of the (immutable) chunk file and the library
+ * preads from it. An open handle reads one version of the file: if the source
+ * changes, handles opened before keep reading the old bytes, consistently.
+ *
+ * Threads: a connection may be used from several threads at once.
+ * fork(): a child that uses a connection inherited from its parent gets its
+ * own new connection transparently (its handles are re-opened by path on
+ * first use), as PyTorch DataLoader workers need.
+ *
+ * The library never prints. Set a log hook to see its diagnostics.
+ */
+#ifndef TIERCACHE_H
+#define TIERCACHE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TIERCACHE_DEFAULT_SOCKET "/run/tiercache/tiercached.sock"
+#define TIERCACHE_SOCKET_ENV "TIERCACHE_SOCKET"
+
+struct tiercache;
+struct tiercache_dir;
+
+enum tiercache_type {
+	TIERCACHE_FILE = 1,
+	TIERCACHE_DIR = 2,
+};
+
+struct tiercache_stat {
+	int type;            /* TIERCACHE_FILE or TIERCACHE_DIR */
+	uint64_t size;       /* bytes (0 for a directory) */
+	int64_t mtime_ns;    /* source modification time, ns since the epoch */
+	uint32_t chunk_size; /* the dataset's chunk size */
+};
+
+struct tiercache_dirent {
+	int type;
+	uint64_t size;
+	int64_t mtime_ns;
+	char name[256];
+};
+
+/* Connect to the daemon. socket_path NULL: $TIERCACHE_SOCKET, else
+ * TIERCACHE_DEFAULT_SOCKET. Fails fast (ENOENT / ECONNREFUSED) when no
+ * daemon listens. */
+struct tiercache *tiercache_connect(const char *socket_path);
+void tiercache_disconnect(struct tiercache *tc);
+
+/* Open "DATASET/PATH" for reading. flags: 0 (O_RDONLY implied; any write
+ * flag fails with EROFS). Returns a handle >= 0. */
+int tiercache_open(struct tiercache *tc, const char *path, int flags);
+ssize_t tiercache_pread(struct tiercache *tc, int h, void *buf, size_t n, uint64_t off);
+/* Reads at the handle's position and advances it. */
+ssize_t tiercache_read(struct tiercache *tc, int h, void *buf, size_t n);
+/* whence: SEEK_SET, SEEK_CUR, SEEK_END. Returns the new position. */
+int64_t tiercache_lseek(struct tiercache *tc, int h, int64_t off, int whence);
+int tiercache_fstat(struct tiercache *tc, int h, struct tiercache_stat *st);
+int tiercache_close(struct tiercache *tc, int h);
+
+/* "DATASET" alone is the dataset's root directory. */
+int tiercache_stat(struct tiercache *tc, const char *path, struct tiercache_stat *st);
+
+struct tiercache_dir *tiercache_opendir(struct tiercache *tc, const char *path);
+/* Next entry, or NULL at the end (errno 0) or on error (errno set). The
+ * entry stays valid until the next call on the same dir. */
+const struct tiercache_dirent *tiercache_readdir(struct tiercache_dir *d);
+int tiercache_closedir(struct tiercache_dir *d);
+
+/* Message for an errno value, including tiercache-specific meanings. */
+const char *tiercache_strerror(int errnum);
+/* The daemon's detail for this thread's last failed call ("" if none). */
+const char *tiercache_last_error(void);
+
+/* Diagnostics hook (level: 0 error, 1 warn, 2 info, 3 debug). */
+typedef void (*tiercache_log_fn)(int level, const char *msg, void *arg);
+void tiercache_set_log(tiercache_log_fn fn, void *arg);
+
+/* Send a request and wait for its reply: the building block of tierctl and
+ * of admin tools. op is a TC_OP_* value; req/reqlen the payload. On success
+ * *rep (malloc'd, caller frees) and *replen hold the reply payload. Returns
+ * 0 or -1 with errno (a daemon error's errno, detail in
+ * tiercache_last_error()). */
+int tiercache_call(struct tiercache *tc, unsigned op, const void *req, size_t reqlen,
+		   void **rep, size_t *replen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,138 @@
+/*
+ * tiercache wire protocol, version 1.
+ *
+ * A client and tiercached talk over a Unix stream socket in frames. A frame
+ * is a 16-byte header followed by `len` payload bytes. Every integer is
+ * little-endian. Requests carry a client-chosen id that the reply echoes, so
+ * a client may pipeline: replies to requests that wait on a cold read can
+ * come back after replies to later requests.
+ *
+ * Payload fields are encoded in order with no padding:
+ *   u8 / u16 / u32 / u64 / i64   fixed width, little-endian
+ *   str                          u32 byte length, then the bytes (no NUL)
+ *   bytes                        rest of the payload
+ *
+ * A reply whose header `aux` is non-zero is an error: `aux` is a Linux errno
+ * value and the payload is one str, a human-readable detail (may be empty).
+ *
+ * File data normally never crosses the socket: a CHUNK reply carries an
+ * O_RDONLY descriptor of the immutable chunk file as SCM_RIGHTS ancillary
+ * data, and the client preads from it. READ streams bytes instead, for
+ * clients that cannot take descriptors.
+ *
+ * Limits are hard: a frame whose len exceeds TC_FRAME_MAX, or whose magic or
+ * version is wrong, is answered with EMSGSIZE / EPROTO and the connection is
+ * closed. A payload that does not decode is answered with EBADMSG.
+ */
+#ifndef TIERCACHE_PROTOCOL_H
+#define TIERCACHE_PROTOCOL_H
+
+#include <stdint.h>
+
+#define TC_PROTO_MAGIC 0x4354u   /* "TC" as little-endian bytes 'T','C' */
+#define TC_PROTO_VERSION 1u
+
+#define TC_HDR_SIZE 16u
+#define TC_FRAME_MAX (1u << 20)  /* payload bytes, either direction */
+#define TC_READ_MAX (TC_FRAME_MAX - 64u) /* bytes one streamed READ returns */
+#define TC_PATH_MAX 4096u        /* a "dataset/path" string, bytes */
+#define TC_NAME_MAX 255u         /* one path component, bytes */
+#define TC_DATASET_NAME_MAX 64u  /* a dataset name, bytes */
+
+/* Header: magic u16, version u8, op u8, len u32, id u32, aux u32.
+ * aux: request flags (TC_F_*) in a request, 0 or errno in a reply. */
+struct tc_hdr {
+	uint16_t magic;
+	uint8_t version;
+	uint8_t op;
+	uint32_t len;
+	uint32_t id;
+	uint32_t aux;
+};
+
+/* Request flags (struct tc_hdr.aux of a request). */
+#define TC_F_NOREPLY 0x1u     /* do not answer (RELEASE, CLOSE) */
+#define TC_F_WANT_CHUNK0 0x2u /* OPEN: attach chunk 0's fd if it is resident */
+
+enum tc_op {
+	/* req: u32 client_version
+	 * rep: u32 server_version, u32 frame_max, str daemon_version */
+	TC_OP_HELLO = 1,
+
+	/* req: str "dataset/path"
+	 * rep: u64 handle, u64 size, i64 mtime_ns, u32 chunk_size,
+	 *      u8 has_chunk; if has_chunk: u32 idx, u64 off, u32 len, u8 tier
+	 *      (+ one fd) */
+	TC_OP_OPEN = 2,
+
+	/* req: u64 handle, u32 idx
+	 * rep: u32 idx, u64 off, u32 len, u8 tier (+ one fd of the chunk file;
+	 *      the chunk's bytes are the file's bytes [0, len)) */
+	TC_OP_CHUNK = 3,
+
+	/* req: u64 handle, u64 off, u32 len (<= TC_READ_MAX)
+	 * rep: bytes (short at EOF, empty past it) */
+	TC_OP_READ = 4,
+
+	/* req: u64 handle, u32 idx. The client dropped its fd of that chunk.
+	 * Sent with TC_F_NOREPLY. */
+	TC_OP_RELEASE = 5,
+
+	/* req: u64 handle. rep: empty. May be sent with TC_F_NOREPLY. */
+	TC_OP_CLOSE = 6,
+
+	/* req: str "dataset[/path]"
+	 * rep: u8 type (TC_TYPE_*), u64 size, i64 mtime_ns, u32 chunk_size */
+	TC_OP_STAT = 7,
+
+	/* req: str "dataset[/dir]", u32 cookie (0 = from the start)
+	 * rep: u32 next_cookie (0 = no more), u32 count,
+	 *      count x { u8 type, u64 size, i64 mtime_ns, str name } */
+	TC_OP_LISTDIR = 8,
+
+	/* req: empty. rep: a record set (see below) with section "datasets". */
+	TC_OP_DATASETS = 9,
+
+	/* req: empty. rep: a record set: "daemon", "tiers", "counters",
+	 * "datasets". */
+	TC_OP_STATUS = 10,
+
+	/* req: str dataset. rep: u64 files, u64 bytes, u64 changed. */
+	TC_OP_REFRESH = 11,
+
+	TC_OP_MAX_
+};
+
+enum tc_type {
+	TC_TYPE_FILE = 1,
+	TC_TYPE_DIR = 2,
+};
+
+enum tc_tier {
+	TC_TIER_HOT = 0,
+	TC_TIER_WARM = 1,
+	TC_TIER_NONE = 255,
+};
+
+/*
+ * Record sets: how the daemon reports structured, extensible data (status,
+ * datasets) without a JSON library on either side.
+ *   u32 nsections; each section:
+ *     str name, u8 shape (TC_SHAPE_OBJECT: one record | TC_SHAPE_ARRAY),
+ *     u32 nrecords; each record: u32 nfields; each field:
+ *       str key, u8 type (TC_VAL_*), value (u64 | i64 | str | u8 bool)
+ * A client renders this as JSON ({"section": {...} or [...]}) or as tables.
+ */
+enum tc_shape {
+	TC_SHAPE_OBJECT = 1,
+	TC_SHAPE_ARRAY = 2,
+};
+
+enum tc_val {
+	TC_VAL_U64 = 1,
+	TC_VAL_I64 = 2,
+	TC_VAL_STR = 3,
+	TC_VAL_BOOL = 4,
+};
+
+#endif

@@ -1,0 +1,117 @@
+# Shared helpers for integration tests (sourced). Each test runs the real
+# tiercached on its own temp dirs and socket, and stops it on exit.
+#   O=build dir (from $1), T=this test's temp dir, TC_BIN=$O/bin
+set -uo pipefail
+O=${1:?usage: $0 BUILD}
+TC_BIN=$O/bin
+TC_TESTS=$O/tests
+T=$(mktemp -d "${TMPDIR:-/tmp}/tctest.XXXXXX")
+export TIERCACHE_SOCKET=$T/sock
+TC_PID=
+TC_FAILS=0
+TC_CHECKS=0
+
+tc_cleanup() {
+	if [ -n "$TC_PID" ] && kill -0 "$TC_PID" 2>/dev/null; then
+		kill -TERM "$TC_PID" 2>/dev/null
+		wait "$TC_PID" 2>/dev/null
+	fi
+	[ "${TC_KEEP:-0}" = 1 ] || rm -rf "$T"
+}
+trap tc_cleanup EXIT
+
+ok() { TC_CHECKS=$((TC_CHECKS + 1)); echo "ok: $*"; }
+fail() { TC_CHECKS=$((TC_CHECKS + 1)); TC_FAILS=$((TC_FAILS + 1)); echo "FAIL: $*"; }
+check() { # check "description" command...
+	local what=$1
+	shift
+	if "$@"; then ok "$what"; else fail "$what"; fi
+}
+finish() {
+	echo "$(basename "$0" .sh): $((TC_CHECKS - TC_FAILS)) of $TC_CHECKS checks passed"
+	if [ "$TC_FAILS" -ne 0 ] && [ -f "$T/daemon.log" ]; then
+		echo "--- daemon log (last 40 lines)"
+		tail -n 40 "$T/daemon.log"
+	fi
+	[ "$TC_FAILS" -eq 0 ]
+	exit $?
+}
+
+# tc_config [HOT_CAP] [WARM_CAP|none] [CHUNK] [extra dataset lines...]
+tc_config() {
+	local hot=${1:-64M} warm=${2:-128M} chunk=${3:-1M}
+	shift 3 2>/dev/null || shift $#
+	{
+		echo "[daemon]"
+		echo "socket = $T/sock"
+		echo "state_dir = $T/state"
+		echo "log_level = ${TC_LOG_LEVEL:-info}"
+		echo "workers = 4"
+		echo "[tier hot]"
+		echo "path = $T/hot"
+		echo "capacity = $hot"
+		echo "high_water = 90"
+		echo "low_water = 70"
+		if [ "$warm" != none ]; then
+			echo "[tier warm]"
+			echo "path = $T/warm"
+			echo "capacity = $warm"
+			echo "high_water = 90"
+			echo "low_water = 70"
+		fi
+		echo "[dataset ds]"
+		echo "backend = posix"
+		echo "path = $T/cold"
+		echo "chunk_size = $chunk"
+		for l in "$@"; do echo "$l"; done
+	} >"$T/tc.conf"
+}
+
+# tc_gen_tree DIR CHUNK_BYTES: files at and around chunk boundaries, an empty
+# file, a subtree, names with spaces.
+tc_gen_tree() {
+	local d=$1 cs=$2
+	mkdir -p "$d/sub/deeper" "$d/with space"
+	: >"$d/empty.bin"
+	head -c 1 /dev/urandom >"$d/one.bin"
+	head -c $((cs - 1)) /dev/urandom >"$d/chunk_minus.bin"
+	head -c "$cs" /dev/urandom >"$d/chunk_exact.bin"
+	head -c $((cs + 1)) /dev/urandom >"$d/chunk_plus.bin"
+	head -c $((cs * 3 + 12345)) /dev/urandom >"$d/multi.bin"
+	for i in $(seq 1 20); do head -c $((i * 977)) /dev/urandom >"$d/sub/s$i.dat"; done
+	head -c $((cs * 2)) /dev/urandom >"$d/sub/deeper/big.dat"
+	echo "hello tiercache" >"$d/with space/a file.txt"
+}
+
+tc_start() {
+	"$TC_BIN/tiercached" -c "$T/tc.conf" >>"$T/daemon.log" 2>&1 &
+	TC_PID=$!
+	for _ in $(seq 1 200); do
+		[ -S "$T/sock" ] && "$TC_BIN/tierctl" status >/dev/null 2>&1 && return 0
+		kill -0 "$TC_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "tiercached did not start; log:"
+	cat "$T/daemon.log"
+	return 1
+}
+
+tc_stop() {
+	[ -n "$TC_PID" ] || return 0
+	kill -TERM "$TC_PID" 2>/dev/null
+	wait "$TC_PID"
+	local rc=$?
+	TC_PID=
+	return $rc
+}
+
+tc_kill9() {
+	kill -KILL "$TC_PID" 2>/dev/null
+	wait "$TC_PID" 2>/dev/null
+	TC_PID=
+}
+
+# tc_json EXPR: evaluate a Python expression on `tierctl status --json` (as s)
+tc_json() {
+	"$TC_BIN/tierctl" status --json | python3 -c "import json,sys; s=json.load(sys.stdin); print($1)"
+}
