@@ -231,6 +231,10 @@ static void count_hit(struct daemon *d, struct chunk *ch)
 	ch->atime_s = daemon_wall_s();
 	if (ch->state == CHUNK_RESIDENT)
 		policy_hit(ch->ds->pol[ch->tier], &ch->pe, now);
+	/* only a real hit promotes: a fill that landed on warm because hot was
+	 * full is not evidence that the chunk is hot */
+	if (ch->tier == TIER_WARM)
+		mover_promote(d, ch);
 }
 
 static void count_miss(struct daemon *d, struct dataset *ds)
@@ -257,8 +261,6 @@ static int chunk_answer(struct conn *c, struct handle *hd, struct chunk *ch, str
 	proto_wr_u8(w, ch->tier);
 	c->d->ctr.bytes_served += ch->len;
 	c->d->tiers[ch->tier].read_bytes += ch->len;
-	if (ch->tier == TIER_WARM)
-		mover_promote(c->d, ch);
 	return 0;
 }
 

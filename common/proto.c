@@ -189,11 +189,14 @@ const char *proto_rd_str(struct proto_rd *r, size_t max, size_t *n)
 bool proto_rd_str_copy(struct proto_rd *r, char *dst, size_t dstsz)
 {
 	size_t n;
-	const char *s = proto_rd_str(r, dstsz ? dstsz - 1 : 0, &n);
+	if (dstsz == 0) {
+		r->bad = true;
+		return false;
+	}
+	const char *s = proto_rd_str(r, dstsz - 1, &n);
 	if (!s || memchr(s, '\0', n)) {
 		r->bad = true;
-		if (dstsz)
-			dst[0] = '\0';
+		dst[0] = '\0';
 		return false;
 	}
 	memcpy(dst, s, n);

@@ -1,0 +1,1173 @@
+/*
+ * Loads the daemon's INI configuration (format: docs/config.md).
+ *
+ * One table, keys[], drives every key: its section kind, type, bounds,
+ * default and where it lands in struct config. The default is written as
+ * text and goes through the very parser a file value goes through, so a
+ * default can never break the rules it documents. Loading runs three
+ * phases: defaults, parse, cross-checks. Every problem is collected, one
+ * line each: "FILE:LINE: SECTION.KEY: reason (hint)", or "FILE: SECTION:
+ * reason (hint)" for a cross-check.
+ *
+ * libinih splits lines into section, key and value. Debian's build neither
+ * passes line numbers to the handler (INI_HANDLER_LINENO is 0) nor calls it
+ * at a section header, so the text goes through our own line reader: it
+ * counts lines (the handler runs between two reader calls, so the count is
+ * the handler's line), sees every section header (an empty section too),
+ * reports what inih would only count as "first error line", and trims each
+ * line's indentation so that an indented key is a key, not a continuation
+ * of the previous value. The reader gives inih exactly one physical line
+ * per call, so its count is right whether or not inih counts too.
+ *
+ * Threading: no global state. Any thread may load, and a reload can parse
+ * a new file beside the config in use.
+ */
+#include "config.h"
+
+#include "log.h"
+#include "policy.h"
+
+#include <assert.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ini.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define KIB (UINT64_C(1) << 10)
+#define MIB (UINT64_C(1) << 20)
+#define SEC_MS UINT64_C(1000)
+#define HOUR_MS (3600 * SEC_MS)
+#define DAY_MS (24 * HOUR_MS)
+
+enum section_kind {
+	SECT_NONE,   /* before the first header */
+	SECT_SKIP,   /* inside a bad header: its keys were not asked for */
+	SECT_DAEMON, /* [daemon] -> struct config */
+	SECT_TIER,   /* [tier hot|warm] -> struct tier_conf */
+	SECT_DATASET /* [dataset NAME] -> struct dataset_conf */
+};
+
+enum key_type {
+	KEY_STRING,
+	KEY_PATH,     /* relative to the config file's directory; stored absolute */
+	KEY_SIZE,     /* bytes */
+	KEY_PERCENT,  /* "90" or "90%" */
+	KEY_UINT,
+	KEY_DURATION, /* milliseconds (or whole seconds, KEY_SECONDS) */
+	KEY_ENUM,     /* one of values[], stored as the string */
+	KEY_LOG_LEVEL,
+	KEY_POLICY,   /* a name in the policy registry */
+};
+
+enum key_flag {
+	KEY_REQUIRED = 1 << 0, /* with KEY_POSIX/KEY_RADOS: required for that backend */
+	KEY_NONEMPTY = 1 << 1,
+	KEY_POSIX = 1 << 2,    /* dataset key of backend = posix only */
+	KEY_RADOS = 1 << 3,    /* dataset key of backend = rados only */
+	KEY_SECONDS = 1 << 4,  /* duration stored as whole seconds */
+	KEY_SUN_PATH = 1 << 5, /* a Unix socket path: the field is sun_path sized */
+};
+
+struct key_def {
+	enum section_kind sect;
+	const char *name;
+	enum key_type type;
+	unsigned flags;
+	const char *def;     /* default as text, NULL: none (zero / empty) */
+	const char *example; /* shown when a required key is missing */
+	uint64_t min, max;   /* in the stored unit before KEY_SECONDS: bytes, ms, number */
+	uint64_t align;      /* sizes: must be a multiple of this */
+	const char *const *values;
+	size_t off, size; /* the field in the section's struct */
+};
+
+#define FIELD(type, member) .off = offsetof(type, member), .size = sizeof(((type *)0)->member)
+
+static const char *const backend_values[] = {"posix", "rados", NULL};
+static const char *const layout_values[] = {"plain", "striper", NULL};
+
+/* Order matters: it is the order of conf/tiercache.conf and of key lists in
+ * messages. */
+static const struct key_def keys[] = {
+	{.sect = SECT_DAEMON, .name = "socket", .type = KEY_PATH, .flags = KEY_NONEMPTY | KEY_SUN_PATH,
+	 .def = "/run/tiercache/tiercached.sock", FIELD(struct config, socket)},
+	{.sect = SECT_DAEMON, .name = "state_dir", .type = KEY_PATH, .flags = KEY_NONEMPTY,
+	 .def = "/var/lib/tiercache", FIELD(struct config, state_dir)},
+	{.sect = SECT_DAEMON, .name = "log_level", .type = KEY_LOG_LEVEL, .def = "info",
+	 FIELD(struct config, log_level)},
+	{.sect = SECT_DAEMON, .name = "max_clients", .type = KEY_UINT, .def = "1024", .min = 1,
+	 .max = 65536, FIELD(struct config, max_clients)},
+	{.sect = SECT_DAEMON, .name = "workers", .type = KEY_UINT, .def = "4", .min = 1, .max = 64,
+	 FIELD(struct config, workers)},
+
+	{.sect = SECT_TIER, .name = "path", .type = KEY_PATH, .flags = KEY_REQUIRED | KEY_NONEMPTY,
+	 .example = "path = /nvme/tiercache", FIELD(struct tier_conf, path)},
+	{.sect = SECT_TIER, .name = "capacity", .type = KEY_SIZE, .flags = KEY_REQUIRED,
+	 .example = "capacity = 64G", .min = MIB, .max = UINT64_MAX,
+	 FIELD(struct tier_conf, capacity)},
+	{.sect = SECT_TIER, .name = "high_water", .type = KEY_PERCENT, .def = "90", .min = 1,
+	 .max = 100, FIELD(struct tier_conf, high_water)},
+	{.sect = SECT_TIER, .name = "low_water", .type = KEY_PERCENT, .def = "80", .min = 0,
+	 .max = 99, FIELD(struct tier_conf, low_water)},
+
+	{.sect = SECT_DATASET, .name = "backend", .type = KEY_ENUM, .def = "posix",
+	 .values = backend_values, FIELD(struct dataset_conf, backend)},
+	{.sect = SECT_DATASET, .name = "path", .type = KEY_PATH,
+	 .flags = KEY_POSIX | KEY_REQUIRED | KEY_NONEMPTY, .example = "path = /data/imagenet",
+	 FIELD(struct dataset_conf, path)},
+	{.sect = SECT_DATASET, .name = "chunk_size", .type = KEY_SIZE, .def = "4M", .min = 64 * KIB,
+	 .max = 64 * MIB, .align = 4096, FIELD(struct dataset_conf, chunk_size)},
+	{.sect = SECT_DATASET, .name = "policy", .type = KEY_POLICY, .def = "lru",
+	 FIELD(struct dataset_conf, policy)},
+	{.sect = SECT_DATASET, .name = "revalidate_after", .type = KEY_DURATION, .def = "5s",
+	 .min = 0, .max = DAY_MS, FIELD(struct dataset_conf, revalidate_after_ms)},
+	{.sect = SECT_DATASET, .name = "ceph_conf", .type = KEY_PATH,
+	 .flags = KEY_RADOS | KEY_NONEMPTY, .def = "/etc/ceph/ceph.conf",
+	 FIELD(struct dataset_conf, ceph_conf)},
+	{.sect = SECT_DATASET, .name = "client_id", .type = KEY_STRING,
+	 .flags = KEY_RADOS | KEY_NONEMPTY, .def = "admin", FIELD(struct dataset_conf, client_id)},
+	{.sect = SECT_DATASET, .name = "keyring", .type = KEY_PATH, .flags = KEY_RADOS,
+	 FIELD(struct dataset_conf, keyring)},
+	{.sect = SECT_DATASET, .name = "pool", .type = KEY_STRING,
+	 .flags = KEY_RADOS | KEY_REQUIRED | KEY_NONEMPTY, .example = "pool = datasets",
+	 FIELD(struct dataset_conf, pool)},
+	{.sect = SECT_DATASET, .name = "namespace", .type = KEY_STRING, .flags = KEY_RADOS,
+	 FIELD(struct dataset_conf, rados_namespace)},
+	{.sect = SECT_DATASET, .name = "prefix", .type = KEY_STRING, .flags = KEY_RADOS,
+	 FIELD(struct dataset_conf, prefix)},
+	{.sect = SECT_DATASET, .name = "layout", .type = KEY_ENUM, .flags = KEY_RADOS,
+	 .def = "plain", .values = layout_values, FIELD(struct dataset_conf, layout)},
+	{.sect = SECT_DATASET, .name = "op_timeout", .type = KEY_DURATION,
+	 .flags = KEY_RADOS | KEY_SECONDS, .def = "30s", .min = SEC_MS, .max = HOUR_MS,
+	 FIELD(struct dataset_conf, op_timeout_s)},
+	{.sect = SECT_DATASET, .name = "max_inflight", .type = KEY_UINT, .flags = KEY_RADOS,
+	 .def = "16", .min = 1, .max = 1024, FIELD(struct dataset_conf, max_inflight)},
+};
+
+#define KEYS_MAX 32
+#define LINE_BUF 4096 /* longest line we copy; inih's own buffer is smaller */
+_Static_assert(ARRAY_SIZE(keys) <= KEYS_MAX, "raise KEYS_MAX");
+
+static const char *const tier_names[TIER_COUNT] = {"hot", "warm"};
+
+/* Parse bookkeeping of one section: where it and each key were written. */
+struct sect_state {
+	int line;               /* header line, 0: absent */
+	int key_line[KEYS_MAX]; /* 0: not in the file */
+	bool key_bad[KEYS_MAX]; /* in the file, but rejected */
+};
+
+struct load {
+	const char *file;   /* as the caller named it: prefixes every message */
+	char dir[PATH_MAX]; /* absolute directory of the file */
+	struct config *cfg;
+	FILE *err;         /* messages (open_memstream), NULL once out of memory */
+	unsigned nerr;
+	bool oom;
+	/* line reader */
+	const char *text;
+	size_t len, pos;
+	int line;
+	int first_syntax_line; /* first line the reader found malformed */
+	/* the section being parsed */
+	enum section_kind kind;
+	void *base; /* its struct */
+	struct sect_state *state;
+	char label[CONFIG_NAME_MAX + 16]; /* "daemon", "hot", "dataset.NAME" */
+	struct sect_state daemon, tiers[TIER_COUNT];
+	struct sect_state *ds; /* parallel to cfg->datasets */
+	size_t ds_cap;
+};
+
+/* Start a message "FILE:LINE: " ("FILE: " for line 0, a cross-check).
+ * Returns the stream to finish it on, NULL once out of memory; call
+ * msg_end() either way. */
+static FILE *msg_begin(struct load *ld, int line)
+{
+	ld->nerr++;
+	if (ld->err) {
+		if (line > 0)
+			fprintf(ld->err, "%s:%d: ", ld->file, line);
+		else
+			fprintf(ld->err, "%s: ", ld->file);
+	}
+	return ld->err;
+}
+
+static void msg_end(struct load *ld)
+{
+	if (ld->err)
+		fputc('\n', ld->err);
+}
+
+/* Start a message about key K of section LABEL: "FILE:LINE: label.key: ". */
+static FILE *key_begin(struct load *ld, int line, const char *label, const struct key_def *k)
+{
+	FILE *f = msg_begin(ld, line);
+	if (f)
+		fprintf(f, "%s.%s: ", label, k->name);
+	return f;
+}
+
+__attribute__((format(printf, 3, 4))) static void load_msg(struct load *ld, int line,
+							   const char *fmt, ...)
+{
+	FILE *f = msg_begin(ld, line);
+	if (f) {
+		va_list ap;
+		va_start(ap, fmt);
+		vfprintf(f, fmt, ap);
+		va_end(ap);
+	}
+	msg_end(ld);
+}
+
+/* A message about key K of section LABEL: "FILE:LINE: label.key: ...". */
+#define key_msg(ld, line, label, k, fmt, ...)                                                      \
+	load_msg((ld), (line), "%s.%s: " fmt, (label), (k)->name, __VA_ARGS__)
+
+/* Copy S into BUF for a message: control bytes become '?' (a config line
+ * must not inject terminal escapes into a log), long text ends in "...". */
+static const char *shown(char *buf, size_t n, const char *s)
+{
+	size_t i = 0;
+	for (; s[i] && i + 1 < n; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	buf[i] = '\0';
+	if (s[i] && n > 4)
+		memcpy(buf + n - 4, "...", 4);
+	return buf;
+}
+
+/* ---- numbers ---- */
+
+/* Decimal digits only into *out, advancing *s. -EINVAL: no digit. */
+static int parse_digits(const char **s, uint64_t *out)
+{
+	const char *p = *s;
+	uint64_t v = 0;
+	bool overflow = false;
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*p); p++) {
+		unsigned d = (unsigned)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			overflow = true;
+		else
+			v = v * 10 + d;
+	}
+	*s = p;
+	*out = v;
+	return overflow ? -ERANGE : 0;
+}
+
+int config_parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMGTPE";
+	uint64_t whole, frac = 0, pow10 = 1, mult = 1;
+	unsigned fdigits = 0;
+	const char *p = s;
+	int rc = parse_digits(&p, &whole);
+	if (rc == -EINVAL)
+		return rc;
+	bool overflow = rc == -ERANGE;
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		for (; isdigit((unsigned char)*p); p++) {
+			if (++fdigits > 9) /* keeps frac * (mult % pow10) in 64 bits */
+				return -EINVAL;
+			frac = frac * 10 + (uint64_t)(*p - '0');
+			pow10 *= 10;
+		}
+	}
+	const char *u = *p ? strchr(units, toupper((unsigned char)*p)) : NULL;
+	if (u) {
+		mult = UINT64_C(1) << (10 * (u - units + 1));
+		p++;
+		if ((*p == 'i' || *p == 'I') && (p[1] == 'B' || p[1] == 'b'))
+			p++; /* "KiB": the B follows */
+	}
+	if (*p == 'B' || *p == 'b')
+		p++;
+	if (*p || (fdigits && !u))
+		return -EINVAL; /* junk, or a fraction of a byte */
+	if (overflow || (whole && mult > UINT64_MAX / whole))
+		return -ERANGE;
+	/* frac / pow10 of the unit, exactly, rounded down. No overflow: it is
+	 * below one unit, and whole * mult is a multiple of the unit. */
+	uint64_t part = frac * (mult / pow10) + frac * (mult % pow10) / pow10;
+	*out = whole * mult + part;
+	return 0;
+}
+
+/* Largest first: fmt_duration() picks the first that divides exactly. */
+static const struct {
+	const char *suffix;
+	uint64_t ms;
+} duration_units[] = {{"d", DAY_MS}, {"h", HOUR_MS}, {"m", 60 * SEC_MS}, {"s", SEC_MS}, {"ms", 1}};
+
+int config_parse_duration_ms(const char *s, uint64_t *out)
+{
+	const char *p = s;
+	uint64_t v;
+	int rc = parse_digits(&p, &v);
+	if (rc == -EINVAL)
+		return rc;
+	for (size_t i = 0; i < ARRAY_SIZE(duration_units); i++) {
+		uint64_t ms = duration_units[i].ms;
+		if (*p && strcmp(p, duration_units[i].suffix) != 0)
+			continue;
+		if (!*p)
+			ms = SEC_MS; /* a bare number is seconds */
+		if (rc == -ERANGE || v > UINT64_MAX / ms)
+			return -ERANGE;
+		*out = v * ms;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* "64K", "1M": the largest unit that divides exactly, for messages. */
+static const char *fmt_size(char *buf, size_t n, uint64_t v)
+{
+	static const char units[] = "EPTGMK";
+	for (int i = 0; v && i < 6; i++) {
+		unsigned shift = 10u * (unsigned)(6 - i);
+		if (v % (UINT64_C(1) << shift) == 0) {
+			snprintf(buf, n, "%" PRIu64 "%c", v >> shift, units[i]);
+			return buf;
+		}
+	}
+	snprintf(buf, n, "%" PRIu64, v);
+	return buf;
+}
+
+static const char *fmt_duration(char *buf, size_t n, uint64_t ms)
+{
+	size_t i = 0;
+	if (ms == 0)
+		i = 3; /* "0s" */
+	else
+		while (ms % duration_units[i].ms)
+			i++;
+	snprintf(buf, n, "%" PRIu64 "%s", ms / duration_units[i].ms, duration_units[i].suffix);
+	return buf;
+}
+
+static void store_uint(void *field, size_t size, uint64_t v)
+{
+	if (size == sizeof(uint64_t)) {
+		memcpy(field, &v, sizeof(v));
+	} else {
+		assert(size == sizeof(uint32_t) && v <= UINT32_MAX);
+		uint32_t w = (uint32_t)v;
+		memcpy(field, &w, sizeof(w));
+	}
+}
+
+/* ---- paths ---- */
+
+/* Lexically normalise absolute IN into OUT (size n): no "//", ".", ".."
+ * or trailing '/'. Lexical because a tier directory may not exist yet.
+ * Returns the length or -ENAMETOOLONG. */
+static int path_normalize(const char *in, char *out, size_t n)
+{
+	size_t len = 0;
+	const char *p = in;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		const char *end = strchrnul(p, '/');
+		size_t clen = (size_t)(end - p);
+		if (clen == 0 || (clen == 1 && p[0] == '.')) {
+			/* nothing */
+		} else if (clen == 2 && p[0] == '.' && p[1] == '.') {
+			while (len > 0 && out[len - 1] != '/')
+				len--;
+			if (len > 0)
+				len--;
+		} else {
+			if (len + 1 + clen + 1 > n)
+				return -ENAMETOOLONG;
+			out[len++] = '/';
+			memcpy(out + len, p, clen);
+			len += clen;
+		}
+		p = end;
+	}
+	if (len == 0) {
+		if (n < 2)
+			return -ENAMETOOLONG;
+		out[len++] = '/';
+	}
+	out[len] = '\0';
+	return (int)len;
+}
+
+/* Is A strictly inside directory B? Both normalised. */
+static bool path_inside(const char *a, const char *b)
+{
+	size_t lb = strlen(b);
+	if (lb == 1)
+		return a[1] != '\0';
+	return strncmp(a, b, lb) == 0 && a[lb] == '/';
+}
+
+/* ---- setting one key ---- */
+
+static const struct key_def *key_find(enum section_kind kind, const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		if (keys[i].sect == kind && strcmp(keys[i].name, name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+/* Index of a key that exists: for the cross-checks, which name keys. */
+static size_t key_index(enum section_kind kind, const char *name)
+{
+	const struct key_def *k = key_find(kind, name);
+	assert(k);
+	return (size_t)(k - keys);
+}
+
+/* ", "-joined names of the keys of KIND, into a message. */
+static void put_key_names(FILE *f, enum section_kind kind)
+{
+	const char *sep = "";
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		if (keys[i].sect == kind) {
+			fprintf(f, "%s%s", sep, keys[i].name);
+			sep = ", ";
+		}
+}
+
+/* Parse VALUE for key K into the section struct BASE. Reports and returns
+ * -EINVAL if the value is bad; line 0 while applying defaults. */
+static int key_set(struct load *ld, const struct key_def *k, const char *label, int line,
+		   void *base, const char *v)
+{
+	char *field = (char *)base + k->off;
+	char q[160], lo[32], hi[32], joined[2 * PATH_MAX], norm[PATH_MAX];
+	const char *dflt = k->def ? k->def : "";
+	const char *comma = k->def ? ", default " : "";
+	uint64_t x = 0;
+	int rc;
+	FILE *f;
+
+	shown(q, sizeof(q), v); /* the value as messages quote it */
+	switch (k->type) {
+	case KEY_STRING:
+		if (!*v && (k->flags & KEY_NONEMPTY)) {
+			key_msg(ld, line, label, k, "empty value (give a value%s%s)", comma, dflt);
+			return -EINVAL;
+		}
+		if (strlen(v) >= k->size) {
+			key_msg(ld, line, label, k, "\"%s\" is too long (at most %zu bytes)", q,
+				k->size - 1);
+			return -EINVAL;
+		}
+		strcpy(field, v);
+		return 0;
+
+	case KEY_PATH:
+		if (!*v && (k->flags & KEY_NONEMPTY)) {
+			key_msg(ld, line, label, k, "empty path (give a path%s%s)", comma, dflt);
+			return -EINVAL;
+		}
+		if (!*v) {
+			field[0] = '\0';
+			return 0;
+		}
+		rc = snprintf(joined, sizeof(joined), "%s%s%s", v[0] == '/' ? "" : ld->dir,
+			      v[0] == '/' ? "" : "/", v);
+		rc = rc < 0 || (size_t)rc >= sizeof(joined) ? -ENAMETOOLONG
+							     : path_normalize(joined, norm, sizeof(norm));
+		if (rc < 0 || (size_t)rc >= k->size) {
+			key_msg(ld, line, label, k, "\"%s\" is too long%s (at most %zu bytes once "
+						    "resolved%s)",
+				q, k->flags & KEY_SUN_PATH ? " for a Unix socket path" : "",
+				k->size - 1, k->flags & KEY_SUN_PATH ? "; use a shorter path" : "");
+			return -EINVAL;
+		}
+		memcpy(field, norm, (size_t)rc + 1);
+		return 0;
+
+	case KEY_SIZE:
+		rc = config_parse_size(v, &x);
+		fmt_size(lo, sizeof(lo), k->min);
+		fmt_size(hi, sizeof(hi), k->max);
+		if (rc == -EINVAL)
+			key_msg(ld, line, label, k, "\"%s\" is not a size (use 64G, 512M, ...)", q);
+		else if (rc == -ERANGE || x > k->max)
+			key_msg(ld, line, label, k, "\"%s\" is too large (at most %s)", q, hi);
+		else if (x < k->min)
+			key_msg(ld, line, label, k, "\"%s\" is too small (at least %s)", q, lo);
+		else if (k->align && x % k->align)
+			key_msg(ld, line, label, k, "\"%s\" is not a multiple of %s (use 1M, 4M, ...)",
+				q, fmt_size(lo, sizeof(lo), k->align));
+		else
+			break;
+		return -EINVAL;
+
+	case KEY_PERCENT:
+	case KEY_UINT: {
+		const char *p = v;
+		rc = parse_digits(&p, &x);
+		if (k->type == KEY_PERCENT && *p == '%')
+			p++;
+		if (rc == -EINVAL || *p)
+			key_msg(ld, line, label, k, "\"%s\" is not %s (use %" PRIu64 "..%" PRIu64 ")", q,
+				k->type == KEY_PERCENT ? "a percentage" : "a whole number", k->min,
+				k->max);
+		else if (rc == -ERANGE || x < k->min || x > k->max)
+			key_msg(ld, line, label, k, "\"%s\" is out of range (use %" PRIu64 "..%" PRIu64 ")",
+				q, k->min, k->max);
+		else
+			break;
+		return -EINVAL;
+	}
+
+	case KEY_DURATION:
+		rc = config_parse_duration_ms(v, &x);
+		fmt_duration(lo, sizeof(lo), k->min);
+		fmt_duration(hi, sizeof(hi), k->max);
+		if (rc == -EINVAL)
+			key_msg(ld, line, label, k,
+				"\"%s\" is not a duration (use 250ms, 30s, 5m, 2h, 1d)", q);
+		else if (rc == -ERANGE || x < k->min || x > k->max)
+			key_msg(ld, line, label, k, "\"%s\" is out of range (use %s..%s)", q, lo, hi);
+		else if ((k->flags & KEY_SECONDS) && x % SEC_MS)
+			key_msg(ld, line, label, k,
+				"\"%s\" is not a whole number of seconds (use %s..%s)", q, lo, hi);
+		else
+			break;
+		return -EINVAL;
+
+	case KEY_ENUM:
+		for (size_t i = 0; k->values[i]; i++)
+			if (strcmp(v, k->values[i]) == 0) {
+				assert(strlen(v) < k->size);
+				strcpy(field, v);
+				return 0;
+			}
+		if ((f = key_begin(ld, line, label, k))) {
+			fprintf(f, "\"%s\" is not a valid %s (use ", q, k->name);
+			for (size_t i = 0; k->values[i]; i++)
+				fprintf(f, "%s%s", i ? ", " : "", k->values[i]);
+			fputc(')', f);
+		}
+		msg_end(ld);
+		return -EINVAL;
+
+	case KEY_LOG_LEVEL:
+		rc = log_level_parse(v);
+		if (rc < 0) {
+			key_msg(ld, line, label, k,
+				"\"%s\" is not a valid log_level (use %s, %s, %s, %s)", q,
+				log_level_name(LOG_ERR), log_level_name(LOG_WARN),
+				log_level_name(LOG_INFO), log_level_name(LOG_DEBUG));
+			return -EINVAL;
+		}
+		memcpy(field, &rc, sizeof(rc));
+		return 0;
+
+	case KEY_POLICY:
+		if (policy_find(v) && strlen(v) < k->size) {
+			strcpy(field, v);
+			return 0;
+		}
+		if ((f = key_begin(ld, line, label, k))) {
+			const struct policy_ops *const *all = policy_all();
+			fprintf(f, "\"%s\" is not a known policy (known: ", q);
+			for (size_t i = 0; all[i]; i++)
+				fprintf(f, "%s%s", i ? ", " : "", all[i]->name);
+			fputc(')', f);
+		}
+		msg_end(ld);
+		return -EINVAL;
+	}
+	/* a number that passed its checks */
+	store_uint(field, k->size, (k->flags & KEY_SECONDS) ? x / SEC_MS : x);
+	return 0;
+}
+
+static void section_defaults(struct load *ld, enum section_kind kind, const char *label,
+			     void *base)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		if (keys[i].sect == kind && keys[i].def)
+			key_set(ld, &keys[i], label, 0, base, keys[i].def);
+}
+
+/* ---- sections ---- */
+
+static bool dataset_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 1 || n > CONFIG_NAME_MAX || s[0] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("._-", s[i]))
+			return false;
+	return true;
+}
+
+static void section_enter(struct load *ld, enum section_kind kind, void *base,
+			  struct sect_state *st, const char *label)
+{
+	ld->kind = kind;
+	ld->base = base;
+	ld->state = st;
+	snprintf(ld->label, sizeof(ld->label), "%s", label);
+}
+
+static void section_dataset(struct load *ld, const char *name, int line, const char *hdr)
+{
+	struct config *cfg = ld->cfg;
+	char sb[160];
+	if (!*name) {
+		load_msg(ld, line, "[%s]: missing dataset name (use [dataset NAME])", hdr);
+		return;
+	}
+	if (!dataset_name_ok(name)) {
+		load_msg(ld, line,
+			 "[%s]: bad dataset name \"%s\" (use 1..%d of A-Z a-z 0-9 . _ -, not "
+			 "starting with '.')",
+			 hdr, shown(sb, sizeof(sb), name), CONFIG_NAME_MAX);
+		return;
+	}
+	for (unsigned i = 0; i < cfg->ndatasets; i++)
+		if (strcmp(cfg->datasets[i].name, name) == 0) {
+			/* still parsed below, so its keys are checked too */
+			load_msg(ld, line, "dataset.%s: duplicate [dataset %s] (first at line %d; "
+					   "dataset names must be unique)",
+				 name, name, cfg->datasets[i].line);
+			break;
+		}
+	if (cfg->ndatasets >= CONFIG_DATASETS_MAX) {
+		load_msg(ld, line, "dataset.%s: too many datasets (at most %d)", name,
+			 CONFIG_DATASETS_MAX);
+		return;
+	}
+	if (cfg->ndatasets == ld->ds_cap) {
+		size_t cap = ld->ds_cap ? 2 * ld->ds_cap : 8;
+		struct dataset_conf *d = realloc(cfg->datasets, cap * sizeof(*d));
+		if (d)
+			cfg->datasets = d;
+		struct sect_state *s = d ? realloc(ld->ds, cap * sizeof(*s)) : NULL;
+		if (!s) {
+			ld->oom = true;
+			return;
+		}
+		ld->ds = s;
+		ld->ds_cap = cap;
+	}
+	struct dataset_conf *ds = &cfg->datasets[cfg->ndatasets];
+	struct sect_state *st = &ld->ds[cfg->ndatasets];
+	cfg->ndatasets++;
+	memset(ds, 0, sizeof(*ds));
+	memset(st, 0, sizeof(*st));
+	strcpy(ds->name, name);
+	ds->line = line;
+	st->line = line;
+	char label[CONFIG_NAME_MAX + 16];
+	snprintf(label, sizeof(label), "dataset.%s", ds->name);
+	section_defaults(ld, SECT_DATASET, label, ds);
+	section_enter(ld, SECT_DATASET, ds, st, label);
+}
+
+/* A header "[TEXT]" on LINE: pick the struct its keys go to. A bad header
+ * makes its keys be skipped: they would only add noise to its message. */
+static void section_begin(struct load *ld, char *text, int line)
+{
+	char hdr[160];
+	ld->kind = SECT_SKIP;
+	/* "[ tier   hot ]" is "[tier hot]" */
+	char *word = text;
+	while (isspace((unsigned char)*word))
+		word++;
+	char *end = word + strlen(word);
+	while (end > word && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	shown(hdr, sizeof(hdr), word);
+	char *name = word;
+	while (*name && !isspace((unsigned char)*name))
+		name++;
+	if (*name) {
+		*name++ = '\0';
+		while (isspace((unsigned char)*name))
+			name++;
+	}
+
+	if (strcmp(word, "daemon") == 0) {
+		if (*name) {
+			load_msg(ld, line, "[%s]: [daemon] takes no name (use [daemon])", hdr);
+			return;
+		}
+		if (ld->daemon.line)
+			load_msg(ld, line, "daemon: [daemon] appears twice (first at line %d; merge them)",
+				 ld->daemon.line);
+		else
+			ld->daemon.line = line;
+		section_enter(ld, SECT_DAEMON, ld->cfg, &ld->daemon, "daemon");
+	} else if (strcmp(word, "tier") == 0) {
+		for (int t = 0; t < TIER_COUNT; t++) {
+			if (strcmp(name, tier_names[t]) != 0)
+				continue;
+			struct tier_conf *tc = &ld->cfg->tiers[t];
+			if (tc->present) {
+				load_msg(ld, line,
+					 "%s: [tier %s] appears twice (first at line %d; merge them)",
+					 tier_names[t], tier_names[t], tc->line);
+			} else {
+				tc->present = true;
+				tc->line = line;
+				ld->tiers[t].line = line;
+			}
+			section_enter(ld, SECT_TIER, tc, &ld->tiers[t], tier_names[t]);
+			return;
+		}
+		load_msg(ld, line, "[%s]: unknown tier (use [tier hot] or [tier warm])", hdr);
+	} else if (strcmp(word, "dataset") == 0) {
+		section_dataset(ld, name, line, hdr);
+	} else {
+		load_msg(ld, line,
+			 "[%s]: unknown section (use [daemon], [tier hot], [tier warm] or "
+			 "[dataset NAME])",
+			 hdr);
+	}
+}
+
+/* ---- the line reader and the inih handler ---- */
+
+/* Where inih's find_chars_or_comment() stops: at one of CHARS, at an
+ * inline comment (';' after a space), or at the end. Mirrored so that we
+ * reject exactly the lines inih rejects, with our own message. */
+static char *scan_to(char *s, const char *chars)
+{
+	bool was_space = false;
+	while (*s && !strchr(chars, *s) && !(was_space && *s == ';')) {
+		was_space = isspace((unsigned char)*s);
+		s++;
+	}
+	return s;
+}
+
+static void syntax_error(struct load *ld, const char *what, const char *line_text)
+{
+	char sb[80];
+	if (!ld->first_syntax_line)
+		ld->first_syntax_line = ld->line;
+	load_msg(ld, ld->line, "%s: \"%s\"", what, shown(sb, sizeof(sb), line_text));
+}
+
+/* Look at one trimmed line before inih does. */
+static void line_classify(struct load *ld, const char *str)
+{
+	char buf[LINE_BUF];
+	if (!*str || strchr(";#", *str))
+		return;
+	snprintf(buf, sizeof(buf), "%s", str);
+	if (*buf == '[') {
+		char *end = scan_to(buf + 1, "]");
+		if (*end != ']') {
+			ld->kind = SECT_SKIP;
+			syntax_error(ld, "section header without ']' (write [name])", str);
+			return;
+		}
+		*end = '\0';
+		const char *rest = end + 1;
+		while (isspace((unsigned char)*rest))
+			rest++;
+		if (*rest && !strchr(";#", *rest)) {
+			/* inih ignores it; a typo may hide there, so say so */
+			char sb[80];
+			load_msg(ld, ld->line, "text after the section header: \"%s\"",
+				 shown(sb, sizeof(sb), rest));
+		}
+		section_begin(ld, buf + 1, ld->line);
+		return;
+	}
+	char *sep = scan_to(buf, "=:");
+	if (*sep != '=' && *sep != ':')
+		syntax_error(ld, "not a \"key = value\" line, [section] or # comment", str);
+}
+
+/* inih's fgets: one physical line per call, trimmed, counted. */
+static char *config_reader(char *str, int num, void *stream)
+{
+	struct load *ld = stream;
+	if (ld->pos >= ld->len)
+		return NULL;
+	const char *s = ld->text + ld->pos;
+	const char *nl = memchr(s, '\n', ld->len - ld->pos);
+	size_t n = nl ? (size_t)(nl - s) : ld->len - ld->pos;
+	ld->pos += n + (nl ? 1 : 0);
+	ld->line++;
+	if (ld->line == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
+		s += 3;
+		n -= 3;
+	}
+	while (n && isspace((unsigned char)*s))
+		s++, n--;
+	while (n && isspace((unsigned char)s[n - 1]))
+		n--;
+	str[0] = '\0'; /* a rejected line reaches inih as a blank one */
+	if (memchr(s, '\0', n)) {
+		load_msg(ld, ld->line, "line contains a NUL byte (is this a text file?)");
+		return str;
+	}
+	size_t room = num <= 0 ? 0 : (size_t)num < LINE_BUF ? (size_t)num : LINE_BUF;
+	if (n >= room) {
+		if (*s == '[')
+			ld->kind = SECT_SKIP; /* its keys would land in the section before */
+		load_msg(ld, ld->line, "line too long (%zu bytes; at most %zu)", n, room ? room - 1 : 0);
+		return str;
+	}
+	memcpy(str, s, n);
+	str[n] = '\0';
+	line_classify(ld, str);
+	return str;
+}
+
+static void on_key(struct load *ld, const char *name, const char *value)
+{
+	int line = ld->line;
+	char sb[80];
+	if (ld->kind == SECT_SKIP)
+		return;
+	if (ld->kind == SECT_NONE) {
+		load_msg(ld, line,
+			 "%s: key before any section (put it under [daemon], [tier hot], [tier "
+			 "warm] or [dataset NAME])",
+			 shown(sb, sizeof(sb), name));
+		return;
+	}
+	if (!*name) {
+		load_msg(ld, line, "%s: missing key name before '='", ld->label);
+		return;
+	}
+	const struct key_def *k = key_find(ld->kind, name);
+	if (!k) {
+		FILE *f = msg_begin(ld, line);
+		if (f) {
+			fprintf(f, "%s.%s: unknown key (keys of ", ld->label, shown(sb, sizeof(sb), name));
+			if (ld->kind == SECT_TIER)
+				fprintf(f, "[tier %s]: ", ld->label);
+			else
+				fputs(ld->kind == SECT_DAEMON ? "[daemon]: " : "[dataset NAME]: ", f);
+			put_key_names(f, ld->kind);
+			fputc(')', f);
+		}
+		msg_end(ld);
+		return;
+	}
+	size_t ki = (size_t)(k - keys);
+	struct sect_state *st = ld->state;
+	if (st->key_line[ki]) {
+		key_msg(ld, line, ld->label, k, "set twice (first at line %d; keep one)",
+			st->key_line[ki]);
+		return;
+	}
+	st->key_line[ki] = line;
+	if (key_set(ld, k, ld->label, line, ld->base, value ? value : "") < 0)
+		st->key_bad[ki] = true;
+}
+
+#if INI_HANDLER_LINENO
+static int config_handler(void *user, const char *section, const char *name, const char *value,
+			  int lineno)
+{
+	(void)lineno; /* the reader's count: same line, and right in either build */
+#else
+static int config_handler(void *user, const char *section, const char *name, const char *value)
+{
+#endif
+	(void)section; /* the reader tracks sections, including empty ones */
+	on_key(user, name, value);
+	return 1; /* errors are ours to collect; never let inih stop */
+}
+
+/* ---- cross-checks ---- */
+
+/* Was the key written, and accepted? */
+static bool key_ok(const struct sect_state *st, enum section_kind kind, const char *name)
+{
+	size_t ki = key_index(kind, name);
+	return st->key_line[ki] && !st->key_bad[ki];
+}
+
+static bool key_rejected(const struct sect_state *st, enum section_kind kind, const char *name)
+{
+	return st->key_bad[key_index(kind, name)];
+}
+
+static void check_missing(struct load *ld, const struct sect_state *st, enum section_kind kind,
+			  const char *label, unsigned backend_flag, const char *backend)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		const struct key_def *k = &keys[i];
+		if (k->sect != kind || !(k->flags & KEY_REQUIRED) || st->key_line[i])
+			continue;
+		if ((k->flags & (KEY_POSIX | KEY_RADOS)) && !(k->flags & backend_flag))
+			continue;
+		if (backend)
+			key_msg(ld, st->line, label, k, "missing (required for backend = %s; e.g. %s)",
+				backend, k->example);
+		else
+			key_msg(ld, st->line, label, k, "missing (required; e.g. %s)", k->example);
+	}
+}
+
+/* SUBJECT.path must neither be, be inside, nor contain OTHER. */
+static void check_apart(struct load *ld, const char *subject, const char *path,
+			const char *other, const char *other_path)
+{
+	char a[512], b[512];
+	const char *hint = "give each its own directory";
+	if (strcmp(path, other_path) == 0)
+		load_msg(ld, 0, "%s: path \"%s\" is also %s (%s)", subject, shown(a, sizeof(a), path),
+			 other, hint);
+	else if (path_inside(path, other_path))
+		load_msg(ld, 0, "%s: path \"%s\" is inside %s \"%s\" (%s)", subject,
+			 shown(a, sizeof(a), path), other, shown(b, sizeof(b), other_path), hint);
+	else if (path_inside(other_path, path))
+		load_msg(ld, 0, "%s: path \"%s\" contains %s \"%s\" (%s)", subject,
+			 shown(a, sizeof(a), path), other, shown(b, sizeof(b), other_path), hint);
+}
+
+static void cross_check(struct load *ld)
+{
+	struct config *cfg = ld->cfg;
+	bool tier_path[TIER_COUNT] = {false};
+	bool state_ok = !key_rejected(&ld->daemon, SECT_DAEMON, "state_dir");
+
+	if (!cfg->tiers[TIER_HOT].present)
+		load_msg(ld, 0, "hot: missing [tier hot] (required; give it a path and a capacity)");
+	for (int t = 0; t < TIER_COUNT; t++) {
+		const struct tier_conf *tc = &cfg->tiers[t];
+		const struct sect_state *st = &ld->tiers[t];
+		if (!tc->present)
+			continue;
+		check_missing(ld, st, SECT_TIER, tier_names[t], 0, NULL);
+		if (!key_rejected(st, SECT_TIER, "high_water") &&
+		    !key_rejected(st, SECT_TIER, "low_water") &&
+		    tc->low_water >= tc->high_water)
+			load_msg(ld, 0, "%s: need low_water < high_water (got %u >= %u)", tier_names[t],
+				 tc->low_water, tc->high_water);
+		tier_path[t] = key_ok(st, SECT_TIER, "path");
+		if (tier_path[t] && state_ok)
+			check_apart(ld, tier_names[t], tc->path, "daemon.state_dir", cfg->state_dir);
+	}
+	if (tier_path[TIER_HOT] && tier_path[TIER_WARM])
+		check_apart(ld, "warm", cfg->tiers[TIER_WARM].path, "hot.path",
+			    cfg->tiers[TIER_HOT].path);
+
+	for (unsigned i = 0; i < cfg->ndatasets; i++) {
+		const struct dataset_conf *ds = &cfg->datasets[i];
+		const struct sect_state *st = &ld->ds[i];
+		char label[CONFIG_NAME_MAX + 16];
+		snprintf(label, sizeof(label), "dataset.%s", ds->name);
+		if (key_rejected(st, SECT_DATASET, "backend"))
+			continue; /* a bad backend: which keys belong is unknown */
+		bool rados = strcmp(ds->backend, "rados") == 0;
+		unsigned mine = rados ? KEY_RADOS : KEY_POSIX;
+		for (size_t j = 0; j < ARRAY_SIZE(keys); j++) {
+			const struct key_def *k = &keys[j];
+			unsigned only = k->flags & (KEY_POSIX | KEY_RADOS);
+			if (k->sect != SECT_DATASET || !only || only == mine || !st->key_line[j])
+				continue;
+			key_msg(ld, st->key_line[j], label, k,
+				"%s is for backend = %s (this dataset has backend = %s)", k->name,
+				only == KEY_RADOS ? "rados" : "posix", ds->backend);
+		}
+		check_missing(ld, st, SECT_DATASET, label, mine, ds->backend);
+		if (rados || !key_ok(st, SECT_DATASET, "path"))
+			continue;
+		/* the cold directory is the source of truth: a tier or the index
+		 * inside it (or it inside them) would serve or evict the wrong files */
+		for (int t = 0; t < TIER_COUNT; t++)
+			if (tier_path[t]) {
+				char other[16];
+				snprintf(other, sizeof(other), "%s.path", tier_names[t]);
+				check_apart(ld, label, ds->path, other, cfg->tiers[t].path);
+			}
+		if (state_ok)
+			check_apart(ld, label, ds->path, "daemon.state_dir", cfg->state_dir);
+	}
+}
+
+/* ---- loading ---- */
+
+/* Read FILE whole into *text (NUL-terminated). */
+static int read_file(const char *file, char **text, size_t *len)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	int rc = 0;
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(CONFIG_FILE_MAX + 2);
+	if (!buf) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		ssize_t r = read(fd, buf + n, CONFIG_FILE_MAX + 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = -errno;
+			goto out;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > CONFIG_FILE_MAX) {
+			rc = -EFBIG;
+			goto out;
+		}
+	}
+	buf[n] = '\0';
+	*text = buf;
+	*len = n;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+/* cfg->file (absolute, normalised) and ld->dir, its directory. */
+static int load_locate(struct load *ld)
+{
+	char joined[2 * PATH_MAX], cwd[PATH_MAX];
+	int n;
+	if (ld->file[0] == '/') {
+		n = snprintf(joined, sizeof(joined), "%s", ld->file);
+	} else {
+		if (!getcwd(cwd, sizeof(cwd)))
+			return -errno;
+		n = snprintf(joined, sizeof(joined), "%s/%s", cwd, ld->file);
+	}
+	if (n < 0 || (size_t)n >= sizeof(joined) ||
+	    path_normalize(joined, ld->cfg->file, sizeof(ld->cfg->file)) < 0)
+		return -ENAMETOOLONG;
+	snprintf(ld->dir, sizeof(ld->dir), "%s", ld->cfg->file);
+	char *slash = strrchr(ld->dir, '/');
+	if (slash == ld->dir)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	return 0;
+}
+
+int config_load(const char *file, struct config **out, char **errors)
+{
+	struct load ld = {.file = file, .kind = SECT_NONE};
+	char *text = NULL, *errbuf = NULL;
+	size_t errlen = 0;
+	int rc;
+
+	*out = NULL;
+	if (errors)
+		*errors = NULL;
+	ld.err = open_memstream(&errbuf, &errlen);
+	ld.cfg = calloc(1, sizeof(*ld.cfg));
+	if (!ld.err || !ld.cfg) {
+		rc = -ENOMEM;
+		goto out;
+	}
+
+	rc = load_locate(&ld);
+	if (rc == 0)
+		rc = read_file(file, &text, &ld.len);
+	if (rc < 0) {
+		if (rc == -EFBIG)
+			load_msg(&ld, 0, "cannot read: larger than %d bytes", CONFIG_FILE_MAX);
+		else
+			load_msg(&ld, 0, "cannot read: %s", strerror(-rc));
+		goto out;
+	}
+	ld.text = text;
+
+	/* phase 1: defaults */
+	section_defaults(&ld, SECT_DAEMON, "daemon", ld.cfg);
+	for (int t = 0; t < TIER_COUNT; t++)
+		section_defaults(&ld, SECT_TIER, tier_names[t], &ld.cfg->tiers[t]);
+
+	/* phase 2: parse */
+	int line = ini_parse_stream(config_reader, &ld, config_handler, &ld);
+	if (line == -2)
+		ld.oom = true;
+	else if (line > 0 && line != ld.first_syntax_line)
+		load_msg(&ld, line, "syntax error"); /* inih saw what our reader did not */
+
+	/* phase 3: cross-checks */
+	if (!ld.oom)
+		cross_check(&ld);
+
+	rc = ld.oom ? -ENOMEM : ld.nerr ? -EINVAL : 0;
+out:
+	if (ld.err && fclose(ld.err) != 0 && rc == 0)
+		rc = -ENOMEM;
+	ld.err = NULL;
+	if (rc == 0) {
+		*out = ld.cfg;
+		ld.cfg = NULL;
+	} else if (errors && errbuf && errlen) {
+		*errors = errbuf;
+		errbuf = NULL;
+	}
+	config_free(ld.cfg);
+	free(ld.ds);
+	free(text);
+	free(errbuf);
+	return rc;
+}
+
+void config_free(struct config *cfg)
+{
+	if (!cfg)
+		return;
+	free(cfg->datasets);
+	free(cfg);
+}
+
+const struct dataset_conf *config_dataset(const struct config *cfg, const char *name)
+{
+	for (unsigned i = 0; i < cfg->ndatasets; i++)
+		if (strcmp(cfg->datasets[i].name, name) == 0)
+			return &cfg->datasets[i];
+	return NULL;
+}
+
+int config_key_at(size_t i, struct config_key_info *out)
+{
+	static const char *const sect_names[] = {
+		[SECT_DAEMON] = "daemon", [SECT_TIER] = "tier", [SECT_DATASET] = "dataset"};
+	if (i >= ARRAY_SIZE(keys))
+		return -ENOENT;
+	const struct key_def *k = &keys[i];
+	*out = (struct config_key_info){
+		.section = sect_names[k->sect],
+		.name = k->name,
+		.default_value = k->def,
+		.required = k->flags & KEY_REQUIRED,
+		.backend = k->flags & KEY_POSIX ? "posix" : k->flags & KEY_RADOS ? "rados" : NULL,
+	};
+	return 0;
+}
