@@ -1,0 +1,161 @@
+/*
+ * libtiercache internals shared by its files (not installed).
+ *
+ * Locking, in the only order they may be taken:
+ *   io_lock   the socket: held from a request's send to its reply, and while
+ *             (re)connecting. Everything that talks to the daemon holds it.
+ *   tbl_lock  the handle table and every handle's fields and chunk-fd cache.
+ *             Held only for short bookkeeping, never across a syscall that
+ *             may block (a pread on a cached chunk fd runs without any lock;
+ *             the chunk entry is pinned by a reference count instead).
+ * A handle's daemon-side fields (dh, gen, stale) change only with both locks
+ * held, so a holder of io_lock may read them without tbl_lock.
+ *
+ * fork(): every public entry point first calls tc_enter(), which notices a
+ * changed pid and resets the connection in the child (see conn.c).
+ */
+#ifndef TIERCACHE_LIBTC_PRIVATE_H
+#define TIERCACHE_LIBTC_PRIVATE_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "proto.h"
+#include "tiercache.h"
+
+/* Chunk fds kept per handle; the least recently used is released beyond. */
+#define TC_CHUNK_CACHE 8u
+/* fds one reply may carry; more are closed and the reply is refused. */
+#define TC_MSG_MAXFDS 4
+/* Internal result of the transport: the connection broke (EOF, EPIPE,
+ * ECONNRESET) and the request may be retried on a new connection. Never
+ * leaves the library: callers turn it into tc->last_conn_err. */
+#define TC_ERETRY (-100000)
+#define TC_DETAIL_MAX 512
+#define TC_HANDLES_MAX (1 << 20)
+
+/* One chunk fd of a handle. Pinned by refs while a thread preads from it;
+ * once evicted (live false) the last user closes and frees it. */
+struct tc_chunk {
+	struct tc_chunk *next;
+	uint32_t idx;
+	uint32_t len;   /* bytes of the file this chunk holds */
+	uint32_t gen;   /* connection the fd came from: RELEASE only on that one */
+	uint32_t refs;
+	uint64_t stamp; /* LRU clock value of the last use */
+	int fd;
+	bool live;
+};
+
+struct tc_handle {
+	char *path;
+	uint64_t dh;  /* daemon handle, valid on connection generation gen */
+	uint32_t gen; /* 0: none (must re-open before the next request) */
+	uint64_t size;
+	int64_t mtime_ns;
+	uint32_t chunk_size;
+	uint64_t pos;
+	unsigned refs;  /* the table's + one per call in flight */
+	bool stale;     /* re-open found another version: ESTALE from now on */
+	bool streamed;  /* the daemon sent a CHUNK reply without an fd */
+	bool closed;    /* tiercache_close ran; the struct lives on while refs */
+	struct tc_chunk *chunks;
+	unsigned nlive;
+	uint64_t clock;
+};
+
+struct tiercache {
+	pthread_mutex_t io_lock;
+	pthread_mutex_t tbl_lock;
+	_Atomic pid_t owner;    /* process the socket belongs to */
+	_Atomic pid_t resetter; /* child that is resetting after fork */
+	char *path;
+	int fd;                 /* -1: not connected */
+	uint32_t gen;           /* bumped on every new connection */
+	uint32_t next_id;
+	int last_conn_err;      /* errno of the last connect / break */
+	uint32_t read_max;      /* bytes per streamed READ */
+	bool no_fd_passing;     /* $TIERCACHE_NO_FD_PASSING=1 */
+	double reconnect_timeout; /* seconds, $TIERCACHE_RECONNECT_TIMEOUT */
+	struct tc_handle **slots;
+	int nslots;
+};
+
+/* One reply frame. */
+struct tc_msg {
+	struct tc_hdr hdr;
+	uint8_t *payload; /* malloc'd, NULL when len is 0 */
+	size_t len;
+	int fds[TC_MSG_MAXFDS];
+	int nfds;
+};
+
+/* A request for tc_request_locked(). build() runs with io_lock held on a
+ * live connection, after hd (if any) was re-opened on it; it appends the
+ * payload and returns 0 to send, > 0 to stop without sending (the caller's
+ * result is already there), or -errno. */
+struct tc_req {
+	uint8_t op;
+	uint32_t flags;
+	struct tc_handle *hd;
+	int (*build)(struct tiercache *tc, struct proto_wr *w, void *arg);
+	void *arg;
+};
+
+/* ---- error.c: per-thread detail, log hook ---- */
+/* Start of a public call: forget the detail of earlier steps. */
+void tc_err_begin(void);
+/* Detail for the failure being returned (daemon's words or ours). */
+void tc_err_detail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Public failure exit: errno = -rc, publish the detail; returns -1. */
+int tc_err_fail(int rc);
+void tc_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- conn.c: transport ---- */
+/* Every public call on a connection starts here (fork detection). */
+void tc_enter(struct tiercache *tc);
+/* Send one request and, unless TC_F_NOREPLY, read its reply. io_lock held.
+ * An error reply becomes -errno with its detail recorded. Returns 0,
+ * -errno, or TC_ERETRY (connection dropped). */
+int tc_xfer(struct tiercache *tc, uint8_t op, uint32_t flags, struct proto_wr *w,
+	    struct tc_msg *rep);
+/* Run a request with reconnect-and-retry (io_lock held). */
+int tc_request_locked(struct tiercache *tc, const struct tc_req *rq, struct tc_msg *rep);
+int tc_request(struct tiercache *tc, const struct tc_req *rq, struct tc_msg *rep);
+void tc_msg_free(struct tc_msg *m);
+/* Take the (only) fd of a reply, or -1; the message no longer owns it. */
+int tc_msg_take_fd(struct tc_msg *m);
+/* The reply payload was malformed: drop the connection (the stream cannot
+ * be trusted any more) and return -EPROTO. io_lock held. */
+int tc_bad_reply(struct tiercache *tc, const char *what);
+void tc_io_lock(struct tiercache *tc);
+void tc_io_unlock(struct tiercache *tc);
+/* strlen(path) < TC_PATH_MAX, else -ENAMETOOLONG; NULL -> -EINVAL. */
+int tc_path_check(const char *path);
+
+/* ---- handle.c ---- */
+/* Take a reference on handle h (NULL: no such handle), drop it. */
+struct tc_handle *tc_handle_get(struct tiercache *tc, int h);
+void tc_handle_put(struct tiercache *tc, struct tc_handle *hd);
+/* Re-open hd on the current connection if it belongs to an older one
+ * (fork, daemon restart). io_lock held, connected. */
+int tc_handle_ensure(struct tiercache *tc, struct tc_handle *hd);
+/* Drop every chunk fd without telling the daemon (fork child). */
+void tc_handles_forget_fds(struct tiercache *tc);
+void tc_handles_free_all(struct tiercache *tc);
+/* Close and free a handle's chunk entries that no thread uses and mark the
+ * rest dead, so their last user frees them. tbl_lock held (close(2) of a
+ * plain file does not block, so it may run under the lock). */
+void tc_chunks_drop(struct tc_handle *hd);
+
+/* ---- read.c ---- */
+/* pread on a handle: >= 0 bytes (exactly min(n, size - off)) or -errno. */
+ssize_t tc_handle_pread(struct tiercache *tc, struct tc_handle *hd, void *buf, size_t n,
+			uint64_t off);
+
+#endif

@@ -1,0 +1,91 @@
+/*
+ * tierctl internals: the subcommand table type, and the helpers every
+ * subcommand shares (error messages, exit codes, record-set rendering).
+ *
+ * Adding a subcommand is one function `int fn(struct tiercache *tc, int
+ * argc, char **argv)` in its own cmd_*.c file plus one row in the table in
+ * main.c. argv[0] is the subcommand's name, so getopt works as usual (main
+ * resets it). Single-threaded program.
+ */
+#ifndef TIERCACHE_TIERCTL_H
+#define TIERCACHE_TIERCTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "proto.h"
+#include "tiercache.h"
+
+enum tierctl_exit {
+	TIERCTL_EXIT_OK = 0,
+	TIERCTL_EXIT_FAIL = 1,  /* the operation failed */
+	TIERCTL_EXIT_USAGE = 2, /* bad command line: main prints the usage */
+};
+
+/* A subcommand returns a tierctl_exit value. On TIERCTL_EXIT_USAGE it has
+ * printed what was wrong (tierctl_usage_error) and main adds the usage. */
+typedef int (*tierctl_fn)(struct tiercache *tc, int argc, char **argv);
+
+struct tierctl_cmd {
+	const char *name;
+	const char *usage;   /* arguments, shown after "tierctl NAME " */
+	const char *summary; /* one line for `tierctl help` */
+	tierctl_fn fn;
+	bool offline;        /* runs without connecting (tc is NULL) */
+	/* Positional arguments (words not starting with '-'), checked before
+	 * connecting so a usage error never waits on the daemon. max_args 0:
+	 * not checked here; -1: no upper bound. */
+	int min_args, max_args;
+};
+
+/* The table, in help order; ends with a row whose name is NULL. */
+extern const struct tierctl_cmd tierctl_cmds[];
+const struct tierctl_cmd *tierctl_cmd_find(const char *name);
+
+/* ---- messages (stderr, prefixed "tierctl: ") ---- */
+void tierctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "tierctl: WHAT: <strerror(errno)>[: <daemon detail>]"; returns EXIT_FAIL.
+ * Call right after the failing tiercache_* call. */
+int tierctl_fail(const char *what);
+int tierctl_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A subcommand's flags: exact words ("--json", "-l") that set a bool. */
+struct tierctl_flag {
+	const char *name;
+	bool *set;
+};
+/* Sort argv[1..argc) into flags (table ends with a NULL name) and
+ * positional arguments, which end up in argv[1..1+*npos) in order. "--"
+ * ends the flags. Returns 0, or TIERCTL_EXIT_USAGE for an unknown flag. */
+int tierctl_parse_flags(int argc, char **argv, const struct tierctl_flag *flags, int *npos);
+
+/* ---- rendering (render.c) ---- */
+/* 1536 -> "1.5K"; below 1 KiB plain bytes ("512B"). */
+void tierctl_human_bytes(char *buf, size_t n, uint64_t v);
+/* A JSON string literal, quoted and escaped; bytes >= 0x80 pass as is. */
+void tierctl_json_str(FILE *f, const char *s);
+/* {"section": {...} | [...], ...}, fields in the daemon's order. */
+void tierctl_render_json(FILE *f, const struct proto_recset *rs);
+/* Objects as aligned "key  value" lines, arrays as tables; *_bytes keys
+ * human readable. */
+void tierctl_render_human(FILE *f, const struct proto_recset *rs);
+/* nanoseconds since the epoch -> "2024-05-01 12:00:00.123456789 UTC" */
+void tierctl_format_time(char *buf, size_t n, int64_t ns);
+
+/* ---- shared request helpers (cmd_status.c) ---- */
+/* Call op with payload (req, len) and parse the reply as a record set;
+ * on failure print "tierctl: WHAT: ..." and return EXIT_FAIL. */
+int tierctl_call_recset(struct tiercache *tc, unsigned op, const void *req, size_t len,
+			const char *what, struct proto_recset *out);
+
+/* ---- subcommands ---- */
+int tierctl_cmd_status(struct tiercache *tc, int argc, char **argv);
+int tierctl_cmd_datasets(struct tiercache *tc, int argc, char **argv);
+int tierctl_cmd_refresh(struct tiercache *tc, int argc, char **argv);
+int tierctl_cmd_ls(struct tiercache *tc, int argc, char **argv);
+int tierctl_cmd_stat(struct tiercache *tc, int argc, char **argv);
+int tierctl_cmd_cat(struct tiercache *tc, int argc, char **argv);
+int tierctl_cmd_help(struct tiercache *tc, int argc, char **argv);
+
+#endif
