@@ -15,9 +15,11 @@
 #   client/tierctl/*.c   tierctl
 #   client/mount/*.c  tiercache-mount
 #   tests/unit/test_*.c  one cmocka binary each, linked with all the above
-#   bench/*.c         one benchmark binary each
+#   bench/*.c         one benchmark binary each (bench/lib_*.c linked into all)
 
 .DEFAULT_GOAL := all
+# keep objects that pattern rules build on the way
+.SECONDARY:
 SHELL := /bin/bash
 
 SANITIZER ?=
@@ -67,7 +69,8 @@ TIERCTL_SRCS := $(wildcard client/tierctl/*.c)
 MOUNT_SRCS := $(wildcard client/mount/*.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_HELPERS := $(filter-out tests/unit/test_%,$(wildcard tests/unit/*.c))
-BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_SRCS := $(filter-out bench/lib_%,$(wildcard bench/*.c))
+BENCH_LIB_SRCS := $(wildcard bench/lib_*.c)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 ITEST_C_SRCS := $(wildcard tests/integration/*.c)
 
@@ -139,7 +142,7 @@ $(O)/tests/%: $(O)/obj/tests/integration/%.o $(LIBTC_A) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(DAEMON_LIBS)
 
-$(BIN)/%: $(O)/obj/bench/%.o $(LIBCACHED) $(LIBPOLICY) $(LIBTC_A) $(LIBCOMMON)
+$(BIN)/%: $(O)/obj/bench/%.o $(call objs,$(BENCH_LIB_SRCS)) $(LIBTC_A) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(DAEMON_LIBS)
 

@@ -132,11 +132,43 @@ static struct cfile *cfile_new(struct chunk *c)
 	return f;
 }
 
+int chunk_fdcache_init(struct daemon *d)
+{
+	d->fdcache = calloc(FDCACHE_SLOTS, sizeof(*d->fdcache));
+	if (!d->fdcache)
+		return -ENOMEM;
+	for (unsigned i = 0; i < FDCACHE_SLOTS; i++)
+		d->fdcache[i].fd = -1;
+	return 0;
+}
+
+void chunk_fdcache_free(struct daemon *d)
+{
+	for (unsigned i = 0; d->fdcache && i < FDCACHE_SLOTS; i++)
+		if (d->fdcache[i].fd >= 0)
+			close(d->fdcache[i].fd);
+	free(d->fdcache);
+	d->fdcache = NULL;
+}
+
+/* A file leaving (unlinked): its cached descriptor must never be handed out
+ * again, and the cfile's address may be reused. */
+static void fdcache_forget(struct daemon *d, const struct cfile *f)
+{
+	struct fdslot *s = &d->fdcache[f->key & (FDCACHE_SLOTS - 1)];
+	if (s->f == f) {
+		close(s->fd);
+		s->fd = -1;
+		s->f = NULL;
+	}
+}
+
 /* Unlink a chunk's current file and let go of the chunk's reference. */
 static void cfile_detach(struct daemon *d, struct cfile *f)
 {
 	char path[PATH_MAX + 64];
 	struct tier *t = &d->tiers[f->tier];
+	fdcache_forget(d, f);
 	tier_chunk_path(t, f->key, path, sizeof(path));
 	if (unlink(path) < 0 && errno != ENOENT)
 		log_warn("tier=%s op=unlink path=%s err=\"%s\"", t->name, path, strerror(errno));
@@ -254,8 +286,18 @@ void chunk_drop(struct daemon *d, struct chunk *c, const char *why)
 int chunk_open_fd(struct daemon *d, const struct chunk *c)
 {
 	char path[PATH_MAX + 64];
-	tier_chunk_path(&d->tiers[c->tier], c->key, path, sizeof(path));
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct fdslot *s = &d->fdcache[c->key & (FDCACHE_SLOTS - 1)];
+	if (s->f != c->file) {
+		tier_chunk_path(&d->tiers[c->tier], c->key, path, sizeof(path));
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		if (s->fd >= 0)
+			close(s->fd);
+		s->fd = fd;
+		s->f = c->file;
+	}
+	int fd = fcntl(s->fd, F_DUPFD_CLOEXEC, 0);
 	return fd < 0 ? -errno : fd;
 }
 

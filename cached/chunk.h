@@ -35,8 +35,11 @@ void chunk_policy_remove(struct daemon *d, struct chunk *c);
 /* Replace a chunk's file by a new copy on another tier (after a move). */
 void chunk_move_commit(struct daemon *d, struct chunk *c, uint8_t new_tier);
 
-/* Open the chunk's current file read-only (for handing to a client). */
+/* A new read-only descriptor of the chunk's current file (for handing to a
+ * client; the caller closes it). */
 int chunk_open_fd(struct daemon *d, const struct chunk *c);
+int chunk_fdcache_init(struct daemon *d);
+void chunk_fdcache_free(struct daemon *d);
 
 void cfile_ref(struct cfile *f);
 void cfile_unref(struct daemon *d, struct cfile *f);

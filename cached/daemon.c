@@ -188,7 +188,7 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	if ((rc = chunk_table_init(&d->chunks)) < 0 || (rc = fill_table_init(&d->fills)) < 0 ||
-	    (rc = mover_init(d)) < 0) {
+	    (rc = chunk_fdcache_init(d)) < 0 || (rc = mover_init(d)) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return rc;
 	}
@@ -263,6 +263,7 @@ void daemon_free(struct daemon *d)
 		}
 	}
 	chunk_table_free(&d->chunks);
+	chunk_fdcache_free(d);
 	fill_table_free(&d->fills);
 	for (unsigned i = 0; i < d->nds; i++)
 		dataset_free(d, d->ds[i]);

@@ -95,6 +95,14 @@ struct counters {
 
 struct fill;
 
+/* Open descriptors of recently handed-out chunk files: a hit costs a dup()
+ * instead of a path lookup. Direct-mapped by chunk key. */
+#define FDCACHE_SLOTS 1024u
+struct fdslot {
+	const struct cfile *f;
+	int fd;
+};
+
 struct fill_table {
 	struct fill **b;
 	size_t nb;
@@ -110,6 +118,7 @@ struct daemon {
 	struct dataset **ds;
 	unsigned nds;
 	struct chunk_table chunks;
+	struct fdslot *fdcache;
 	struct fill_table fills;
 	struct server *srv;
 	struct counters ctr;

@@ -126,17 +126,19 @@ static int send_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-/* Read exactly n bytes, collecting any descriptors that ride along. EOF is
- * -ECONNRESET: for us a daemon that hung up is a broken connection. */
-static int recv_exact(int fd, void *buf, size_t n, struct tc_msg *m)
+/* Read into buf until at least min bytes (at most cap) have arrived,
+ * collecting any descriptors that ride along. EOF is -ECONNRESET: for us a
+ * daemon that hung up is a broken connection. */
+static int recv_atleast(int fd, void *buf, size_t min, size_t cap, size_t *got, struct tc_msg *m)
 {
 	uint8_t *p = buf;
-	while (n > 0) {
+	*got = 0;
+	while (*got < min) {
 		union {
 			struct cmsghdr h;
 			char b[CMSG_SPACE(sizeof(int) * TC_MSG_MAXFDS)];
 		} cbuf;
-		struct iovec iov = {.iov_base = p, .iov_len = n};
+		struct iovec iov = {.iov_base = p + *got, .iov_len = cap - *got};
 		struct msghdr mh = {
 			.msg_iov = &iov,
 			.msg_iovlen = 1,
@@ -164,20 +166,28 @@ static int recv_exact(int fd, void *buf, size_t n, struct tc_msg *m)
 		}
 		if (r == 0)
 			return -ECONNRESET;
-		p += r;
-		n -= (size_t)r;
+		*got += (size_t)r;
 	}
 	return 0;
 }
 
-/* Read the reply to request (op, id) and check it is that reply. */
+static int recv_exact(int fd, void *buf, size_t n, struct tc_msg *m)
+{
+	size_t got;
+	return recv_atleast(fd, buf, n, n, &got, m);
+}
+
+/* Read the reply to request (op, id) and check it is that reply. Requests
+ * are lock-step, so nothing but this reply can be in the stream: the first
+ * recvmsg takes the header and, for small replies, the whole payload. */
 static int recv_reply(struct tiercache *tc, uint8_t op, uint32_t id, struct tc_msg *m)
 {
-	uint8_t hb[TC_HDR_SIZE];
-	int rc = recv_exact(tc->fd, hb, sizeof(hb), m);
+	uint8_t first[4096];
+	size_t got;
+	int rc = recv_atleast(tc->fd, first, TC_HDR_SIZE, sizeof(first), &got, m);
 	if (rc < 0)
 		return conn_broken(tc, -rc);
-	rc = proto_hdr_decode(hb, &m->hdr);
+	rc = proto_hdr_decode(first, &m->hdr);
 	if (rc < 0) {
 		tc_err_detail("bad reply header from tiercached (%s)",
 			      rc == -EMSGSIZE ? "frame too large" : "bad magic or version");
@@ -190,6 +200,9 @@ static int recv_reply(struct tiercache *tc, uint8_t op, uint32_t id, struct tc_m
 			 m->hdr.op, m->hdr.id, op, id);
 		return tc_bad_reply(tc, what);
 	}
+	size_t have = got - TC_HDR_SIZE;
+	if (have > m->hdr.len)
+		return tc_bad_reply(tc, "bytes beyond the reply (unsolicited frame)");
 	if (m->hdr.len) {
 		m->payload = malloc(m->hdr.len);
 		if (!m->payload) {
@@ -197,9 +210,12 @@ static int recv_reply(struct tiercache *tc, uint8_t op, uint32_t id, struct tc_m
 			conn_drop(tc);
 			return -ENOMEM;
 		}
-		rc = recv_exact(tc->fd, m->payload, m->hdr.len, m);
-		if (rc < 0)
-			return conn_broken(tc, -rc);
+		memcpy(m->payload, first + TC_HDR_SIZE, have);
+		if (have < m->hdr.len) {
+			rc = recv_exact(tc->fd, (uint8_t *)m->payload + have, m->hdr.len - have, m);
+			if (rc < 0)
+				return conn_broken(tc, -rc);
+		}
 		m->len = m->hdr.len;
 	}
 	if (m->nfds > 1)
@@ -459,9 +475,32 @@ static void fork_reset(struct tiercache *tc)
 	tc_handles_forget_fds(tc);
 }
 
+/* The calling process's pid without a syscall per call: refreshed in a
+ * forked child by an atfork handler (fork() runs it; a vfork child may only
+ * exec). */
+static pid_t pid_cache;
+static pthread_once_t pid_once = PTHREAD_ONCE_INIT;
+
+static void pid_refresh(void)
+{
+	pid_cache = getpid();
+}
+
+static void pid_init(void)
+{
+	pid_refresh();
+	pthread_atfork(NULL, NULL, pid_refresh);
+}
+
+static pid_t tc_self(void)
+{
+	pthread_once(&pid_once, pid_init);
+	return pid_cache;
+}
+
 void tc_enter(struct tiercache *tc)
 {
-	pid_t me = getpid();
+	pid_t me = tc_self();
 	if (atomic_load_explicit(&tc->owner, memory_order_acquire) == me)
 		return;
 	pid_t seen = atomic_load(&tc->resetter);
@@ -523,7 +562,7 @@ struct tiercache *tiercache_connect(const char *socket_path)
 	}
 	pthread_mutex_init(&tc->io_lock, NULL);
 	pthread_mutex_init(&tc->tbl_lock, NULL);
-	atomic_init(&tc->owner, getpid());
+	atomic_init(&tc->owner, tc_self());
 	atomic_init(&tc->resetter, 0);
 	tc->no_fd_passing = env_no_fd_passing();
 	tc->reconnect_timeout = env_timeout();
