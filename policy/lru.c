@@ -53,7 +53,9 @@ static void lru_insert(struct policy *p, struct pol_entry *e, uint64_t now)
 
 static void lru_remove(struct policy *p, struct pol_entry *e)
 {
-	pol_list_unlink(&((struct lru *)p)->list, e);
+	struct lru *l = (struct lru *)p;
+	pol_list_unlink(&l->list, e);
+	pol_list_prefetch_tail(&l->list);
 }
 
 static struct pol_entry *lru_victim(struct policy *p, uint64_t now)

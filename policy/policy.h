@@ -39,6 +39,10 @@ struct policy_env {
 	 * only compares values from the same oracle with each other. */
 	uint64_t (*next_use)(void *ctx, uint64_t key, uint64_t now);
 	void *ctx;
+	/* Optional, with next_use: a number that changes whenever earlier
+	 * answers of next_use may have changed other than by time passing
+	 * (plans added or dropped). NULL: assume they may change any time. */
+	uint64_t (*version)(void *ctx);
 };
 
 struct policy;
@@ -166,7 +170,11 @@ static inline int policy_describe(struct policy *p, char *buf, size_t len)
 int policy_create_with(const char *name, const char *tunables, const struct policy_env *env,
 		       struct policy **out, char *err, size_t errlen);
 
-/* Apply "k=v k=v" to an existing instance; stops at the first error. */
+/* Apply "k=v k=v" to an existing instance; stops at the first error, so
+ * earlier pairs of the list stay applied. To change tunables all or
+ * nothing, first check the list on a scratch instance:
+ *   policy_create_with(policy_name(p), list, env, &tmp, err, n) == 0
+ * then destroy tmp and apply the list to p, which then cannot fail. */
 int policy_set_list(struct policy *p, const char *tunables, char *err, size_t errlen);
 
 /* Helpers for set(): parse a value or write the standard message. */
@@ -217,6 +225,16 @@ static inline void pol_list_unlink(struct pol_list *l, struct pol_entry *e)
 static inline struct pol_entry *pol_list_tail(const struct pol_list *l)
 {
 	return pol_list_empty(l) ? NULL : l->head.prev;
+}
+
+/* After taking the tail: start loading the entry that will be the tail
+ * after the next one, so a steady stream of evictions does not stall on
+ * a cache miss each (a hint only; no effect on behaviour). */
+static inline void pol_list_prefetch_tail(const struct pol_list *l)
+{
+	const struct pol_entry *t = l->head.prev;
+	if (t != &l->head)
+		__builtin_prefetch(t->prev);
 }
 
 #endif

@@ -1,0 +1,384 @@
+/*
+ * clairvoyant: Belady's rule driven by the plans registered for the node.
+ * Evicts the resident entry whose next planned read is furthest away (over
+ * every plan: the oracle in struct policy_env, normally the plan store of
+ * plan.h), and does not admit an entry that would be that victim itself,
+ * i.e. one that would be evicted before its next use.
+ *
+ * Entries the plans do not mention ("unplanned", next use unknown) are the
+ * first to go, least recently used first; a new unplanned entry may replace
+ * an older unplanned one (tunable unplanned=admit, the default) so that a
+ * dataset with no plans at all gets plain LRU rather than nothing. With
+ * unplanned=skip it is never admitted once the cache is full.
+ *
+ * Next-use times are taken when an entry is read. Plans move (an epoch is
+ * appended, a plan dropped, a job skips reads), so the candidate victim is
+ * re-asked before it is named, and after the oracle's version changes each
+ * insert re-asks one more resident in turn until all have been: stale
+ * answers cannot pin an entry for ever.
+ *
+ * The residents sit in a lazy 4-ary max-heap of (next use, insertion
+ * sequence) nodes: an entry that is read gets a new node and its old one
+ * turns stale (its entry's stamp or sequence no longer match), and stale
+ * nodes are dropped when they surface or by a compaction once they
+ * outnumber the live ones. This writes nothing into the entries while
+ * sifting, which is what keeps it fast on a cache of millions of entries.
+ * An entry's next use is in stamp, the low bits of its node's sequence in aux.
+ *
+ * Pure: no I/O, no locks, no clock reads. One instance per thread.
+ */
+#include "policy.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CV_NEVER UINT64_MAX
+/* Changed answers tolerated before a victim is named anyway. */
+#define CV_REVALIDATE 8
+
+enum { CV_IN = 1, CV_OVERFLOW = 2 };
+
+struct cv_node {
+	uint64_t next_use;
+	uint64_t seq;     /* ties (unplanned) go oldest first */
+	uint64_t version; /* the oracle's version when next_use was asked */
+	struct pol_entry *e;
+};
+
+struct clairvoyant {
+	struct policy base;
+	uint64_t capacity;
+	uint64_t (*next_use)(void *ctx, uint64_t key, uint64_t now);
+	uint64_t (*version)(void *ctx);
+	void *ctx;
+	struct cv_node *heap;
+	size_t n, cap;
+	uint64_t seq;
+	size_t sweep;           /* next heap slot to re-ask */
+	uint64_t sweep_version; /* the oracle version the sweep has caught up with */
+	bool admit_unplanned;
+	struct pol_list overflow; /* entries the heap had no memory for */
+	uint64_t pending_key, pending_use;
+	bool pending_valid;
+	uint64_t admitted, refused, requeried, compactions;
+};
+
+static uint64_t cv_ask(const struct clairvoyant *c, uint64_t key, uint64_t now)
+{
+	return c->next_use ? c->next_use(c->ctx, key, now) : CV_NEVER;
+}
+
+static uint64_t cv_version(const struct clairvoyant *c)
+{
+	return c->version ? c->version(c->ctx) : 0;
+}
+
+/* a goes before b (nearer the top: evicted first)? */
+static bool cv_above(const struct cv_node *a, const struct cv_node *b)
+{
+	return a->next_use > b->next_use || (a->next_use == b->next_use && a->seq < b->seq);
+}
+
+static bool cv_valid(const struct cv_node *nd)
+{
+	const struct pol_entry *e = nd->e;
+	return (e->list & CV_IN) && e->stamp == nd->next_use && e->aux == (uint32_t)nd->seq;
+}
+
+/* A 4-ary heap: half the depth of a binary one, and a node's children
+ * share cache lines, which is what a pop pays for on a big cache. */
+#define CV_ARITY 4
+
+static void cv_down(struct clairvoyant *c, size_t i)
+{
+	struct cv_node nd = c->heap[i];
+	for (;;) {
+		size_t first = CV_ARITY * i + 1, best = i;
+		const struct cv_node *bn = &nd;
+		size_t last = first + CV_ARITY < c->n ? first + CV_ARITY : c->n;
+		for (size_t k = first; k < last; k++) {
+			if (cv_above(&c->heap[k], bn)) {
+				best = k;
+				bn = &c->heap[k];
+			}
+		}
+		if (best == i)
+			break;
+		c->heap[i] = c->heap[best];
+		i = best;
+	}
+	c->heap[i] = nd;
+}
+
+static void cv_pop(struct clairvoyant *c)
+{
+	if (--c->n) {
+		c->heap[0] = c->heap[c->n];
+		cv_down(c, 0);
+	}
+	/* The next top is checked through its entry: start loading the
+	 * candidates' entries now (a hint; no effect on behaviour). */
+	for (size_t k = 1; k <= CV_ARITY && k < c->n; k++)
+		__builtin_prefetch(c->heap[k].e);
+}
+
+/* Drop stale nodes and rebuild the heap in place (Floyd), O(n). */
+static void cv_compact(struct clairvoyant *c)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < c->n; i++)
+		if (cv_valid(&c->heap[i]))
+			c->heap[k++] = c->heap[i];
+	c->n = k;
+	for (size_t i = k / CV_ARITY + 1; i-- > 0;)
+		if (i < k)
+			cv_down(c, i);
+	c->sweep = 0;
+	c->compactions++;
+}
+
+/* Give e a node for its current stamp. false: no memory. */
+static bool cv_push(struct clairvoyant *c, struct pol_entry *e)
+{
+	if (c->n == c->cap && c->n > c->base.entries + c->base.entries / 2 + 1024)
+		cv_compact(c);
+	if (c->n == c->cap) {
+		size_t ncap = c->cap ? 2 * c->cap : 1024;
+		struct cv_node *nh = realloc(c->heap, ncap * sizeof(*nh));
+		if (!nh)
+			return false;
+		c->heap = nh;
+		c->cap = ncap;
+	}
+	struct cv_node nd = {
+		.next_use = e->stamp, .seq = c->seq++, .version = cv_version(c), .e = e
+	};
+	e->aux = (uint32_t)nd.seq;
+	size_t i = c->n++;
+	while (i > 0) {
+		size_t parent = (i - 1) / CV_ARITY;
+		if (!cv_above(&nd, &c->heap[parent]))
+			break;
+		c->heap[i] = c->heap[parent];
+		i = parent;
+	}
+	c->heap[i] = nd;
+	return true;
+}
+
+/* Out of memory: keep e where victim() names it first, so the caller's
+ * accounting stays right. */
+static void cv_to_overflow(struct clairvoyant *c, struct pol_entry *e)
+{
+	e->list = CV_OVERFLOW;
+	pol_list_push_head(&c->overflow, e);
+}
+
+/* Re-ask about a resident entry; true if the answer moved (and e has a new
+ * node: the old one is stale now). */
+static bool cv_requery(struct clairvoyant *c, struct pol_entry *e, uint64_t now)
+{
+	uint64_t u = cv_ask(c, e->key, now);
+	if (u == e->stamp)
+		return false;
+	e->stamp = u;
+	c->requeried++;
+	if (!cv_push(c, e)) {
+		e->list = 0;
+		cv_to_overflow(c, e);
+	}
+	return true;
+}
+
+/* The valid top node, re-asked if the oracle may have moved since its
+ * answer was taken (always, for an oracle without a version). */
+static struct cv_node *cv_top(struct clairvoyant *c, uint64_t now)
+{
+	int changed = 0;
+	for (;;) {
+		while (c->n && !cv_valid(&c->heap[0]))
+			cv_pop(c);
+		if (!c->n)
+			return NULL;
+		struct cv_node *top = &c->heap[0];
+		uint64_t v = cv_version(c);
+		if (c->version && top->version == v)
+			return top;
+		if (changed >= CV_REVALIDATE || !cv_requery(c, top->e, now)) {
+			c->heap[0].version = v; /* same answer: fresh again */
+			return &c->heap[0];
+		}
+		changed++;
+	}
+}
+
+static int cv_create(const struct policy_env *env, struct policy **out)
+{
+	struct clairvoyant *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	if (env) {
+		c->capacity = env->capacity;
+		c->next_use = env->next_use;
+		c->version = env->version;
+		c->ctx = env->ctx;
+	}
+	c->admit_unplanned = true;
+	c->sweep_version = cv_version(c);
+	pol_list_init(&c->overflow);
+	*out = &c->base;
+	return 0;
+}
+
+static void cv_destroy(struct policy *p)
+{
+	struct clairvoyant *c = (struct clairvoyant *)p;
+	free(c->heap);
+	free(c);
+}
+
+static int cv_set_tunable(struct policy *p, const char *key, const char *value, char *err, size_t n)
+{
+	struct clairvoyant *c = (struct clairvoyant *)p;
+	if (strcmp(key, "unplanned") == 0) {
+		if (value && strcmp(value, "admit") == 0)
+			c->admit_unplanned = true;
+		else if (value && strcmp(value, "skip") == 0)
+			c->admit_unplanned = false;
+		else {
+			snprintf(err, n, "clairvoyant: unplanned: \"%s\" is not admit or skip",
+				 value ? value : "");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	return policy_unknown_tunable(p, key, err, n);
+}
+
+static void cv_hit(struct policy *p, struct pol_entry *e, uint64_t now)
+{
+	struct clairvoyant *c = (struct clairvoyant *)p;
+	e->atime = now;
+	if (e->list & CV_OVERFLOW) /* it goes first anyway */
+		return;
+	e->stamp = cv_ask(c, e->key, now);
+	if (!cv_push(c, e)) {
+		e->list = 0;
+		cv_to_overflow(c, e);
+	}
+}
+
+static bool cv_admit(struct policy *p, uint64_t key, uint64_t size, uint64_t now)
+{
+	struct clairvoyant *c = (struct clairvoyant *)p;
+	uint64_t u = cv_ask(c, key, now);
+	bool ok = false;
+	c->pending_key = key;
+	c->pending_use = u;
+	c->pending_valid = true;
+	if (!c->capacity) {
+		ok = true;
+		goto out;
+	}
+	if (size > c->capacity)
+		goto out;
+	if (p->bytes + size <= c->capacity) {
+		ok = true;
+		goto out;
+	}
+	struct cv_node *top = cv_top(c, now);
+	if (!top)
+		goto out;
+	if (u == CV_NEVER)
+		ok = c->admit_unplanned && top->next_use == CV_NEVER;
+	else
+		ok = u < top->next_use;
+out:
+	if (ok)
+		c->admitted++;
+	else
+		c->refused++;
+	return ok;
+}
+
+/* After the oracle's version moved, re-ask one resident per insert until
+ * every slot has been seen once. */
+static void cv_sweep_step(struct clairvoyant *c, uint64_t now)
+{
+	uint64_t v = cv_version(c);
+	if (c->version && v == c->sweep_version)
+		return;
+	if (c->sweep >= c->n) {
+		c->sweep = 0;
+		c->sweep_version = v;
+		return;
+	}
+	struct cv_node *nd = &c->heap[c->sweep++];
+	if (c->version && nd->version == v)
+		return;
+	if (cv_valid(nd) && !cv_requery(c, nd->e, now))
+		nd->version = v;
+}
+
+static void cv_insert(struct policy *p, struct pol_entry *e, uint64_t now)
+{
+	struct clairvoyant *c = (struct clairvoyant *)p;
+	uint64_t u = c->pending_valid && c->pending_key == e->key ? c->pending_use
+								  : cv_ask(c, e->key, now);
+	c->pending_valid = false;
+	e->stamp = u;
+	e->atime = now;
+	e->list = CV_IN;
+	if (!cv_push(c, e)) {
+		cv_to_overflow(c, e);
+		return;
+	}
+	cv_sweep_step(c, now);
+}
+
+static void cv_remove(struct policy *p, struct pol_entry *e)
+{
+	struct clairvoyant *c = (struct clairvoyant *)p;
+	if (e->list & CV_OVERFLOW)
+		pol_list_unlink(&c->overflow, e);
+	e->list = 0; /* its nodes are stale from now on */
+}
+
+static struct pol_entry *cv_victim(struct policy *p, uint64_t now)
+{
+	struct clairvoyant *c = (struct clairvoyant *)p;
+	if (!pol_list_empty(&c->overflow))
+		return pol_list_tail(&c->overflow);
+	struct cv_node *top = cv_top(c, now);
+	return top ? top->e : NULL;
+}
+
+static int cv_describe(struct policy *p, char *buf, size_t len)
+{
+	struct clairvoyant *c = (struct clairvoyant *)p;
+	snprintf(buf, len,
+		 "unplanned=%s oracle=%s admitted=%llu refused=%llu requeried=%llu heap=%zu "
+		 "compactions=%llu",
+		 c->admit_unplanned ? "admit" : "skip", c->next_use ? "yes" : "none",
+		 (unsigned long long)c->admitted, (unsigned long long)c->refused,
+		 (unsigned long long)c->requeried, c->n, (unsigned long long)c->compactions);
+	return 0;
+}
+
+const struct policy_ops policy_clairvoyant_ops = {
+	.name = "clairvoyant",
+	.summary = "plan-aware Belady: evicts what the registered plans need furthest away",
+	.create = cv_create,
+	.destroy = cv_destroy,
+	.set = cv_set_tunable,
+	.hit = cv_hit,
+	.admit = cv_admit,
+	.insert = cv_insert,
+	.remove = cv_remove,
+	.victim = cv_victim,
+	.tunables = "unplanned",
+	.caps = POLICY_CAP_PLANS,
+	.describe = cv_describe,
+};

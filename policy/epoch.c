@@ -1,0 +1,239 @@
+/*
+ * epoch: for data read in epochs (every sample once per epoch, a new random
+ * order each time), with no hints from anyone.
+ *
+ * Under a fresh random order per epoch no online policy can tell which
+ * unread sample comes next, so the best it can do is hold a fixed subset and
+ * hit it once per epoch: hit ratio c, the cached fraction. LRU instead
+ * replaces what it will need with what it will not and gets about c^2/2.
+ * This policy keeps a stable resident set: once full it admits a new entry
+ * only in place of a dead one, and evicts the most recently used entry when
+ * asked for room with nothing dead (that entry was just read, so it is the
+ * one least likely to be needed again in this epoch).
+ *
+ * "Dead" is how it notices epochs and adapts when the data set changes: it
+ * measures the reuse distance of its hits (in its own access ticks, so a
+ * paused job does not age anything) and tracks a high quantile of them
+ * (the 95th percentile by default) as the epoch length: a sample read early
+ * in one epoch and late in the next has a reuse distance near two epochs,
+ * and with several jobs sharing the data the mean is far below the epoch,
+ * so the mean would call live samples dead. An entry idle for more than
+ * dead_factor of those lengths is not being read in epochs any more and may
+ * be replaced, least recently used first.
+ *
+ * Before its first hit it cannot know the epoch length, so it assumes
+ * first_epoch times the resident count (the data set is at most that many
+ * times the cache; default 16, i.e. the cache holds at least ~6% of it):
+ * the first epoch does not churn, and a cache filled by a one-pass scan
+ * that is never read again still turns over, later.
+ *
+ * The quantile is tracked by stochastic approximation with steps scaled to
+ * the current estimate, remembering about one epoch of hits (rate
+ * 4/entries unless the rate tunable fixes it).
+ *
+ * Pure: no I/O, no locks, no clock reads. One instance per thread.
+ */
+#include "policy.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How far admit() looks for dead entries before it gives up. */
+#define EPOCH_SCAN_MAX 64
+
+struct epoch {
+	struct policy base;
+	struct pol_list lru; /* head: most recently used */
+	uint64_t capacity;   /* 0: unknown, admit everything */
+	uint64_t tick;       /* accesses seen (hits + admits) */
+	double reuse_q;      /* quantile of hit reuse distances, in ticks */
+	uint64_t samples;
+	double dead_factor;
+	double first_epoch; /* epoch length before any hit, in resident counts */
+	double quantile;    /* which quantile of reuse distances is the epoch */
+	double rate;        /* step of the estimate; 0: 4/entries */
+	uint64_t admitted, refused;
+};
+
+static int epoch_create(const struct policy_env *env, struct policy **out)
+{
+	struct epoch *ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -ENOMEM;
+	pol_list_init(&ep->lru);
+	ep->capacity = env ? env->capacity : 0;
+	ep->dead_factor = 2.0;
+	ep->first_epoch = 16.0;
+	ep->quantile = 0.95;
+	ep->rate = 0;
+	*out = &ep->base;
+	return 0;
+}
+
+static void epoch_destroy(struct policy *p)
+{
+	free(p);
+}
+
+static int epoch_set(struct policy *p, const char *key, const char *value, char *err, size_t n)
+{
+	struct epoch *ep = (struct epoch *)p;
+	double d;
+	int rc;
+	if (strcmp(key, "dead_factor") == 0) {
+		/* Below ~1.2 the tail of live reuse distances beyond the
+		 * quantile would count as dead: churn. */
+		rc = policy_parse_double(p, key, value, 1.0, 1e6, &d, err, n);
+		if (rc == 0)
+			ep->dead_factor = d;
+		return rc;
+	}
+	if (strcmp(key, "first_epoch") == 0) {
+		rc = policy_parse_double(p, key, value, 1.0, 1e9, &d, err, n);
+		if (rc == 0)
+			ep->first_epoch = d;
+		return rc;
+	}
+	if (strcmp(key, "quantile") == 0) {
+		rc = policy_parse_double(p, key, value, 0.5, 0.999, &d, err, n);
+		if (rc == 0)
+			ep->quantile = d;
+		return rc;
+	}
+	if (strcmp(key, "rate") == 0) {
+		rc = policy_parse_double(p, key, value, 0.0, 0.5, &d, err, n);
+		if (rc == 0)
+			ep->rate = d;
+		return rc;
+	}
+	return policy_unknown_tunable(p, key, err, n);
+}
+
+/* Ticks an entry may stay unread before it counts as dead. */
+static double epoch_dead_after(const struct epoch *ep)
+{
+	double entries = (double)ep->base.entries;
+	double period = ep->samples ? ep->reuse_q : ep->first_epoch * entries;
+	if (period < entries)
+		period = entries;
+	return ep->dead_factor * period;
+}
+
+static bool epoch_dead(const struct epoch *ep, const struct pol_entry *e)
+{
+	return (double)(ep->tick - e->stamp) > epoch_dead_after(ep);
+}
+
+static void epoch_hit(struct policy *p, struct pol_entry *e, uint64_t now)
+{
+	struct epoch *ep = (struct epoch *)p;
+	ep->tick++;
+	double d = (double)(ep->tick - e->stamp);
+	double w = ep->rate;
+	if (w <= 0)
+		w = 4.0 / (double)(p->entries > 64 ? p->entries : 64);
+	if (!ep->samples)
+		ep->reuse_q = d;
+	else if (d > ep->reuse_q)
+		ep->reuse_q += w * ep->reuse_q * ep->quantile;
+	else
+		ep->reuse_q -= w * ep->reuse_q * (1.0 - ep->quantile);
+	if (ep->reuse_q < 1)
+		ep->reuse_q = 1;
+	ep->samples++;
+	e->stamp = ep->tick;
+	e->atime = now;
+	pol_list_unlink(&ep->lru, e);
+	pol_list_push_head(&ep->lru, e);
+}
+
+static bool epoch_admit(struct policy *p, uint64_t key, uint64_t size, uint64_t now)
+{
+	struct epoch *ep = (struct epoch *)p;
+	(void)key;
+	(void)now;
+	ep->tick++;
+	if (!ep->capacity)
+		return true;
+	bool ok = false;
+	if (size > ep->capacity)
+		goto out;
+	uint64_t free_bytes = ep->capacity > p->bytes ? ep->capacity - p->bytes : 0;
+	if (size <= free_bytes) {
+		ok = true;
+		goto out;
+	}
+	/* Full: only dead entries may make room, never live ones. */
+	uint64_t need = size - free_bytes, dead = 0;
+	struct pol_entry *e = pol_list_tail(&ep->lru);
+	for (int i = 0; e && e != &ep->lru.head && i < EPOCH_SCAN_MAX; i++, e = e->prev) {
+		if (!epoch_dead(ep, e))
+			break;
+		dead += e->size;
+		if (dead >= need) {
+			ok = true;
+			break;
+		}
+	}
+out:
+	if (ok)
+		ep->admitted++;
+	else
+		ep->refused++;
+	return ok;
+}
+
+static void epoch_insert(struct policy *p, struct pol_entry *e, uint64_t now)
+{
+	struct epoch *ep = (struct epoch *)p;
+	e->stamp = ep->tick;
+	e->atime = now;
+	pol_list_push_head(&ep->lru, e);
+}
+
+static void epoch_remove(struct policy *p, struct pol_entry *e)
+{
+	struct epoch *ep = (struct epoch *)p;
+	pol_list_unlink(&ep->lru, e);
+	pol_list_prefetch_tail(&ep->lru);
+}
+
+static struct pol_entry *epoch_victim(struct policy *p, uint64_t now)
+{
+	struct epoch *ep = (struct epoch *)p;
+	(void)now;
+	struct pol_entry *tail = pol_list_tail(&ep->lru);
+	if (!tail || epoch_dead(ep, tail))
+		return tail;
+	return ep->lru.head.next;
+}
+
+static int epoch_describe(struct policy *p, char *buf, size_t len)
+{
+	struct epoch *ep = (struct epoch *)p;
+	snprintf(buf, len,
+		 "dead_factor=%g first_epoch=%g quantile=%g rate=%g epoch_ticks=%.0f dead_after=%.0f ticks=%llu admitted=%llu "
+		 "refused=%llu",
+		 ep->dead_factor, ep->first_epoch, ep->quantile, ep->rate,
+		 ep->samples ? ep->reuse_q : 0.0,
+		 epoch_dead_after(ep), (unsigned long long)ep->tick,
+		 (unsigned long long)ep->admitted, (unsigned long long)ep->refused);
+	return 0;
+}
+
+const struct policy_ops policy_epoch_ops = {
+	.name = "epoch",
+	.summary = "epoch-aware: keeps a stable subset when the data set is read in epochs",
+	.create = epoch_create,
+	.destroy = epoch_destroy,
+	.set = epoch_set,
+	.hit = epoch_hit,
+	.admit = epoch_admit,
+	.insert = epoch_insert,
+	.remove = epoch_remove,
+	.victim = epoch_victim,
+	.tunables = "dead_factor first_epoch quantile rate",
+	.describe = epoch_describe,
+};

@@ -1,0 +1,105 @@
+/*
+ * Placement across tiers: see placement.h for the rules and the caller's
+ * loop. Every decision is delegated to the receiving tier's admit(). Pure,
+ * single-threaded, no I/O.
+ */
+#include "placement.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void placement_init(struct placement *pl, struct policy *hot, struct policy *warm)
+{
+	memset(pl, 0, sizeof(*pl));
+	pl->tier[TIER_HOT] = hot;
+	pl->tier[TIER_WARM] = warm;
+	pl->demote = true;
+	pl->promote = true;
+}
+
+static int placement_bool(const char *key, const char *value, bool *out, char *err, size_t n)
+{
+	if (value && (strcmp(value, "1") == 0 || strcmp(value, "yes") == 0 ||
+		      strcmp(value, "on") == 0 || strcmp(value, "true") == 0)) {
+		*out = true;
+		return 0;
+	}
+	if (value && (strcmp(value, "0") == 0 || strcmp(value, "no") == 0 ||
+		      strcmp(value, "off") == 0 || strcmp(value, "false") == 0)) {
+		*out = false;
+		return 0;
+	}
+	snprintf(err, n, "placement: %s: \"%s\" is not 0 or 1", key, value ? value : "");
+	return -EINVAL;
+}
+
+int placement_set(struct placement *pl, const char *key, const char *value, char *err,
+		  size_t errlen)
+{
+	if (strcmp(key, "demote") == 0)
+		return placement_bool(key, value, &pl->demote, err, errlen);
+	if (strcmp(key, "promote") == 0)
+		return placement_bool(key, value, &pl->promote, err, errlen);
+	if (strcmp(key, "hot_max_size") == 0) {
+		char *end = NULL;
+		errno = 0;
+		unsigned long long v = value && *value >= '0' && *value <= '9'
+					       ? strtoull(value, &end, 10)
+					       : 0;
+		if (!value || !end || *end || errno) {
+			snprintf(err, errlen, "placement: hot_max_size: \"%s\" is not a byte count",
+				 value ? value : "");
+			return -EINVAL;
+		}
+		pl->hot_max_size = v;
+		return 0;
+	}
+	snprintf(err, errlen,
+		 "placement: unknown tunable \"%s\" (tunables: demote promote hot_max_size)", key);
+	return -EINVAL;
+}
+
+static bool placement_fits_hot(const struct placement *pl, uint64_t size)
+{
+	return pl->tier[TIER_HOT] && (!pl->hot_max_size || size <= pl->hot_max_size);
+}
+
+int placement_fill(struct placement *pl, uint64_t key, uint64_t size, uint64_t now)
+{
+	if (placement_fits_hot(pl, size) && policy_admit(pl->tier[TIER_HOT], key, size, now)) {
+		pl->fills[TIER_HOT]++;
+		return TIER_HOT;
+	}
+	if (pl->tier[TIER_WARM] && policy_admit(pl->tier[TIER_WARM], key, size, now)) {
+		pl->fills[TIER_WARM]++;
+		return TIER_WARM;
+	}
+	pl->refused++;
+	return TIER_NONE;
+}
+
+int placement_hit(struct placement *pl, int t, struct pol_entry *e, uint64_t now)
+{
+	policy_hit(pl->tier[t], e, now);
+	if (t != TIER_WARM || !pl->promote || !placement_fits_hot(pl, e->size))
+		return t;
+	/* Hot's admit() sees this read as a read hot did not serve: the
+	 * same count of accesses hot would see if it had no warm below. */
+	if (!policy_admit(pl->tier[TIER_HOT], e->key, e->size, now))
+		return t;
+	pl->promoted++;
+	return TIER_HOT;
+}
+
+int placement_demote(struct placement *pl, struct pol_entry *e, uint64_t now)
+{
+	if (pl->demote && pl->tier[TIER_WARM] &&
+	    policy_admit(pl->tier[TIER_WARM], e->key, e->size, now)) {
+		pl->demoted++;
+		return TIER_WARM;
+	}
+	pl->dropped++;
+	return TIER_NONE;
+}

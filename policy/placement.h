@@ -1,0 +1,74 @@
+/*
+ * Placement across tiers: where a fill goes (hot, warm, or nowhere), whether
+ * a hot victim is demoted to warm or dropped, whether a warm hit is promoted
+ * to hot. Pure decisions, no I/O: the caller (the daemon, tiercache-sim)
+ * moves the bytes and keeps the per-tier policy instances in step.
+ *
+ * Tiers are exclusive: an entry lives in one tier at a time, so hot + warm
+ * hold hot + warm bytes of distinct data. Every decision is the receiving
+ * tier's own policy saying admit(): the policy that will have to keep the
+ * entry decides whether it is worth keeping, against what it already holds.
+ * That is what makes the rules right for every policy at once:
+ *   - lru, arc: always admit, so fills go hot, hot victims go warm, warm
+ *     hits come back hot: one LRU (ARC) over both tiers, hot at the front;
+ *   - epoch: admits only into free or dead room, so each tier keeps its own
+ *     stable subset and nothing churns between them;
+ *   - clairvoyant: admits only what is needed before its own furthest
+ *     victim, so the soonest-needed data settles on hot.
+ *
+ * The caller's loop, with cap[] the byte budget of each tier:
+ *
+ *   hit in tier t:  to = placement_hit(pl, t, e, now)
+ *                   if to != t: remove e from t, insert into `to`, make_room(to)
+ *   miss:           to = placement_fill(pl, key, size, now)
+ *                   if to != TIER_NONE: fill, insert into `to`, make_room(to)
+ *   make_room(t):   while tier t holds more than cap[t]:
+ *                       v = policy_victim(tier t)
+ *                       if t == TIER_HOT and placement_demote(pl, v, now) == TIER_WARM:
+ *                           move v to warm (remove, insert), then make_room(TIER_WARM)
+ *                       else: remove v and drop its bytes
+ *
+ * Single-threaded (the daemon's loop thread), like the policies it asks.
+ */
+#ifndef TIERCACHE_POLICY_PLACEMENT_H
+#define TIERCACHE_POLICY_PLACEMENT_H
+
+#include "policy.h"
+
+enum tier_id {
+	TIER_NONE = -1,
+	TIER_HOT = 0,
+	TIER_WARM = 1,
+	TIER_COUNT = 2,
+};
+
+struct placement {
+	struct policy *tier[TIER_COUNT]; /* NULL: that tier is not configured */
+	uint64_t hot_max_size; /* larger entries skip hot (0: no limit) */
+	bool demote;           /* hot victims may go to warm */
+	bool promote;          /* warm hits may move to hot */
+	uint64_t fills[TIER_COUNT], refused, demoted, dropped, promoted;
+};
+
+/* Both tiers optional; promote and demote on, no size limit. */
+void placement_init(struct placement *pl, struct policy *hot, struct policy *warm);
+
+/* Tunables: demote=0|1, promote=0|1, hot_max_size=BYTES. -EINVAL + err:
+ *   placement: unknown tunable "x" (tunables: demote promote hot_max_size) */
+int placement_set(struct placement *pl, const char *key, const char *value, char *err,
+		  size_t errlen);
+
+/* A read missed every tier: the tier its fill goes to, or TIER_NONE (serve
+ * it from cold and keep nothing). Asks hot, then warm; counts as that read's
+ * access for each policy it asks. */
+int placement_fill(struct placement *pl, uint64_t key, uint64_t size, uint64_t now);
+
+/* A read hit entry e in tier t: tells that tier's policy, and returns the
+ * tier e should live in from now on (t: stay; TIER_HOT: promote). */
+int placement_hit(struct placement *pl, int t, struct pol_entry *e, uint64_t now);
+
+/* e was named by hot's victim(): TIER_WARM to demote it, TIER_NONE to drop.
+ * The caller still removes it from hot either way. */
+int placement_demote(struct placement *pl, struct pol_entry *e, uint64_t now);
+
+#endif

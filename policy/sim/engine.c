@@ -1,0 +1,325 @@
+/*
+ * Replay engine: see engine.h. The loop is the daemon's read path without
+ * the I/O: hit -> placement_hit (maybe promote), miss -> placement_fill,
+ * then make room tier by tier with victim() and placement_demote().
+ * Single-threaded; every allocation happens before the loop.
+ */
+#include "engine.h"
+
+#include "placement.h"
+#include "plan.h"
+#include "policy.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#define SIM_HUGE ((size_t)2 << 20)
+
+/* Reads ahead to prefetch (a power of two). */
+#define SIM_PREFETCH 16
+
+struct sim_ent {
+	struct pol_entry e; /* first: a pol_entry * is a sim_ent * */
+	int tier;           /* TIER_NONE, TIER_HOT, TIER_WARM */
+};
+
+/* Each job's reads as keys, with where each of its epochs starts. */
+struct sim_plans {
+	struct plan_store *ps;
+	uint64_t **keys;     /* per job */
+	uint64_t **ep_start; /* per job: nepochs + 1 offsets */
+	uint32_t *cur_ep;    /* per job: the epoch it is in */
+	uint32_t njobs, nepochs, ahead;
+};
+
+struct sim_run {
+	const struct trace *t;
+	struct sim_ent *ents;
+	struct placement pl;
+	uint64_t cap[TIER_COUNT];
+};
+
+/* Replay touches the object table at random: with 4 KiB pages every read
+ * is a TLB miss too. Map it on transparent huge pages where the kernel
+ * allows (madvise mode); zeroed, like calloc. */
+static void *sim_alloc_huge(size_t bytes)
+{
+	size_t len = (bytes + SIM_HUGE - 1) & ~(SIM_HUGE - 1);
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	(void)madvise(p, len, MADV_HUGEPAGE); /* advice: fine if refused */
+	return p;
+}
+
+static void sim_free_huge(void *p, size_t bytes)
+{
+	if (p)
+		munmap(p, (bytes + SIM_HUGE - 1) & ~(SIM_HUGE - 1));
+}
+
+int sim_result_init(struct sim_result *r, const char *name, uint32_t nepochs)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	r->nepochs = nepochs ? nepochs : 1;
+	r->epoch = calloc(r->nepochs, sizeof(*r->epoch));
+	return r->epoch ? 0 : -ENOMEM;
+}
+
+void sim_result_free(struct sim_result *r)
+{
+	free(r->epoch);
+	r->epoch = NULL;
+}
+
+static void sim_plans_free(struct sim_plans *sp)
+{
+	for (uint32_t j = 0; j < sp->njobs; j++) {
+		if (sp->keys)
+			free(sp->keys[j]);
+		if (sp->ep_start)
+			free(sp->ep_start[j]);
+	}
+	free(sp->keys);
+	free(sp->ep_start);
+	free(sp->cur_ep);
+	plan_store_destroy(sp->ps);
+	memset(sp, 0, sizeof(*sp));
+}
+
+static int sim_plans_publish(struct sim_plans *sp, uint32_t j, uint32_t e)
+{
+	if (e >= sp->nepochs)
+		return 0;
+	uint64_t a = sp->ep_start[j][e], b = sp->ep_start[j][e + 1];
+	return b > a ? plan_store_append(sp->ps, j, sp->keys[j] + a, b - a) : 0;
+}
+
+/* The trace's own future as each job's plan: all of it, or `ahead` epochs
+ * past the current one, published as each job enters an epoch. */
+static int sim_plans_build(struct sim_plans *sp, const struct trace *t, uint32_t ahead)
+{
+	int rc = -ENOMEM;
+	uint64_t *count = NULL;
+	memset(sp, 0, sizeof(*sp));
+	sp->njobs = t->njobs ? t->njobs : 1;
+	sp->nepochs = t->nepochs;
+	sp->ahead = ahead;
+	if (plan_store_create(&sp->ps) < 0)
+		goto out;
+	sp->keys = calloc(sp->njobs, sizeof(*sp->keys));
+	sp->ep_start = calloc(sp->njobs, sizeof(*sp->ep_start));
+	sp->cur_ep = calloc(sp->njobs, sizeof(*sp->cur_ep));
+	count = calloc((size_t)sp->njobs * (sp->nepochs + 1), sizeof(*count));
+	if (!sp->keys || !sp->ep_start || !sp->cur_ep || !count)
+		goto out;
+	for (size_t i = 0; i < t->n; i++)
+		count[(size_t)t->job[i] * (sp->nepochs + 1) + t->epoch[i] + 1]++;
+	for (uint32_t j = 0; j < sp->njobs; j++) {
+		uint64_t *c = count + (size_t)j * (sp->nepochs + 1);
+		for (uint32_t e = 0; e < sp->nepochs; e++)
+			c[e + 1] += c[e];
+		sp->ep_start[j] = malloc((sp->nepochs + 1) * sizeof(**sp->ep_start));
+		sp->keys[j] = malloc((c[sp->nepochs] ? c[sp->nepochs] : 1) * sizeof(**sp->keys));
+		if (!sp->ep_start[j] || !sp->keys[j])
+			goto out;
+		memcpy(sp->ep_start[j], c, (sp->nepochs + 1) * sizeof(*c));
+	}
+	/* Epochs are in order within a job, so filling in trace order
+	 * leaves each job's keys sorted by epoch, then by time. */
+	for (size_t i = 0; i < t->n; i++) {
+		uint64_t *c = count + (size_t)t->job[i] * (sp->nepochs + 1) + t->epoch[i];
+		sp->keys[t->job[i]][(*c)++] = t->key[t->obj[i]];
+	}
+	for (uint32_t j = 0; j < sp->njobs; j++) {
+		uint32_t last = ahead ? ahead : sp->nepochs;
+		for (uint32_t e = 0; e <= last && e < sp->nepochs; e++)
+			if ((rc = sim_plans_publish(sp, j, e)) < 0)
+				goto out;
+	}
+	rc = 0;
+out:
+	free(count);
+	return rc;
+}
+
+static void sim_make_room(struct sim_run *s, int t, uint64_t now)
+{
+	struct policy *p = s->pl.tier[t];
+	while (p->bytes > s->cap[t]) {
+		struct pol_entry *v = policy_victim(p, now);
+		if (!v)
+			break;
+		struct sim_ent *ve = (struct sim_ent *)v;
+		policy_remove(p, v);
+		if (t == TIER_HOT && placement_demote(&s->pl, v, now) == TIER_WARM) {
+			policy_insert(s->pl.tier[TIER_WARM], v, now);
+			ve->tier = TIER_WARM;
+			sim_make_room(s, TIER_WARM, now);
+		} else {
+			ve->tier = TIER_NONE;
+		}
+	}
+}
+
+static int sim_placement_tunables(struct placement *pl, const char *list, char *err, size_t n)
+{
+	char buf[256];
+	const char *s = list ? list : "";
+	while (*s) {
+		s += strspn(s, " ,\t");
+		size_t len = strcspn(s, " ,\t");
+		if (!len)
+			break;
+		if (len >= sizeof(buf)) {
+			snprintf(err, n, "placement: tunable too long");
+			return -EINVAL;
+		}
+		memcpy(buf, s, len);
+		buf[len] = '\0';
+		s += len;
+		char *eq = strchr(buf, '=');
+		if (!eq) {
+			snprintf(err, n, "placement: \"%s\" is not key=value", buf);
+			return -EINVAL;
+		}
+		*eq = '\0';
+		int rc = placement_set(pl, buf, eq + 1, err, n);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int sim_run_policy(const struct trace *t, const char *name, const struct sim_config *cfg,
+		   struct sim_result *r, char *err, size_t errlen)
+{
+	struct sim_run s = { .t = t };
+	struct sim_plans sp = { 0 };
+	struct policy *tier[TIER_COUNT] = { NULL, NULL };
+	int rc = -EINVAL;
+	const struct policy_ops *ops = policy_find(name);
+
+	if (!ops) {
+		/* Let policy_create_with word the error the daemon would. */
+		rc = policy_create_with(name, NULL, NULL, &tier[0], err, errlen);
+		goto out;
+	}
+	if (ops->caps & POLICY_CAP_PLANS) {
+		rc = sim_plans_build(&sp, t, cfg->plan_epochs);
+		if (rc < 0) {
+			snprintf(err, errlen, "plans: out of memory");
+			goto out;
+		}
+	}
+	s.cap[TIER_HOT] = cfg->hot;
+	s.cap[TIER_WARM] = cfg->warm;
+	for (int i = 0; i < TIER_COUNT; i++) {
+		if (!s.cap[i])
+			continue;
+		struct policy_env env = {
+			.capacity = s.cap[i],
+			.next_use = sp.ps ? plan_store_oracle : NULL,
+			.ctx = sp.ps,
+			.version = sp.ps ? plan_store_version_cb : NULL,
+		};
+		rc = policy_create_with(name, cfg->tunables, &env, &tier[i], err, errlen);
+		if (rc < 0)
+			goto out;
+	}
+	if (!tier[TIER_HOT]) {
+		snprintf(err, errlen, "hot tier size must be at least 1 byte");
+		rc = -EINVAL;
+		goto out;
+	}
+	placement_init(&s.pl, tier[TIER_HOT], tier[TIER_WARM]);
+	rc = sim_placement_tunables(&s.pl, cfg->placement, err, errlen);
+	if (rc < 0)
+		goto out;
+	s.ents = sim_alloc_huge((t->nobj ? t->nobj : 1) * sizeof(*s.ents));
+	if (!s.ents) {
+		snprintf(err, errlen, "out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t o = 0; o < t->nobj; o++) {
+		s.ents[o].e.key = t->key[o];
+		s.ents[o].e.size = t->size[o];
+		s.ents[o].tier = TIER_NONE;
+	}
+
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	for (size_t i = 0; i < t->n; i++) {
+		/* The trace is known ahead: fetch the entries a few reads
+		 * early, then their list neighbours, so the policy's pointer
+		 * chasing finds them in cache. Replay is memory bound. */
+		if (i + SIM_PREFETCH < t->n)
+			__builtin_prefetch(&s.ents[t->obj[i + SIM_PREFETCH]]);
+		if (i + SIM_PREFETCH / 2 < t->n) {
+			const struct sim_ent *ahead = &s.ents[t->obj[i + SIM_PREFETCH / 2]];
+			if (ahead->e.prev)
+				__builtin_prefetch(ahead->e.prev);
+			if (ahead->e.next)
+				__builtin_prefetch(ahead->e.next);
+		}
+		uint32_t o = t->obj[i];
+		struct sim_ent *se = &s.ents[o];
+		uint64_t size = se->e.size, now = i;
+		if (sp.ps) {
+			uint32_t j = t->job[i];
+			if (sp.ahead && t->epoch[i] != sp.cur_ep[j]) {
+				sp.cur_ep[j] = t->epoch[i];
+				rc = sim_plans_publish(&sp, j, t->epoch[i] + sp.ahead);
+				if (rc < 0) {
+					snprintf(err, errlen, "plans: out of memory");
+					goto out;
+				}
+			}
+			plan_store_access(sp.ps, j, se->e.key);
+		}
+		struct sim_counts *ec = &r->epoch[t->epoch[i]];
+		ec->accesses++;
+		ec->bytes += size;
+		int to;
+		if (se->tier != TIER_NONE) {
+			int from = se->tier;
+			ec->hits++;
+			ec->hit_bytes += size;
+			r->tier_hits[from]++;
+			r->tier_hit_bytes[from] += size;
+			to = placement_hit(&s.pl, from, &se->e, now);
+			if (to == from)
+				continue;
+			policy_remove(tier[from], &se->e);
+		} else {
+			r->cold_bytes += size;
+			to = placement_fill(&s.pl, se->e.key, size, now);
+			if (to == TIER_NONE)
+				continue;
+		}
+		policy_insert(tier[to], &se->e, now);
+		se->tier = to;
+		sim_make_room(&s, to, now);
+	}
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+	r->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	for (uint32_t e = 0; e < r->nepochs; e++) {
+		r->all.accesses += r->epoch[e].accesses;
+		r->all.hits += r->epoch[e].hits;
+		r->all.bytes += r->epoch[e].bytes;
+		r->all.hit_bytes += r->epoch[e].hit_bytes;
+	}
+	rc = 0;
+out:
+	policy_destroy(tier[TIER_HOT]);
+	policy_destroy(tier[TIER_WARM]);
+	sim_free_huge(s.ents, (t->nobj ? t->nobj : 1) * sizeof(*s.ents));
+	sim_plans_free(&sp);
+	return rc;
+}

@@ -1,0 +1,435 @@
+/*
+ * tiercache-sim: replay or generate an access trace and run cache policies
+ * (the daemon's own policy/ code) beside Belady's OPT on it. Usage and the
+ * trace format: docs/simulator.md, or `tiercache-sim --help`.
+ * Single-threaded; exits 0, 1 on a failed run, 64 on bad usage.
+ */
+#include "engine.h"
+#include "gen.h"
+#include "policy.h"
+#include "report.h"
+#include "trace.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EX_USAGE_CODE 64
+#define MAX_POLICIES 16
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: tiercache-sim (--trace FILE | --gen KIND) --hot SIZE [options]\n"
+"\n"
+"trace:\n"
+"  --trace FILE          replay a CSV trace (object,size[,rank[,job[,epoch]]]; - = stdin)\n"
+"  --gen KIND            generate: shuffle ddp multijob zipf shards\n"
+"  --objects N           objects in the data set (default 100000)\n"
+"  --epoch-count E       epochs (default 5)\n"
+"  --ranks P             ddp: ranks (default 4)\n"
+"  --rank R|all          ddp: the node simulated, or all ranks interleaved (default 0)\n"
+"  --jobs J              multijob: jobs sharing the data set (default 2)\n"
+"  --accesses M          zipf: reads (default objects x epochs)\n"
+"  --alpha A             zipf: exponent (default 0.9)\n"
+"  --shards S --chunks K --readers W   shards: S shards of K chunks, W read at once\n"
+"  --size SPEC           object size: BYTES, uniform:LO:HI, lognormal:MEDIAN:SIGMA (default 1M)\n"
+"  --seed S              generator seed (default 1)\n"
+"  --write-trace FILE    also write the trace as CSV\n"
+"\n"
+"cache:\n"
+"  --hot SIZE|PCT%%       hot tier: bytes (64G, 512M, ...) or a share of the data set\n"
+"  --warm SIZE|PCT%%      warm tier (default none)\n"
+"  --policy LIST         comma-separated, or all (default all): ");
+	for (const struct policy_ops *const *o = policy_all(); *o; o++)
+		fprintf(f, "%s%s", (*o)->name, o[1] ? " " : "\n");
+	fprintf(f,
+"  --set POLICY.KEY=VAL  a policy tunable (repeatable)\n"
+"  --placement KEY=VAL   a placement tunable: demote promote hot_max_size (repeatable)\n"
+"  --plan-epochs N       clairvoyant knows N epochs past the current one (default 0: all)\n"
+"  --no-opt              skip the OPT reference\n"
+"\n"
+"output:\n"
+"  --epochs              per-epoch rows\n"
+"  --json                JSON for programs\n"
+"  --repeat N            replay each policy N times, report the median time\n");
+}
+
+struct cli {
+	const char *trace_path, *write_path;
+	struct gen_opts gen;
+	bool generate;
+	const char *hot, *warm;
+	const char *policies[MAX_POLICIES];
+	size_t npolicies;
+	char tunables[MAX_POLICIES][512];
+	char placement[512];
+	uint32_t plan_epochs, repeat;
+	bool no_opt, epochs, json;
+};
+
+static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end = NULL;
+	errno = 0;
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* "12.5%" of the data set, or a byte count. */
+static bool parse_capacity(const char *s, uint64_t dataset, uint64_t *out)
+{
+	size_t n = strlen(s);
+	if (n > 1 && s[n - 1] == '%') {
+		char *end = NULL;
+		double pct = strtod(s, &end);
+		if (end != s + n - 1 || !(pct >= 0 && pct <= 1e6))
+			return false;
+		*out = (uint64_t)((double)dataset * pct / 100.0 + 0.5);
+		return true;
+	}
+	return gen_parse_bytes(s, out);
+}
+
+static int cli_add_policies(struct cli *c, char *list)
+{
+	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (strcmp(tok, "all") == 0) {
+			for (const struct policy_ops *const *o = policy_all(); *o; o++)
+				if (c->npolicies < MAX_POLICIES)
+					c->policies[c->npolicies++] = (*o)->name;
+			continue;
+		}
+		if (!policy_find(tok)) {
+			fprintf(stderr, "tiercache-sim: unknown policy \"%s\" (policies:", tok);
+			for (const struct policy_ops *const *o = policy_all(); *o; o++)
+				fprintf(stderr, " %s", (*o)->name);
+			fprintf(stderr, ")\n");
+			return -EINVAL;
+		}
+		if (c->npolicies == MAX_POLICIES)
+			return -E2BIG;
+		c->policies[c->npolicies++] = policy_find(tok)->name;
+	}
+	return 0;
+}
+
+static void append(char *buf, size_t n, const char *s)
+{
+	size_t len = strlen(buf);
+	snprintf(buf + len, n - len, "%s%s", len ? " " : "", s);
+}
+
+static int cli_parse(struct cli *c, int argc, char **argv)
+{
+	enum {
+		O_TRACE = 256, O_GEN, O_OBJECTS, O_EPOCH_COUNT, O_RANKS, O_RANK, O_JOBS, O_ACCESSES,
+		O_ALPHA, O_SHARDS, O_CHUNKS, O_READERS, O_SIZE, O_SEED, O_WRITE, O_HOT, O_WARM,
+		O_POLICY, O_SET, O_PLACEMENT, O_PLAN_EPOCHS, O_NO_OPT, O_EPOCHS, O_JSON, O_REPEAT,
+		O_HELP,
+	};
+	static const struct option opts[] = {
+		{ "trace", required_argument, NULL, O_TRACE },
+		{ "gen", required_argument, NULL, O_GEN },
+		{ "objects", required_argument, NULL, O_OBJECTS },
+		{ "epoch-count", required_argument, NULL, O_EPOCH_COUNT },
+		{ "ranks", required_argument, NULL, O_RANKS },
+		{ "rank", required_argument, NULL, O_RANK },
+		{ "jobs", required_argument, NULL, O_JOBS },
+		{ "accesses", required_argument, NULL, O_ACCESSES },
+		{ "alpha", required_argument, NULL, O_ALPHA },
+		{ "shards", required_argument, NULL, O_SHARDS },
+		{ "chunks", required_argument, NULL, O_CHUNKS },
+		{ "readers", required_argument, NULL, O_READERS },
+		{ "size", required_argument, NULL, O_SIZE },
+		{ "seed", required_argument, NULL, O_SEED },
+		{ "write-trace", required_argument, NULL, O_WRITE },
+		{ "hot", required_argument, NULL, O_HOT },
+		{ "warm", required_argument, NULL, O_WARM },
+		{ "policy", required_argument, NULL, O_POLICY },
+		{ "set", required_argument, NULL, O_SET },
+		{ "placement", required_argument, NULL, O_PLACEMENT },
+		{ "plan-epochs", required_argument, NULL, O_PLAN_EPOCHS },
+		{ "no-opt", no_argument, NULL, O_NO_OPT },
+		{ "epochs", no_argument, NULL, O_EPOCHS },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "repeat", required_argument, NULL, O_REPEAT },
+		{ "help", no_argument, NULL, O_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	char err[256];
+	uint64_t v;
+	int ch;
+	const char *sets[64];
+	size_t nsets = 0;
+
+	gen_opts_default(&c->gen);
+	c->repeat = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		const char *a = optarg;
+		switch (ch) {
+		case O_TRACE: c->trace_path = a; break;
+		case O_GEN: {
+			int k = gen_kind_parse(a);
+			if (k < 0) {
+				fprintf(stderr, "tiercache-sim: --gen: unknown generator \"%s\" "
+						"(shuffle ddp multijob zipf shards)\n", a);
+				return -EINVAL;
+			}
+			c->gen.kind = (enum gen_kind)k;
+			c->generate = true;
+			break;
+		}
+#define NUM(opt, lo, hi, dst)                                                                      \
+	case opt:                                                                                  \
+		if (!parse_u64(a, lo, hi, &v)) {                                                   \
+			fprintf(stderr, "tiercache-sim: --%s: \"%s\" is not an integer in [%llu, %llu]\n", \
+				argv[optind - 1] + 2, a, (unsigned long long)(lo),                 \
+				(unsigned long long)(hi));                                         \
+			return -EINVAL;                                                            \
+		}                                                                                  \
+		dst = v;                                                                           \
+		break;
+		NUM(O_OBJECTS, 1, UINT32_MAX - 2, c->gen.objects)
+		NUM(O_EPOCH_COUNT, 1, 1000000, c->gen.epochs)
+		NUM(O_RANKS, 1, 65535, c->gen.ranks)
+		NUM(O_JOBS, 1, 4096, c->gen.jobs)
+		NUM(O_ACCESSES, 1, UINT32_MAX - 2, c->gen.accesses)
+		NUM(O_SHARDS, 1, UINT32_MAX / 2, c->gen.shards)
+		NUM(O_CHUNKS, 1, UINT32_MAX / 2, c->gen.chunks)
+		NUM(O_READERS, 1, 65536, c->gen.readers)
+		NUM(O_SEED, 0, UINT64_MAX, c->gen.seed)
+		NUM(O_PLAN_EPOCHS, 0, 1000000, c->plan_epochs)
+		NUM(O_REPEAT, 1, 101, c->repeat)
+#undef NUM
+		case O_RANK:
+			if (strcmp(a, "all") == 0)
+				c->gen.view = -1;
+			else if (parse_u64(a, 0, 65534, &v))
+				c->gen.view = (int32_t)v;
+			else {
+				fprintf(stderr, "tiercache-sim: --rank: \"%s\" is not a rank or all\n", a);
+				return -EINVAL;
+			}
+			break;
+		case O_ALPHA: {
+			char *end = NULL;
+			c->gen.alpha = strtod(a, &end);
+			if (*end || !(c->gen.alpha >= 0 && c->gen.alpha <= 10)) {
+				fprintf(stderr, "tiercache-sim: --alpha: \"%s\" is not in [0, 10]\n", a);
+				return -EINVAL;
+			}
+			break;
+		}
+		case O_SIZE:
+			if (gen_size_parse(&c->gen, a, err, sizeof(err)) < 0) {
+				fprintf(stderr, "tiercache-sim: --size: %s\n", err);
+				return -EINVAL;
+			}
+			break;
+		case O_WRITE: c->write_path = a; break;
+		case O_HOT: c->hot = a; break;
+		case O_WARM: c->warm = a; break;
+		case O_POLICY: {
+			char buf[512];
+			snprintf(buf, sizeof(buf), "%s", a);
+			if (cli_add_policies(c, buf) < 0)
+				return -EINVAL;
+			break;
+		}
+		case O_SET:
+			if (nsets == sizeof(sets) / sizeof(sets[0]))
+				return -E2BIG;
+			sets[nsets++] = a;
+			break;
+		case O_PLACEMENT: append(c->placement, sizeof(c->placement), a); break;
+		case O_NO_OPT: c->no_opt = true; break;
+		case O_EPOCHS: c->epochs = true; break;
+		case O_JSON: c->json = true; break;
+		case O_HELP:
+		case 'h': usage(stdout); exit(0);
+		default:
+			fprintf(stderr, "tiercache-sim: bad option \"%s\" (see --help)\n",
+				argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "tiercache-sim: unexpected argument \"%s\"\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (!!c->trace_path == c->generate) {
+		fprintf(stderr, "tiercache-sim: give one of --trace FILE or --gen KIND\n");
+		return -EINVAL;
+	}
+	if (!c->hot) {
+		fprintf(stderr, "tiercache-sim: --hot SIZE is required (bytes or a %% of the data set)\n");
+		return -EINVAL;
+	}
+	if (!c->npolicies) {
+		char all[] = "all";
+		cli_add_policies(c, all);
+	}
+	/* POLICY.KEY=VAL goes to that policy's tunables. */
+	for (size_t i = 0; i < nsets; i++) {
+		const char *dot = strchr(sets[i], '.'), *eq = strchr(sets[i], '=');
+		if (!dot || !eq || dot > eq) {
+			fprintf(stderr, "tiercache-sim: --set: \"%s\" is not POLICY.KEY=VALUE\n", sets[i]);
+			return -EINVAL;
+		}
+		bool used = false;
+		for (size_t k = 0; k < c->npolicies; k++) {
+			if (strlen(c->policies[k]) == (size_t)(dot - sets[i]) &&
+			    strncmp(c->policies[k], sets[i], (size_t)(dot - sets[i])) == 0) {
+				append(c->tunables[k], sizeof(c->tunables[k]), dot + 1);
+				used = true;
+			}
+		}
+		if (!used) {
+			fprintf(stderr, "tiercache-sim: --set: \"%s\": that policy is not being run\n",
+				sets[i]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static int run_policy(const struct cli *c, const struct trace *t, size_t k,
+		      const struct sim_config *base, struct sim_result *r)
+{
+	char err[512];
+	double times[101];
+	struct sim_config cfg = *base;
+	cfg.tunables = c->tunables[k];
+	int rc = 0;
+	for (uint32_t rep = 0; rep < c->repeat; rep++) {
+		sim_result_free(r);
+		if ((rc = sim_result_init(r, c->policies[k], t->nepochs)) < 0) {
+			fprintf(stderr, "tiercache-sim: out of memory\n");
+			return rc;
+		}
+		rc = sim_run_policy(t, c->policies[k], &cfg, r, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "tiercache-sim: %s\n", err);
+			return rc;
+		}
+		times[rep] = r->seconds;
+	}
+	qsort(times, c->repeat, sizeof(times[0]), cmp_double);
+	r->seconds = times[c->repeat / 2];
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c;
+	struct trace t;
+	struct sim_result res[MAX_POLICIES + 1];
+	size_t nres = 0;
+	char err[512];
+	int rc = 1;
+
+	memset(&c, 0, sizeof(c));
+	memset(res, 0, sizeof(res));
+	trace_init(&t);
+	if (cli_parse(&c, argc, argv) < 0) {
+		rc = EX_USAGE_CODE;
+		goto out;
+	}
+	if (c.generate) {
+		if (gen_trace(&c.gen, &t, err, sizeof(err)) < 0) {
+			fprintf(stderr, "tiercache-sim: --gen %s: %s\n", gen_kind_name(c.gen.kind), err);
+			rc = EX_USAGE_CODE;
+			goto out;
+		}
+	} else if (trace_read_csv(&t, c.trace_path, err, sizeof(err)) < 0) {
+		fprintf(stderr, "tiercache-sim: %s\n", err);
+		goto out;
+	}
+	if (!t.n) {
+		fprintf(stderr, "tiercache-sim: the trace has no accesses\n");
+		goto out;
+	}
+	if (c.write_path) {
+		FILE *f = fopen(c.write_path, "w");
+		if (!f || trace_write_csv(&t, f) < 0 || fclose(f) != 0) {
+			fprintf(stderr, "tiercache-sim: %s: cannot write\n", c.write_path);
+			goto out;
+		}
+	}
+	struct sim_config cfg = { .plan_epochs = c.plan_epochs, .placement = c.placement };
+	if (!parse_capacity(c.hot, t.dataset_bytes, &cfg.hot) || !cfg.hot) {
+		fprintf(stderr, "tiercache-sim: --hot: \"%s\" is not a size (64G, 512M, 12.5%%)\n",
+			c.hot);
+		rc = EX_USAGE_CODE;
+		goto out;
+	}
+	if (c.warm && !parse_capacity(c.warm, t.dataset_bytes, &cfg.warm)) {
+		fprintf(stderr, "tiercache-sim: --warm: \"%s\" is not a size (64G, 512M, 12.5%%)\n",
+			c.warm);
+		rc = EX_USAGE_CODE;
+		goto out;
+	}
+	struct sim_result *opt = NULL;
+	if (!c.no_opt) {
+		double times[101];
+		opt = &res[nres++];
+		for (uint32_t rep = 0; rep < c.repeat; rep++) {
+			sim_result_free(opt);
+			if (sim_result_init(opt, "opt", t.nepochs) < 0 ||
+			    sim_run_opt(&t, cfg.hot + cfg.warm, opt) < 0) {
+				fprintf(stderr, "tiercache-sim: opt: out of memory\n");
+				goto out;
+			}
+			times[rep] = opt->seconds;
+		}
+		qsort(times, c.repeat, sizeof(times[0]), cmp_double);
+		opt->seconds = times[c.repeat / 2];
+	}
+	for (size_t k = 0; k < c.npolicies; k++) {
+		int prc = run_policy(&c, &t, k, &cfg, &res[nres++]);
+		if (prc < 0) {
+			/* a bad tunable is a usage error, like a bad option */
+			rc = prc == -EINVAL || prc == -ENOENT ? EX_USAGE_CODE : 1;
+			goto out;
+		}
+	}
+	char source[300];
+	if (c.generate)
+		snprintf(source, sizeof(source), "gen:%s", gen_kind_name(c.gen.kind));
+	else
+		snprintf(source, sizeof(source), "%s", c.trace_path);
+	struct report_info ri = {
+		.source = source,
+		.t = &t,
+		.hot = cfg.hot,
+		.warm = cfg.warm,
+		.opt = opt,
+		.plan_epochs = c.plan_epochs,
+	};
+	if (c.json)
+		report_json(stdout, &ri, res, nres, c.epochs);
+	else
+		report_table(stdout, &ri, res, nres, c.epochs);
+	rc = fflush(stdout) == 0 ? 0 : 1;
+out:
+	for (size_t i = 0; i < MAX_POLICIES + 1; i++)
+		sim_result_free(&res[i]);
+	trace_free(&t);
+	return rc;
+}

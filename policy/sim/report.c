@@ -1,0 +1,155 @@
+/*
+ * tiercache-sim output: the human table and the JSON document. See
+ * report.h. Single-threaded.
+ */
+#include "report.h"
+
+#include <string.h>
+
+static void report_bytes(char *buf, size_t n, uint64_t b)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double v = (double)b;
+	int u = 0;
+	while (v >= 1024 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+}
+
+static double report_rate(const struct sim_result *r)
+{
+	return r->seconds > 0 ? (double)r->all.accesses / r->seconds : 0.0;
+}
+
+void report_table(FILE *f, const struct report_info *ri, const struct sim_result *res, size_t n,
+		  bool epochs)
+{
+	const struct trace *t = ri->t;
+	char ds[32], hot[32], warm[32], cold[32];
+	report_bytes(ds, sizeof(ds), t->dataset_bytes);
+	report_bytes(hot, sizeof(hot), ri->hot);
+	report_bytes(warm, sizeof(warm), ri->warm);
+	fprintf(f, "trace: %s  objects=%u accesses=%zu epochs=%u jobs=%u  dataset=%s\n", ri->source,
+		t->nobj, t->n, t->nepochs, t->njobs, ds);
+	fprintf(f, "cache: hot=%s (%.1f%%)", hot, 100.0 * sim_ratio(ri->hot, t->dataset_bytes));
+	if (ri->warm)
+		fprintf(f, " warm=%s (%.1f%%)", warm, 100.0 * sim_ratio(ri->warm, t->dataset_bytes));
+	if (ri->plan_epochs)
+		fprintf(f, "  plans: %u epoch(s) ahead", ri->plan_epochs);
+	fprintf(f, "\n\n");
+	fprintf(f, "%-12s %8s %8s", "policy", "hit%", "bytehit%");
+	if (ri->warm)
+		fprintf(f, " %8s %8s", "hot%", "warm%");
+	fprintf(f, " %12s %7s %9s\n", "cold-read", "vs-opt", "Macc/s");
+	for (size_t i = 0; i < n; i++) {
+		const struct sim_result *r = &res[i];
+		report_bytes(cold, sizeof(cold), r->cold_bytes);
+		fprintf(f, "%-12s %8.2f %8.2f", r->name, 100 * sim_ratio(r->all.hits, r->all.accesses),
+			100 * sim_ratio(r->all.hit_bytes, r->all.bytes));
+		if (ri->warm && r == ri->opt) /* one cache: no split */
+			fprintf(f, " %8s %8s", "-", "-");
+		else if (ri->warm)
+			fprintf(f, " %8.2f %8.2f", 100 * sim_ratio(r->tier_hits[0], r->all.accesses),
+				100 * sim_ratio(r->tier_hits[1], r->all.accesses));
+		if (ri->opt && ri->opt->all.hits)
+			fprintf(f, " %12s %7.3f", cold, sim_ratio(r->all.hits, ri->opt->all.hits));
+		else
+			fprintf(f, " %12s %7s", cold, "-");
+		fprintf(f, " %9.2f\n", report_rate(r) / 1e6);
+	}
+	if (ri->opt) {
+		bool same = true;
+		for (uint32_t o = 1; o < t->nobj && same; o++)
+			same = t->size[o] == t->size[0];
+		fprintf(f, "\nopt: Belady MIN with bypass, hot+warm as one cache: %s\n",
+			same ? "exact optimum (all objects the same size)"
+			     : "size-aware Belady (sizes differ: a reference, not a bound)");
+	}
+	if (!epochs || !n)
+		return;
+	fprintf(f, "\nhit%% by epoch\n%-6s", "epoch");
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, " %11s", res[i].name);
+	fprintf(f, "\n");
+	for (uint32_t e = 0; e < res[0].nepochs; e++) {
+		fprintf(f, "%-6u", e);
+		for (size_t i = 0; i < n; i++)
+			fprintf(f, " %11.2f",
+				100 * sim_ratio(res[i].epoch[e].hits, res[i].epoch[e].accesses));
+		fprintf(f, "\n");
+	}
+}
+
+static void report_json_counts(FILE *f, const struct sim_counts *c)
+{
+	fprintf(f,
+		"\"accesses\":%llu,\"hits\":%llu,\"bytes\":%llu,\"hit_bytes\":%llu,"
+		"\"hit_ratio\":%.6f,\"byte_hit_ratio\":%.6f",
+		(unsigned long long)c->accesses, (unsigned long long)c->hits,
+		(unsigned long long)c->bytes, (unsigned long long)c->hit_bytes,
+		sim_ratio(c->hits, c->accesses), sim_ratio(c->hit_bytes, c->bytes));
+}
+
+static void report_json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+void report_json(FILE *f, const struct report_info *ri, const struct sim_result *res, size_t n,
+		 bool epochs)
+{
+	const struct trace *t = ri->t;
+	fprintf(f, "{\"trace\":{\"source\":");
+	report_json_string(f, ri->source);
+	fprintf(f,
+		",\"objects\":%u,\"accesses\":%zu,\"epochs\":%u,\"jobs\":%u,\"ranks\":%u,"
+		"\"dataset_bytes\":%llu},",
+		t->nobj, t->n, t->nepochs, t->njobs, t->nranks,
+		(unsigned long long)t->dataset_bytes);
+	fprintf(f,
+		"\"cache\":{\"hot_bytes\":%llu,\"warm_bytes\":%llu,\"hot_fraction\":%.6f,"
+		"\"warm_fraction\":%.6f,\"plan_epochs\":%u},",
+		(unsigned long long)ri->hot, (unsigned long long)ri->warm,
+		sim_ratio(ri->hot, t->dataset_bytes), sim_ratio(ri->warm, t->dataset_bytes),
+		ri->plan_epochs);
+	fprintf(f, "\"results\":[");
+	for (size_t i = 0; i < n; i++) {
+		const struct sim_result *r = &res[i];
+		fprintf(f, "%s{\"policy\":", i ? "," : "");
+		report_json_string(f, r->name);
+		fprintf(f, ",");
+		report_json_counts(f, &r->all);
+		fprintf(f,
+			",\"cold_bytes\":%llu,\"hot_hits\":%llu,\"warm_hits\":%llu,"
+			"\"vs_opt\":%.6f,\"byte_vs_opt\":%.6f,\"seconds\":%.6f,"
+			"\"accesses_per_sec\":%.0f",
+			(unsigned long long)r->cold_bytes, (unsigned long long)r->tier_hits[0],
+			(unsigned long long)r->tier_hits[1],
+			ri->opt ? sim_ratio(r->all.hits, ri->opt->all.hits) : 0.0,
+			ri->opt ? sim_ratio(r->all.hit_bytes, ri->opt->all.hit_bytes) : 0.0,
+			r->seconds, report_rate(r));
+		if (epochs) {
+			fprintf(f, ",\"per_epoch\":[");
+			for (uint32_t e = 0; e < r->nepochs; e++) {
+				fprintf(f, "%s{\"epoch\":%u,", e ? "," : "", e);
+				report_json_counts(f, &r->epoch[e]);
+				fprintf(f, "}");
+			}
+			fprintf(f, "]");
+		}
+		fprintf(f, "}");
+	}
+	fprintf(f, "]}\n");
+}

@@ -1,0 +1,28 @@
+/*
+ * Output of tiercache-sim: one table (hit ratio by objects and bytes, bytes
+ * read from cold, ratio to OPT, throughput), optional per-epoch rows, or the
+ * same as JSON for programs (docs/simulator.md lists the fields).
+ * Single-threaded; writes to the FILE given.
+ */
+#ifndef TIERCACHE_SIM_REPORT_H
+#define TIERCACHE_SIM_REPORT_H
+
+#include "engine.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+struct report_info {
+	const char *source; /* "gen:shuffle" or the trace path */
+	const struct trace *t;
+	uint64_t hot, warm;
+	const struct sim_result *opt; /* NULL if not run */
+	uint32_t plan_epochs;
+};
+
+void report_table(FILE *f, const struct report_info *ri, const struct sim_result *res, size_t n,
+		  bool epochs);
+void report_json(FILE *f, const struct report_info *ri, const struct sim_result *res, size_t n,
+		 bool epochs);
+
+#endif

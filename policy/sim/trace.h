@@ -1,0 +1,65 @@
+/*
+ * A trace in memory: flat arrays, one entry per access, plus an object
+ * table (size and policy key per object). Objects are dense ids so the
+ * simulator indexes arrays instead of hashing on every access.
+ *
+ * CSV format (docs/simulator.md): one access per line,
+ *     object,size[,rank[,job[,epoch]]]
+ * object is any token without a comma (a name or a number), size a byte
+ * count; rank, job and epoch are small non-negative integers. Blank lines
+ * and lines starting with '#' are skipped, and so is a first line starting
+ * with "object" (a header). An object's size is the one of its first line.
+ * Without an epoch column, a job's epoch advances when it reads an object
+ * it already read in its current epoch.
+ *
+ * Single-threaded; the reader bounds-checks every field and names the line
+ * of the first error.
+ */
+#ifndef TIERCACHE_SIM_TRACE_H
+#define TIERCACHE_SIM_TRACE_H
+
+#include "keymap.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define TRACE_MAX_ACCESSES ((size_t)UINT32_MAX - 1)
+#define TRACE_MAX_JOBS 4096
+
+struct trace {
+	/* per access */
+	uint32_t *obj;
+	uint16_t *job;
+	uint16_t *rank;
+	uint32_t *epoch;
+	size_t n, cap;
+	/* per object */
+	uint64_t *size;
+	uint64_t *key;
+	uint32_t nobj, capobj;
+	struct keymap names; /* CSV: name hash -> object id */
+	uint32_t njobs;      /* max job + 1 */
+	uint32_t nranks;     /* max rank + 1 */
+	uint32_t nepochs;    /* max epoch + 1 */
+	uint64_t dataset_bytes; /* sum of every object's size */
+	bool has_epochs;
+};
+
+void trace_init(struct trace *t);
+void trace_free(struct trace *t);
+/* A new object of the given size; its id, or -ENOMEM / -E2BIG. */
+int64_t trace_object_add(struct trace *t, uint64_t size);
+/* Append one access. 0, -ENOMEM or -E2BIG. */
+int trace_push(struct trace *t, uint32_t obj, uint32_t job, uint32_t rank, uint32_t epoch);
+/* After the last push: totals, and epochs for traces that had none. */
+void trace_finish(struct trace *t);
+
+/* Read a CSV trace. 0, or -errno with "FILE:LINE: reason" in err. */
+int trace_read_csv(struct trace *t, const char *path, char *err, size_t errlen);
+int trace_read_csv_stream(struct trace *t, FILE *f, const char *name, char *err, size_t errlen);
+/* Write it back (objects named by id: o<id>). 0 or -EIO. */
+int trace_write_csv(const struct trace *t, FILE *f);
+
+#endif

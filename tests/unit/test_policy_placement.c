@@ -1,0 +1,221 @@
+/*
+ * Placement across tiers (policy/placement.c): where fills go, demote or
+ * drop, promote, per policy; sizes; tunables.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "placement.h"
+#include "policy.h"
+
+#define NOBJ 64
+
+struct ent {
+	struct pol_entry e;
+	int tier;
+};
+
+struct rig {
+	struct policy *t[TIER_COUNT];
+	struct placement pl;
+	struct ent ents[NOBJ];
+	uint64_t cap[TIER_COUNT], now;
+};
+
+static void rig_init(struct rig *r, const char *name, uint64_t hot, uint64_t warm)
+{
+	memset(r, 0, sizeof(*r));
+	r->cap[TIER_HOT] = hot;
+	r->cap[TIER_WARM] = warm;
+	for (int i = 0; i < NOBJ; i++) {
+		r->ents[i].e.key = 77 * (uint64_t)(i + 1);
+		r->ents[i].e.size = 1;
+		r->ents[i].tier = TIER_NONE;
+	}
+	for (int t = 0; t < TIER_COUNT; t++) {
+		struct policy_env env = { .capacity = r->cap[t] };
+		if (r->cap[t])
+			assert_int_equal(policy_create(name, &env, &r->t[t]), 0);
+	}
+	placement_init(&r->pl, r->t[TIER_HOT], r->t[TIER_WARM]);
+}
+
+static void rig_free(struct rig *r)
+{
+	policy_destroy(r->t[TIER_HOT]);
+	policy_destroy(r->t[TIER_WARM]);
+}
+
+/* The loop placement.h documents. */
+static void make_room(struct rig *r, int t)
+{
+	while (r->t[t]->bytes > r->cap[t]) {
+		struct pol_entry *v = policy_victim(r->t[t], r->now);
+		assert_non_null(v);
+		struct ent *x = (struct ent *)v;
+		int to = t == TIER_HOT ? placement_demote(&r->pl, v, r->now) : TIER_NONE;
+		policy_remove(r->t[t], v);
+		x->tier = TIER_NONE;
+		if (to == TIER_WARM) {
+			policy_insert(r->t[TIER_WARM], v, r->now);
+			x->tier = TIER_WARM;
+			make_room(r, TIER_WARM);
+		}
+	}
+}
+
+/* Returns the tier that served the read, TIER_NONE on a miss. */
+static int rig_read(struct rig *r, int k)
+{
+	struct ent *x = &r->ents[k];
+	r->now++;
+	int served = x->tier, to;
+	if (served != TIER_NONE) {
+		to = placement_hit(&r->pl, served, &x->e, r->now);
+		if (to == served)
+			return served;
+		policy_remove(r->t[served], &x->e);
+	} else {
+		to = placement_fill(&r->pl, x->e.key, x->e.size, r->now);
+		if (to == TIER_NONE)
+			return served;
+	}
+	policy_insert(r->t[to], &x->e, r->now);
+	x->tier = to;
+	make_room(r, to);
+	for (int t = 0; t < TIER_COUNT; t++)
+		if (r->t[t])
+			assert_true(r->t[t]->bytes <= r->cap[t]);
+	return served;
+}
+
+static void test_lru_fill_demote_promote(void **state)
+{
+	(void)state;
+	struct rig *r = calloc(1, sizeof(*r));
+	rig_init(r, "lru", 2, 2);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(rig_read(r, i), TIER_NONE);
+	/* newest two hot, the two before demoted to warm */
+	assert_int_equal(r->ents[3].tier, TIER_HOT);
+	assert_int_equal(r->ents[2].tier, TIER_HOT);
+	assert_int_equal(r->ents[1].tier, TIER_WARM);
+	assert_int_equal(r->ents[0].tier, TIER_WARM);
+	/* a warm hit comes back hot; hot's LRU goes down */
+	assert_int_equal(rig_read(r, 0), TIER_WARM);
+	assert_int_equal(r->ents[0].tier, TIER_HOT);
+	assert_int_equal(r->ents[2].tier, TIER_WARM);
+	assert_int_equal(r->pl.promoted, 1);
+	/* a fifth object: warm's LRU (1) is dropped */
+	assert_int_equal(rig_read(r, 4), TIER_NONE);
+	assert_int_equal(r->ents[1].tier, TIER_NONE);
+	rig_free(r);
+	free(r);
+}
+
+/* epoch: hot full of live entries refuses, the fill goes to warm; both
+ * full: not admitted at all; nothing moves between tiers after that. */
+static void test_epoch_stable_tiers(void **state)
+{
+	(void)state;
+	struct rig *r = calloc(1, sizeof(*r));
+	rig_init(r, "epoch", 3, 5);
+	for (int e = 0; e < 5; e++) {
+		int hot = 0, warm = 0;
+		for (int i = 0; i < 20; i++) {
+			int s = rig_read(r, (i * 7 + e * 3) % 20);
+			hot += s == TIER_HOT;
+			warm += s == TIER_WARM;
+		}
+		if (e > 0) {
+			assert_int_equal(hot, 3);
+			assert_int_equal(warm, 5);
+		}
+	}
+	assert_int_equal(r->pl.fills[TIER_HOT], 3);
+	assert_int_equal(r->pl.fills[TIER_WARM], 5);
+	assert_int_equal(r->pl.promoted, 0);
+	assert_int_equal(r->pl.demoted, 0);
+	assert_true(r->pl.refused > 0);
+	rig_free(r);
+	free(r);
+}
+
+static void test_hot_only_and_sizes(void **state)
+{
+	(void)state;
+	struct rig *r = calloc(1, sizeof(*r));
+	char err[128];
+	rig_init(r, "lru", 100, 1000);
+	assert_int_equal(placement_set(&r->pl, "hot_max_size", "10", err, sizeof(err)), 0);
+	r->ents[5].e.size = 50;
+	assert_int_equal(rig_read(r, 5), TIER_NONE);
+	assert_int_equal(r->ents[5].tier, TIER_WARM); /* too big for hot */
+	assert_int_equal(rig_read(r, 5), TIER_WARM);
+	assert_int_equal(r->ents[5].tier, TIER_WARM); /* and never promoted */
+	assert_int_equal(rig_read(r, 6), TIER_NONE);
+	assert_int_equal(r->ents[6].tier, TIER_HOT);
+	rig_free(r);
+
+	rig_init(r, "lru", 2, 0); /* no warm: victims are dropped */
+	for (int i = 0; i < 3; i++)
+		rig_read(r, i);
+	assert_int_equal(r->ents[0].tier, TIER_NONE);
+	assert_int_equal(r->pl.dropped, 1);
+	rig_free(r);
+	free(r);
+}
+
+static void test_no_demote_no_promote(void **state)
+{
+	(void)state;
+	struct rig *r = calloc(1, sizeof(*r));
+	char err[128];
+	rig_init(r, "lru", 1, 2);
+	assert_int_equal(placement_set(&r->pl, "demote", "0", err, sizeof(err)), 0);
+	assert_int_equal(placement_set(&r->pl, "promote", "off", err, sizeof(err)), 0);
+	rig_read(r, 0);
+	rig_read(r, 1); /* 0 is dropped, not demoted */
+	assert_int_equal(r->ents[0].tier, TIER_NONE);
+	assert_int_equal(r->pl.demoted, 0);
+	rig_free(r);
+	free(r);
+}
+
+static void test_placement_tunables(void **state)
+{
+	(void)state;
+	struct placement pl;
+	char err[256];
+	placement_init(&pl, NULL, NULL);
+	assert_true(pl.demote && pl.promote);
+	assert_int_equal(placement_set(&pl, "x", "1", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "placement: unknown tunable \"x\" (tunables: demote promote "
+				 "hot_max_size)");
+	assert_int_equal(placement_set(&pl, "demote", "maybe", err, sizeof(err)), -EINVAL);
+	assert_int_equal(placement_set(&pl, "hot_max_size", "12k", err, sizeof(err)), -EINVAL);
+	assert_int_equal(placement_set(&pl, "hot_max_size", "", err, sizeof(err)), -EINVAL);
+	assert_true(pl.demote);
+	assert_int_equal(pl.hot_max_size, 0);
+	/* nowhere to go without tiers */
+	assert_int_equal(placement_fill(&pl, 1, 1, 0), TIER_NONE);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lru_fill_demote_promote),
+		cmocka_unit_test(test_epoch_stable_tiers),
+		cmocka_unit_test(test_hot_only_and_sizes),
+		cmocka_unit_test(test_no_demote_no_promote),
+		cmocka_unit_test(test_placement_tunables),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
