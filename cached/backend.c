@@ -6,10 +6,13 @@
 
 #include <string.h>
 
+#include "backend_rados.h"
+
 extern const struct cold_backend_ops cold_posix_ops;
 
 static const struct cold_backend_ops *const backends[] = {
 	&cold_posix_ops,
+	&cold_rados_ops,
 	NULL,
 };
 

@@ -118,7 +118,8 @@ static int load_chunks(struct daemon *d, char *err, size_t errlen)
 		goto out;
 	}
 	/* oldest first, so each policy sees them in the order they were read */
-	qsort(lc.v, lc.n, sizeof(*lc.v), by_atime);
+	if (lc.n > 1)
+		qsort(lc.v, lc.n, sizeof(*lc.v), by_atime);
 	for (size_t i = 0; i < lc.n; i++) {
 		struct loaded *l = &lc.v[i];
 		struct dataset *ds = daemon_dataset(d, l->dataset, strlen(l->dataset));

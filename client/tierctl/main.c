@@ -9,6 +9,7 @@
  * Single-threaded.
  */
 #include "tierctl.h"
+#include "import.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -60,6 +61,13 @@ const struct tierctl_cmd tierctl_cmds[] = {
 		.fn = tierctl_cmd_refresh,
 		.min_args = 1,
 		.max_args = 1,
+	},
+	{
+		.name = "import",
+		.usage = TIERCTL_IMPORT_USAGE,
+		.summary = TIERCTL_IMPORT_SUMMARY,
+		.fn = tierctl_import,
+		.min_args = 2,
 	},
 	{
 		.name = "help",

@@ -28,6 +28,14 @@ check() { # check "description" command...
 	if "$@"; then ok "$what"; else fail "$what"; fi
 }
 finish() {
+	# a daemon built with a sanitizer reports at exit: stop it and read the log
+	if [ -n "$TC_PID" ]; then
+		tc_stop || fail "daemon exited with an error at the end of the test"
+	fi
+	if [ -f "$T/daemon.log" ] && grep -qE 'ERROR: [A-Za-z]+Sanitizer|runtime error:' "$T/daemon.log"; then
+		fail "sanitizer report in the daemon log"
+		grep -A 30 -E 'ERROR: [A-Za-z]+Sanitizer|runtime error:' "$T/daemon.log" | head -60
+	fi
 	echo "$(basename "$0" .sh): $((TC_CHECKS - TC_FAILS)) of $TC_CHECKS checks passed"
 	if [ "$TC_FAILS" -ne 0 ] && [ -f "$T/daemon.log" ]; then
 		echo "--- daemon log (last 40 lines)"
