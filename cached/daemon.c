@@ -208,6 +208,7 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 		rc = dataset_new(d, &cfg->datasets[i], &d->ds[d->nds], err, errlen);
 		if (rc < 0)
 			return rc;
+		dataset_restore_manifest(d, d->ds[d->nds]);
 		d->nds++;
 	}
 	rc = load_chunks(d, err, errlen);

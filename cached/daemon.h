@@ -73,9 +73,10 @@ struct dataset {
 	const char *name;     /* conf.name */
 	struct cold cold;
 	bool opened;          /* backend open() succeeded */
-	bool available;       /* opened and a manifest is loaded */
-	char reason[256];     /* why not available */
-	struct manifest *mf;
+	bool available;       /* a manifest was loaded from the source this run */
+	char reason[256];     /* why not available, or what is failing */
+	uint64_t cold_fail_ns; /* last cold store failure (0: none since success) */
+	struct manifest *mf;  /* from the source, or persisted by an earlier run */
 	bool refreshing;
 	struct event *retry_ev; /* background reload after a failure */
 	struct policy *pol[TIER_COUNT];

@@ -11,6 +11,8 @@
 #include <event2/event.h>
 
 #include "chunk.h"
+#include "index.h"
+#include "proto.h"
 #include "log.h"
 #include "manifest.h"
 #include "workers.h"
@@ -151,6 +153,100 @@ static uint64_t manifest_changes(const struct manifest *a, const struct manifest
 	return changed;
 }
 
+#define MANIFEST_NS "manifest"
+#define MANIFEST_FORMAT 1u
+#define COLD_FAIL_WINDOW_NS (5ull * 1000000000ull)
+
+/* Persist the manifest as one record: u8 format, u64 n, n x {str path,
+ * u64 size, i64 mtime_ns, u64 version}. Loop thread. */
+static void persist_manifest(struct daemon *d, const struct dataset *ds)
+{
+	struct proto_wr w;
+	proto_wr_init(&w);
+	proto_wr_u8(&w, MANIFEST_FORMAT);
+	proto_wr_u64(&w, ds->mf->n);
+	for (size_t i = 0; i < ds->mf->n; i++) {
+		const struct mf_entry *e = &ds->mf->v[i];
+		if (e->gone)
+			continue;
+		proto_wr_str(&w, e->path);
+		proto_wr_u64(&w, e->st.size);
+		proto_wr_i64(&w, e->st.mtime_ns);
+		proto_wr_u64(&w, e->st.version);
+	}
+	if (w.oom || index_kv_put(d->ix, MANIFEST_NS, ds->name, w.buf, w.len) < 0)
+		log_warn("dataset=%s op=persist_manifest err=\"cannot write the manifest to the index\"",
+			 ds->name);
+	proto_wr_free(&w);
+}
+
+void dataset_restore_manifest(struct daemon *d, struct dataset *ds)
+{
+	void *v = NULL;
+	size_t n = 0;
+	char path[TC_PATH_MAX + 1];
+	if (index_kv_get(d->ix, MANIFEST_NS, ds->name, &v, &n) < 0)
+		return;
+	struct proto_rd r;
+	struct manifest *m = calloc(1, sizeof(*m));
+	proto_rd_init(&r, v, n);
+	uint8_t fmt = proto_rd_u8(&r);
+	uint64_t cnt = proto_rd_u64(&r);
+	/* an entry takes at least 28 bytes: a count beyond that is corrupt */
+	if (!m || fmt != MANIFEST_FORMAT || !proto_rd_ok(&r) || cnt > r.left / 28)
+		goto bad;
+	for (uint64_t i = 0; i < cnt; i++) {
+		struct cold_stat st;
+		if (!proto_rd_str_copy(&r, path, sizeof(path)))
+			goto bad;
+		st.size = proto_rd_u64(&r);
+		st.mtime_ns = proto_rd_i64(&r);
+		st.version = proto_rd_u64(&r);
+		/* checked_ns 0: revalidated on first open once the source answers */
+		if (!proto_rd_ok(&r) || manifest_add(m, path, &st, 0) < 0)
+			goto bad;
+	}
+	if (!proto_rd_done(&r))
+		goto bad;
+	manifest_sort(m);
+	manifest_free(ds->mf);
+	ds->mf = m;
+	free(v);
+	log_info("dataset=%s op=restore_manifest files=%zu", ds->name, m->n);
+	return;
+bad:
+	log_warn("dataset=%s op=restore_manifest err=\"persisted manifest unreadable; ignoring it\"",
+		 ds->name);
+	manifest_free(m);
+	free(v);
+}
+
+void dataset_note_cold(struct daemon *d, struct dataset *ds, int err)
+{
+	(void)d;
+	if (err == 0) {
+		if (ds->cold_fail_ns) {
+			log_info("dataset=%s op=cold state=reachable", ds->name);
+			ds->cold_fail_ns = 0;
+			if (ds->available)
+				ds->reason[0] = '\0';
+		}
+		return;
+	}
+	/* answers about the data itself are not failures of the store */
+	if (err == -ENOENT || err == -ESTALE || err == -ENOMEM || err == -ENOSPC)
+		return;
+	if (!ds->cold_fail_ns)
+		log_warn("dataset=%s op=cold state=failing err=\"%s\"", ds->name, strerror(-err));
+	ds->cold_fail_ns = daemon_now_ns();
+	snprintf(ds->reason, sizeof(ds->reason), "cold store failing: %s", strerror(-err));
+}
+
+bool dataset_cold_failing(const struct dataset *ds, uint64_t now_ns)
+{
+	return ds->cold_fail_ns && now_ns - ds->cold_fail_ns < COLD_FAIL_WINDOW_NS;
+}
+
 static void schedule_retry(struct daemon *d, struct dataset *ds)
 {
 	struct timeval tv = {.tv_sec = RETRY_SECONDS};
@@ -167,6 +263,8 @@ static uint64_t install(struct daemon *d, struct load_job *l)
 	l->mf = NULL;
 	ds->available = true;
 	ds->reason[0] = '\0';
+	ds->cold_fail_ns = 0;
+	persist_manifest(d, ds);
 	unsigned dropped = dataset_drop_stale_chunks(d, ds);
 	log_info("dataset=%s op=manifest files=%zu bytes=%llu changed=%llu stale_chunks_dropped=%u",
 		 ds->name, ds->mf->n, (unsigned long long)ds->mf->bytes, (unsigned long long)changed,
@@ -182,12 +280,12 @@ static void load_done(struct job *j)
 	uint64_t changed = 0;
 	ds->refreshing = false;
 	if (l->err < 0) {
-		snprintf(ds->reason, sizeof(ds->reason), "%s", l->reason);
-		if (!ds->mf)
-			ds->available = false;
+		snprintf(ds->reason, sizeof(ds->reason), "%.200s%s", l->reason,
+			 ds->mf ? " (serving what is cached)" : "");
+		ds->available = false;
 		log_warn("dataset=%s op=load err=\"%s\" retry_in_s=%d", ds->name, l->reason,
 			 l->cb ? 0 : RETRY_SECONDS);
-		if (!l->cb && !ds->mf)
+		if (!l->cb)
 			schedule_retry(d, ds);
 	} else {
 		changed = install(d, l);
@@ -244,6 +342,10 @@ int dataset_refresh(struct daemon *d, struct dataset *ds, dataset_refresh_cb cb,
 
 bool dataset_entry_stale(const struct dataset *ds, const struct mf_entry *e, uint64_t now_ns)
 {
+	/* a source we cannot reach cannot confirm anything: serve what is known
+	 * rather than make every open wait for a timeout */
+	if (!ds->opened || dataset_cold_failing(ds, now_ns))
+		return false;
 	return now_ns - e->checked_ns > ds->conf.revalidate_after_ms * 1000000ull;
 }
 
@@ -256,8 +358,10 @@ static int apply_stat(struct daemon *d, struct dataset *ds, struct mf_entry *e, 
 		e->gone = true;
 		return -ENOENT;
 	}
-	if (rc < 0)
+	if (rc < 0) {
+		dataset_note_cold(d, ds, rc);
 		return rc; /* cannot tell: keep serving what we know */
+	}
 	if (!cold_stat_same(st, &e->st)) {
 		log_info("dataset=%s path=%s op=revalidate changed=1 size=%llu", ds->name, e->path,
 			 (unsigned long long)st->size);

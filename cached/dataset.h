@@ -19,6 +19,16 @@ int dataset_new(struct daemon *d, const struct dataset_conf *dc, struct dataset 
 		size_t errlen);
 void dataset_free(struct daemon *d, struct dataset *ds);
 
+/* Startup: the manifest persisted by the last run, so that what is cached
+ * can be served before (or without) the source answering. */
+void dataset_restore_manifest(struct daemon *d, struct dataset *ds);
+
+/* The cold store failed (err) or worked (err == 0): tracked so status can
+ * say so and opens do not wait on revalidating against a failing store. */
+void dataset_note_cold(struct daemon *d, struct dataset *ds, int err);
+/* True while the cold store failed within the last few seconds. */
+bool dataset_cold_failing(const struct dataset *ds, uint64_t now_ns);
+
 /* Startup, before the loop runs: open and list the source in this thread
  * (blocking backends) or start doing so in the background (async ones). */
 void dataset_load(struct daemon *d, struct dataset *ds);

@@ -16,6 +16,7 @@
 #include <xxhash.h>
 
 #include "chunk.h"
+#include "dataset.h"
 #include "log.h"
 #include "manifest.h"
 #include "mover.h"
@@ -143,6 +144,7 @@ static void fill_done(struct job *j)
 	int err = f->err;
 
 	fill_unlink(&d->fills, f);
+	dataset_note_cold(d, f->ds, err);
 	if (!err) {
 		tier_commit(t, f->len);
 		c = chunk_publish(d, f->ds, f->path, &f->src, f->idx, f->len, f->checksum, f->tier,
@@ -211,6 +213,8 @@ int fill_get(struct daemon *d, struct dataset *ds, const char *path, const struc
 		f->wtail = &w->next;
 		return 0;
 	}
+	if (!ds->opened)
+		return -EHOSTDOWN; /* the backend never connected: nothing to read from */
 	uint64_t cs = ds->conf.chunk_size;
 	uint64_t off = (uint64_t)idx * cs;
 	if (off >= src->size)

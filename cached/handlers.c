@@ -414,10 +414,12 @@ static void chunk_waited(struct daemon *d, struct waiter *w, struct chunk *ch, i
 	if (!c->dead) {
 		struct handle *hd = handle_get(c, p->hid);
 		if (err < 0) {
-			conn_reply_err(c, TC_OP_CHUNK, p->id, -err,
-				       err == -ESTALE ? "the file changed at the source since it was opened; open it again"
-						      : "cold read failed: %s",
-				       strerror(-err));
+			if (err == -ESTALE)
+				conn_reply_err(c, TC_OP_CHUNK, p->id, ESTALE,
+					       "the file changed at the source since it was opened; open it again");
+			else
+				conn_reply_err(c, TC_OP_CHUNK, p->id, -err, "cold read of chunk %u failed: %s",
+					       p->idx, strerror(-err));
 		} else if (!hd) {
 			conn_reply_err(c, TC_OP_CHUNK, p->id, EBADF, "handle closed while its chunk was read");
 		} else {
@@ -487,7 +489,11 @@ static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 		conn_get(c);
 	} else {
 		free(p);
-		conn_reply_err(c, h->op, h->id, -rc, "cannot read chunk %u: %s", idx, strerror(-rc));
+		if (rc == -EHOSTDOWN)
+			conn_reply_err(c, h->op, h->id, EIO, "dataset %s: cold store unavailable: %s",
+				       hd->ds->name, hd->ds->reason);
+		else
+			conn_reply_err(c, h->op, h->id, -rc, "cannot read chunk %u: %s", idx, strerror(-rc));
 	}
 }
 
@@ -591,7 +597,7 @@ static void read_step(struct pending *p)
 	} else if (rc == 0) {
 		count_miss(c->d, hd->ds);
 	} else {
-		read_finish(p, rc);
+		read_finish(p, rc == -EHOSTDOWN ? -EIO : rc);
 	}
 }
 

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include "dataset.h"
 #include "fill.h"
 #include "manifest.h"
 #include "server.h"
@@ -14,7 +15,8 @@ static void dataset_fields(struct proto_rs *rs, const struct dataset *ds)
 {
 	proto_rs_str(rs, "name", ds->name);
 	proto_rs_str(rs, "backend", ds->conf.backend);
-	proto_rs_bool(rs, "available", ds->mf != NULL);
+	proto_rs_bool(rs, "available", ds->available && !dataset_cold_failing(ds, daemon_now_ns()));
+	proto_rs_bool(rs, "serving", ds->mf != NULL);
 	proto_rs_str(rs, "reason", ds->reason);
 	proto_rs_str(rs, "policy", ds->pol[TIER_HOT] ? ds->pol[TIER_HOT]->ops->name : ds->conf.policy);
 	proto_rs_u64(rs, "chunk_size", ds->conf.chunk_size);
