@@ -1,0 +1,263 @@
+#!/usr/bin/env bash
+# bench/mount.sh BUILD_DIR: tiercache-mount against the same files on local
+# disk, measured in the same run, medians of 3 runs (the machine is shared
+# and noisy). Benchmarks report; they do not fail.
+#
+#   seq      sequential 1 MiB read()s of four 256 MiB files, one reader
+#   small    open + read + close of 4000 files of 100 KB, 4 reader processes,
+#            by a path list (as from a CSV: lookups included)
+#
+# Each run measures, in this order:
+#   first pass   tiercached restarted and the mount remounted, so the
+#                mount's kernel page cache is empty and every byte goes
+#                through FUSE and libtiercache; the data is resident in the
+#                cache's hot tier (a fill pass ran before the runs), and the
+#                tier files and the local files are in the OS page cache
+#                alike ("warm storage").
+#   second pass  the same reads again: the mount's kernel page cache
+#                (FOPEN_KEEP_CACHE) against local files in the page cache.
+#   -o immutable first and second pass, remounted with -o immutable.
+#   disk-cold    tier files and local files dropped from the OS page cache
+#                (posix_fadvise DONTNEED per file, checked with fincore),
+#                daemon restarted, remounted: both sides read from disk.
+# Goals from the issue: seq first pass >= 0.8 of local, small first pass
+# >= 0.4 of local; the second pass is reported against local.
+set -uo pipefail
+O=${1:-build/default}
+cd "$(dirname "$0")/.." || exit 1
+B=$(mktemp -d "${TMPDIR:-/tmp}/tcmbench.XXXXXX")
+M=$B/mnt
+export TIERCACHE_SOCKET=$B/sock
+DPID=
+MPID=
+RUNS=${RUNS:-3}
+
+cleanup() {
+	mountpoint -q "$M" 2>/dev/null && fusermount3 -u -z "$M" 2>/dev/null
+	[ -n "$MPID" ] && kill -TERM "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null
+	[ -n "$DPID" ] && kill -TERM "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	rm -rf "$B"
+}
+trap cleanup EXIT
+
+if [ ! -x "$O/bin/tiercache-mount" ] || [ ! -e /dev/fuse ]; then
+	echo "bench/mount.sh: needs $O/bin/tiercache-mount and /dev/fuse; skipped"
+	exit 0
+fi
+
+# The reader: a few lines of C so that both sides pay the same, small,
+# per-call cost (a shell or Python loop would hide the difference).
+cat >"$B/rd.c" <<'EOF'
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+static char buf[1 << 20];
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+static long long read_file(const char *p, size_t bs)
+{
+	int fd = open(p, O_RDONLY);
+	long long n = 0;
+	ssize_t r;
+	if (fd < 0) {
+		perror(p);
+		exit(1);
+	}
+	while ((r = read(fd, buf, bs)) > 0)
+		n += r;
+	if (r < 0) {
+		perror(p);
+		exit(1);
+	}
+	close(fd);
+	return n;
+}
+/* rd seq FILE...: prints MB/s.  rd small NPROC LIST: prints files/s. */
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && !strcmp(argv[1], "seq")) {
+		long long n = 0;
+		double t0 = now();
+		for (int i = 2; i < argc; i++)
+			n += read_file(argv[i], sizeof(buf));
+		printf("%.1f\n", n / 1e6 / (now() - t0));
+		return 0;
+	}
+	if (argc == 4 && !strcmp(argv[1], "small")) {
+		int np = atoi(argv[2]), bad = 0;
+		char **v = NULL, line[4096];
+		size_t nv = 0, cap = 0;
+		FILE *f = fopen(argv[3], "r");
+		if (!f || np < 1)
+			return 2;
+		while (fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = 0;
+			if (nv == cap && !(v = realloc(v, (cap = cap ? cap * 2 : 1024) * sizeof(*v))))
+				return 1;
+			v[nv++] = strdup(line);
+		}
+		fclose(f);
+		double t0 = now();
+		for (int c = 0; c < np; c++)
+			if (fork() == 0) {
+				for (size_t i = (size_t)c; i < nv; i += (size_t)np)
+					read_file(v[i], 128 * 1024);
+				_exit(0);
+			}
+		for (int c = 0, st; c < np; c++)
+			if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+				bad = 1;
+		printf("%.0f\n", nv / (now() - t0));
+		return bad;
+	}
+	return 2;
+}
+EOF
+cc -O2 -o "$B/rd" "$B/rd.c" || exit 1
+RD=$B/rd
+
+echo "generating 1 GiB of large files and 4000 files of 100 KB ..."
+mkdir -p "$B/cold/big" "$M"
+for i in 1 2 3 4; do head -c $((256 * 1048576)) /dev/urandom >"$B/cold/big/big$i.bin"; done
+for d in $(seq -w 1 20); do
+	mkdir -p "$B/cold/small/d$d"
+	for i in $(seq -w 1 200); do head -c 102400 /dev/urandom >"$B/cold/small/d$d/f$i.jpg"; done
+done
+sync
+BIG_L=("$B"/cold/big/*.bin)
+BIG_M=("${BIG_L[@]/#$B\/cold/$M}")
+(cd "$B/cold" && find small -type f | sort) >"$B/list"
+sed "s|^|$B/cold/|" "$B/list" >"$B/list.local"
+sed "s|^|$M/|" "$B/list" >"$B/list.mount"
+
+cat >"$B/tc.conf" <<CONF
+[daemon]
+socket = $B/sock
+state_dir = $B/state
+log_level = warn
+[tier hot]
+path = $B/hot
+capacity = 4G
+[dataset bench]
+path = $B/cold
+chunk_size = 4M
+CONF
+
+daemon_start() {
+	"$O/bin/tiercached" -c "$B/tc.conf" 2>>"$B/daemon.log" &
+	DPID=$!
+	for _ in $(seq 1 200); do "$O/bin/tierctl" status >/dev/null 2>&1 && return 0; sleep 0.05; done
+	echo "tiercached did not start"
+	cat "$B/daemon.log"
+	exit 1
+}
+daemon_stop() {
+	kill -TERM "$DPID"
+	wait "$DPID"
+	DPID=
+}
+mount_up() { # mount_up [-o OPTS]
+	"$O/bin/tiercache-mount" -f "$@" bench "$M" 2>>"$B/mount.log" &
+	MPID=$!
+	for _ in $(seq 1 200); do mountpoint -q "$M" && return 0; sleep 0.05; done
+	echo "tiercache-mount did not mount"
+	cat "$B/mount.log"
+	exit 1
+}
+mount_down() {
+	fusermount3 -u "$M"
+	wait "$MPID"
+	MPID=
+}
+# Drop files from the OS page cache (clean pages only: the data was synced).
+drop() { # drop DIR...
+	find "$@" -type f -print0 | /usr/bin/env python3 -c '
+import os, sys
+for p in sys.stdin.buffer.read().split(b"\0"):
+    if p:
+        fd = os.open(p, os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)'
+}
+resident() { fincore --bytes --noheadings --output RES "$1" 2>/dev/null || echo "?"; }
+
+daemon_start
+mount_up
+t0=$(date +%s.%N)
+"$RD" seq "${BIG_M[@]}" >/dev/null && "$RD" small 4 "$B/list.mount" >/dev/null || exit 1
+echo "fill pass (cold store -> hot tier through the mount): $(echo "$(date +%s.%N) - $t0" | bc) s"
+mount_down
+"$RD" seq "${BIG_L[@]}" >/dev/null # local files into the page cache
+
+declare -A R
+add() { R[$1]="${R[$1]:-} $2"; }
+for run in $(seq 1 "$RUNS"); do
+	# first and second pass, default options
+	daemon_stop
+	daemon_start
+	mount_up
+	add seq1_mount "$("$RD" seq "${BIG_M[@]}")"
+	add small1_mount "$("$RD" small 4 "$B/list.mount")"
+	add seq2_mount "$("$RD" seq "${BIG_M[@]}")"
+	add small2_mount "$("$RD" small 4 "$B/list.mount")"
+	mount_down
+	add seq_local "$("$RD" seq "${BIG_L[@]}")"
+	add small_local "$("$RD" small 4 "$B/list.local")"
+	# -o immutable
+	mount_up -o immutable
+	add seq1_imm "$("$RD" seq "${BIG_M[@]}")"
+	add small1_imm "$("$RD" small 4 "$B/list.mount")"
+	add small2_imm "$("$RD" small 4 "$B/list.mount")"
+	mount_down
+	# disk-cold: nothing of either side in the OS page cache
+	daemon_stop
+	sync
+	drop "$B/hot" "$B/cold"
+	[ "$run" = 1 ] && echo "after dropping: $(resident "${BIG_L[0]}") bytes of a local file and" \
+		"$(resident "$(find "$B/hot" -type f -size +1M | head -1)") of a tier file resident"
+	daemon_start
+	mount_up
+	add seqc_mount "$("$RD" seq "${BIG_M[@]}")"
+	add smallc_mount "$("$RD" small 4 "$B/list.mount")"
+	mount_down
+	drop "$B/cold"
+	add seqc_local "$("$RD" seq "${BIG_L[@]}")"
+	add smallc_local "$("$RD" small 4 "$B/list.local")"
+	"$RD" seq "${BIG_L[@]}" >/dev/null # warm again for the next run
+	echo "run $run done"
+done
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+row() { # row LABEL UNIT LOCALKEY MOUNTKEY GOAL
+	local l m
+	l=$(echo "${R[$3]}" | median)
+	m=$(echo "${R[$4]}" | median)
+	awk -v label="$1" -v unit="$2" -v l="$l" -v m="$m" -v goal="$5" 'BEGIN {
+		r = m / l
+		g = goal == "-" ? "" : sprintf("goal >= %s: %s", goal, r >= goal ? "met" : "NOT met")
+		printf "%-44s %10.0f %10.0f %-7s %5.2f  %s\n", label, l, m, unit, r, g
+	}'
+}
+echo
+echo "tiercache-mount vs local disk, medians of $RUNS runs (raw runs below)"
+printf '%-44s %10s %10s %-7s %5s\n' "" local mount unit ratio
+row "seq 1 MiB reads, first pass" MB/s seq_local seq1_mount 0.8
+row "100 KB files x4 readers, first pass" files/s small_local small1_mount 0.4
+row "seq 1 MiB reads, second pass (page cache)" MB/s seq_local seq2_mount -
+row "100 KB files x4, second pass (page cache)" files/s small_local small2_mount -
+row "-o immutable: seq, first pass" MB/s seq_local seq1_imm -
+row "-o immutable: 100 KB files x4, first pass" files/s small_local small1_imm -
+row "-o immutable: 100 KB files x4, second pass" files/s small_local small2_imm -
+row "disk-cold: seq 1 MiB reads" MB/s seqc_local seqc_mount -
+row "disk-cold: 100 KB files x4" files/s smallc_local smallc_mount -
+echo
+for k in $(echo "${!R[@]}" | tr ' ' '\n' | sort); do printf '  %-14s %s\n' "$k" "${R[$k]}"; done

@@ -1,0 +1,177 @@
+# tiercache-mount across daemon restarts: a program reading through the
+# mount while tiercached is stopped and started again (cleanly, or killed)
+# finishes with the right bytes; a read that starts during a short outage
+# waits for the daemon; during a longer one (past -o reconnect_timeout) it
+# fails with ETIMEDOUT instead of hanging, later requests fail at once, and
+# the same mount reads again once the daemon is back.
+. "$(dirname "$0")/lib.sh"
+PY=/usr/bin/python3
+MOUNT_BIN=$TC_BIN/tiercache-mount
+MNT_DIRS=()
+MNT_PIDS=()
+
+tcm_cleanup() {
+	local d p
+	for d in "${MNT_DIRS[@]}"; do
+		mountpoint -q "$d" 2>/dev/null && fusermount3 -u -z "$d" 2>/dev/null
+	done
+	for p in "${MNT_PIDS[@]}"; do
+		kill -0 "$p" 2>/dev/null && kill -TERM "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	tc_cleanup
+}
+trap tcm_cleanup EXIT
+
+tcm_mount() { # tcm_mount MOUNTPOINT ARGS...
+	local mp=$1
+	shift
+	mkdir -p "$mp"
+	MNT_DIRS+=("$mp")
+	env --default-signal=INT "$MOUNT_BIN" -f "$@" "$mp" >>"$T/mount.log" 2>&1 &
+	MPID=$!
+	MNT_PIDS+=("$MPID")
+	for _ in $(seq 1 200); do
+		mountpoint -q "$mp" && return 0
+		kill -0 "$MPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "tiercache-mount did not mount $mp; log:"
+	cat "$T/mount.log"
+	return 1
+}
+
+MB=1048576
+tc_config 256M 256M 1M
+mkdir -p "$T/cold"
+head -c $((40 * MB + 4321)) /dev/urandom >"$T/cold/big.bin"
+for i in $(seq 1 12); do head -c $((150000 + i * 1000)) /dev/urandom >"$T/cold/f$i.bin"; done
+tc_start || exit 1
+
+M=$T/mnt
+tcm_mount "$M" ds || exit 1
+mpid=$MPID
+Q=$T/mnt_quick
+tcm_mount "$Q" -o reconnect_timeout=1 ds || exit 1
+qpid=$MPID
+
+# A slow reader: 128 KiB every 5 ms, progress in $T/progress, then the
+# sha256 of what it read. An alarm turns a hang into a failure.
+cat >"$T/reader.py" <<'EOF'
+import hashlib, os, signal, sys, time
+signal.alarm(120)
+path, progress = sys.argv[1], sys.argv[2]
+h = hashlib.sha256()
+n = 0
+with open(path, 'rb', buffering=0) as f:
+    while True:
+        b = f.read(131072)
+        if not b:
+            break
+        h.update(b)
+        n += len(b)
+        with open(progress + '.tmp', 'w') as p:
+            p.write(str(n))
+        os.replace(progress + '.tmp', progress)  # never seen half-written
+        time.sleep(0.005)
+print(h.hexdigest())
+EOF
+want_big=$(sha256sum <"$T/cold/big.bin" | cut -d' ' -f1)
+
+# restart_under_reader HOW FILE: stop the daemon (tc_stop or tc_kill9) when
+# the reader of FILE is past 8 MiB, start it again a second later.
+restart_under_reader() {
+	echo 0 >"$T/progress"
+	"$PY" "$T/reader.py" "$M/$2" "$T/progress" >"$T/reader.out" 2>&1 &
+	local reader=$!
+	for _ in $(seq 1 400); do
+		[ "$(cat "$T/progress")" -ge $((8 * MB)) ] 2>/dev/null && break
+		sleep 0.01
+	done
+	local at
+	at=$(cat "$T/progress")
+	"$1"
+	sleep 1
+	tc_start || return 1
+	wait "$reader"
+	local rc=$?
+	check "$1 under a reader: stopped mid-file ($at of $((40 * MB)) bytes read)" \
+		[ "$at" -lt $((40 * MB)) ]
+	check "$1 under a reader: the reader exits 0" [ $rc = 0 ]
+	check "$1 under a reader: every byte correct" [ "$(tail -n 1 "$T/reader.out")" = "$want_big" ]
+}
+# a new file for the second round: its bytes are in no cache yet
+restart_under_reader tc_stop big.bin
+cp "$T/cold/big.bin" "$T/cold/big2.bin"
+"$TC_BIN/tierctl" refresh ds >/dev/null
+restart_under_reader tc_kill9 big2.bin
+check "the library reconnected under the readers (logged)" grep -q 'connection to tiercached lost' "$T/mount.log"
+check "the mounts stayed up" bash -c "mountpoint -q '$M' && mountpoint -q '$Q'"
+check "the mount processes are alive" kill -0 "$mpid" "$qpid"
+
+# a read that starts while the daemon is down waits for it (timeout 30 s)
+tc_stop
+sha256sum <"$M/f3.bin" >"$T/f3.out" 2>&1 &
+waiter=$!
+sleep 1
+tc_start || exit 1
+wait "$waiter"
+check "a read started during a short outage completes after the restart" \
+	[ "$(cut -d' ' -f1 "$T/f3.out")" = "$(sha256sum <"$T/cold/f3.bin" | cut -d' ' -f1)" ]
+
+# past the reconnect timeout (1 s on $Q): ETIMEDOUT, not a hang
+cat >"$T/outage.py" <<'EOF'
+import errno, os, signal, sys
+signal.alarm(60)
+step = sys.argv[1]
+def err(fn):
+    try:
+        fn()
+        return 'OK'
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+q = sys.argv[2]
+if step == 'down':
+    # a handle opened before the outage, reading a chunk it has not seen
+    fd = os.open(q + '/big.bin', os.O_RDONLY)
+    os.pread(fd, 4096, 0)
+    sys.stdin.readline()             # the test stops the daemon here
+    print(err(lambda: os.pread(fd, 4096, 30 * 1048576)))
+    print(err(lambda: open(q + '/f5.bin', 'rb').read()))
+    print(err(lambda: os.stat(q + '/f6.bin')))
+    sys.stdin.readline()             # the test starts the daemon again
+    want = open(sys.argv[3] + '/big.bin', 'rb')
+    want.seek(30 * 1048576)
+    print('same' if os.pread(fd, 4096, 30 * 1048576) == want.read(4096) else 'differ')
+    print('same' if open(q + '/f5.bin', 'rb').read() == open(sys.argv[3] + '/f5.bin', 'rb').read() else 'differ')
+EOF
+coproc OUTAGE { "$PY" "$T/outage.py" down "$Q" "$T/cold" 2>&1; }
+sleep 0.5
+tc_stop
+echo >&"${OUTAGE[1]}"
+read -r -t 60 r1 <&"${OUTAGE[0]}"
+read -r -t 60 r2 <&"${OUTAGE[0]}"
+read -r -t 60 r3 <&"${OUTAGE[0]}"
+check "outage past reconnect_timeout: read of an open file fails with ETIMEDOUT (got $r1)" [ "$r1" = ETIMEDOUT ]
+check "outage: open of another file fails with ETIMEDOUT (got $r2)" [ "$r2" = ETIMEDOUT ]
+check "outage: lookup of a new name fails with ETIMEDOUT (got $r3)" [ "$r3" = ETIMEDOUT ]
+check "outage: the mount is still up" mountpoint -q "$Q"
+tc_start || exit 1
+echo >&"${OUTAGE[1]}"
+read -r -t 60 r4 <&"${OUTAGE[0]}"
+read -r -t 60 r5 <&"${OUTAGE[0]}"
+check "daemon back: the open handle reads correct bytes again" [ "$r4" = same ]
+check "daemon back: new opens read correct bytes" [ "$r5" = same ]
+wait "$OUTAGE_PID" 2>/dev/null
+check "the unreachable daemon was logged once as an error" \
+	[ "$(grep -c 'tiercached unreachable' "$T/mount.log")" -ge 1 ]
+
+check "a full pass after all that: every file correct" \
+	bash -c "cd '$T/cold' && for f in *.bin; do cmp -s \"\$f\" '$M/'\"\$f\" || exit 1; done"
+kill -TERM "$mpid" "$qpid"
+wait "$mpid"
+rc1=$?
+wait "$qpid"
+rc2=$?
+check "both mounts stop cleanly (exit 0)" [ "$rc1$rc2" = 00 ]
+finish
