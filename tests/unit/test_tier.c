@@ -1,0 +1,147 @@
+/*
+ * Tier accounting and files: watermarks from percentages, reservations that
+ * never overcommit, atomic publish, reconciliation of a directory with what
+ * the index knows (temp files and orphans removed).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tier.h"
+
+static char dir[] = "/tmp/tc_tier_test.XXXXXX";
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void make_tier(struct tier *t, const char *name, uint64_t cap, unsigned hi, unsigned lo)
+{
+	struct tier_conf tc = {.present = true, .capacity = cap, .high_water = hi, .low_water = lo};
+	char err[256];
+	snprintf(tc.path, sizeof(tc.path), "%s/%s", dir, name);
+	assert_int_equal(tier_setup(t, TIER_HOT, &tc, err, sizeof(err)), 0);
+}
+
+static void watermarks_and_reservations(void **state)
+{
+	(void)state;
+	struct tier t;
+	make_tier(&t, "acct", 1000, 90, 70);
+	assert_int_equal(t.high_bytes, 900);
+	assert_int_equal(t.low_bytes, 700);
+	assert_true(tier_reserve(&t, 600));
+	assert_false(tier_reserve(&t, 401)); /* would pass capacity */
+	assert_true(tier_reserve(&t, 400));
+	assert_int_equal(tier_free(&t), 0);
+	assert_true(tier_over_high(&t));
+	tier_commit(&t, 600);
+	assert_int_equal(t.used, 600);
+	assert_int_equal(t.reserved, 400);
+	tier_unreserve(&t, 400);
+	assert_int_equal(tier_free(&t), 400);
+	assert_false(tier_over_high(&t));
+	/* no overflow in the percentage arithmetic for huge tiers */
+	struct tier big;
+	make_tier(&big, "big", UINT64_MAX / 2, 95, 90);
+	assert_true(big.high_bytes > big.low_bytes && big.high_bytes < big.capacity);
+}
+
+static void publish_is_atomic_and_complete(void **state)
+{
+	(void)state;
+	struct tier t;
+	char tmp[4200], fin[4200], buf[5000];
+	make_tier(&t, "publish", 1 << 20, 90, 70);
+	memset(buf, 'z', sizeof(buf));
+	tier_tmp_path(&t, 0xabcdefull, tmp, sizeof(tmp));
+	tier_chunk_path(&t, 0xabcdefull, fin, sizeof(fin));
+	int fd = -1;
+	assert_int_equal(tier_file_write(tmp, fin, buf, sizeof(buf), &fd), 0);
+	assert_true(fd >= 0);
+	close(fd);
+	struct stat st;
+	assert_int_equal(stat(fin, &st), 0);
+	assert_int_equal(st.st_size, sizeof(buf));
+	assert_int_equal(access(tmp, F_OK), -1); /* renamed away */
+	char back[5000];
+	assert_int_equal(tier_file_read(fin, back, sizeof(back)), 0);
+	assert_memory_equal(back, buf, sizeof(buf));
+	/* a file shorter than the index says is an error, not short data */
+	char more[6000];
+	assert_true(tier_file_read(fin, more, sizeof(more)) < 0);
+	/* two temp names for the same key never collide */
+	char tmp2[4200];
+	tier_tmp_path(&t, 0xabcdefull, tmp2, sizeof(tmp2));
+	assert_string_not_equal(tmp, tmp2);
+}
+
+static uint64_t keep_key;
+
+static bool known(void *arg, struct tier *t, uint64_t key, uint64_t size)
+{
+	(void)arg;
+	(void)t;
+	return key == keep_key && size == 3;
+}
+
+static void reconcile_removes_orphans_and_temps(void **state)
+{
+	(void)state;
+	struct tier t;
+	char p[4200];
+	make_tier(&t, "reconcile", 1 << 20, 90, 70);
+	int fd;
+	keep_key = 0x1111;
+	const uint64_t keys[] = {0x1111, 0x2222, 0x3333};
+	for (int i = 0; i < 3; i++) {
+		tier_chunk_path(&t, keys[i], p, sizeof(p));
+		fd = open(p, O_CREAT | O_WRONLY | O_TRUNC, 0640);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, i == 2 ? "abcd" : "abc", i == 2 ? 4 : 3), i == 2 ? 4 : 3);
+		close(fd);
+	}
+	snprintf(p, sizeof(p), "%s/tmp/half-written.tmp", t.path);
+	fd = open(p, O_CREAT | O_WRONLY, 0640);
+	close(fd);
+	snprintf(p, sizeof(p), "%s/chunks/00/not-a-chunk-name", t.path);
+	fd = open(p, O_CREAT | O_WRONLY, 0640);
+	close(fd);
+	unsigned orphans = 0;
+	assert_int_equal(tier_reconcile(&t, known, NULL, &orphans), 0);
+	assert_int_equal(orphans, 3); /* 0x2222, 0x3333 (unknown), the odd name */
+	tier_chunk_path(&t, 0x1111, p, sizeof(p));
+	assert_int_equal(access(p, F_OK), 0);
+	tier_chunk_path(&t, 0x2222, p, sizeof(p));
+	assert_int_equal(access(p, F_OK), -1);
+	snprintf(p, sizeof(p), "%s/tmp/half-written.tmp", t.path);
+	assert_int_equal(access(p, F_OK), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(watermarks_and_reservations),
+		cmocka_unit_test(publish_is_atomic_and_complete),
+		cmocka_unit_test(reconcile_removes_orphans_and_temps),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
