@@ -23,6 +23,7 @@
  * a new file beside the config in use.
  */
 #include "config.h"
+#include "config_value.h"
 
 #include "log.h"
 #include "policy.h"
@@ -44,9 +45,6 @@
 
 #define KIB (UINT64_C(1) << 10)
 #define MIB (UINT64_C(1) << 20)
-#define SEC_MS UINT64_C(1000)
-#define HOUR_MS (3600 * SEC_MS)
-#define DAY_MS (24 * HOUR_MS)
 
 enum section_kind {
 	SECT_NONE,   /* before the first header */
@@ -251,181 +249,6 @@ static const char *shown(char *buf, size_t n, const char *s)
 /* ---- numbers ---- */
 
 /* Decimal digits only into *out, advancing *s. -EINVAL: no digit. */
-static int parse_digits(const char **s, uint64_t *out)
-{
-	const char *p = *s;
-	uint64_t v = 0;
-	bool overflow = false;
-	if (!isdigit((unsigned char)*p))
-		return -EINVAL;
-	for (; isdigit((unsigned char)*p); p++) {
-		unsigned d = (unsigned)(*p - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			overflow = true;
-		else
-			v = v * 10 + d;
-	}
-	*s = p;
-	*out = v;
-	return overflow ? -ERANGE : 0;
-}
-
-int config_parse_size(const char *s, uint64_t *out)
-{
-	static const char units[] = "KMGTPE";
-	uint64_t whole, frac = 0, pow10 = 1, mult = 1;
-	unsigned fdigits = 0;
-	const char *p = s;
-	int rc = parse_digits(&p, &whole);
-	if (rc == -EINVAL)
-		return rc;
-	bool overflow = rc == -ERANGE;
-	if (*p == '.') {
-		p++;
-		if (!isdigit((unsigned char)*p))
-			return -EINVAL;
-		for (; isdigit((unsigned char)*p); p++) {
-			if (++fdigits > 9) /* keeps frac * (mult % pow10) in 64 bits */
-				return -EINVAL;
-			frac = frac * 10 + (uint64_t)(*p - '0');
-			pow10 *= 10;
-		}
-	}
-	const char *u = *p ? strchr(units, toupper((unsigned char)*p)) : NULL;
-	if (u) {
-		mult = UINT64_C(1) << (10 * (u - units + 1));
-		p++;
-		if ((*p == 'i' || *p == 'I') && (p[1] == 'B' || p[1] == 'b'))
-			p++; /* "KiB": the B follows */
-	}
-	if (*p == 'B' || *p == 'b')
-		p++;
-	if (*p || (fdigits && !u))
-		return -EINVAL; /* junk, or a fraction of a byte */
-	if (overflow || (whole && mult > UINT64_MAX / whole))
-		return -ERANGE;
-	/* frac / pow10 of the unit, exactly, rounded down. No overflow: it is
-	 * below one unit, and whole * mult is a multiple of the unit. */
-	uint64_t part = frac * (mult / pow10) + frac * (mult % pow10) / pow10;
-	*out = whole * mult + part;
-	return 0;
-}
-
-/* Largest first: fmt_duration() picks the first that divides exactly. */
-static const struct {
-	const char *suffix;
-	uint64_t ms;
-} duration_units[] = {{"d", DAY_MS}, {"h", HOUR_MS}, {"m", 60 * SEC_MS}, {"s", SEC_MS}, {"ms", 1}};
-
-int config_parse_duration_ms(const char *s, uint64_t *out)
-{
-	const char *p = s;
-	uint64_t v;
-	int rc = parse_digits(&p, &v);
-	if (rc == -EINVAL)
-		return rc;
-	for (size_t i = 0; i < ARRAY_SIZE(duration_units); i++) {
-		uint64_t ms = duration_units[i].ms;
-		if (*p && strcmp(p, duration_units[i].suffix) != 0)
-			continue;
-		if (!*p)
-			ms = SEC_MS; /* a bare number is seconds */
-		if (rc == -ERANGE || v > UINT64_MAX / ms)
-			return -ERANGE;
-		*out = v * ms;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-/* "64K", "1M": the largest unit that divides exactly, for messages. */
-static const char *fmt_size(char *buf, size_t n, uint64_t v)
-{
-	static const char units[] = "EPTGMK";
-	for (int i = 0; v && i < 6; i++) {
-		unsigned shift = 10u * (unsigned)(6 - i);
-		if (v % (UINT64_C(1) << shift) == 0) {
-			snprintf(buf, n, "%" PRIu64 "%c", v >> shift, units[i]);
-			return buf;
-		}
-	}
-	snprintf(buf, n, "%" PRIu64, v);
-	return buf;
-}
-
-static const char *fmt_duration(char *buf, size_t n, uint64_t ms)
-{
-	size_t i = 0;
-	if (ms == 0)
-		i = 3; /* "0s" */
-	else
-		while (ms % duration_units[i].ms)
-			i++;
-	snprintf(buf, n, "%" PRIu64 "%s", ms / duration_units[i].ms, duration_units[i].suffix);
-	return buf;
-}
-
-static void store_uint(void *field, size_t size, uint64_t v)
-{
-	if (size == sizeof(uint64_t)) {
-		memcpy(field, &v, sizeof(v));
-	} else {
-		assert(size == sizeof(uint32_t) && v <= UINT32_MAX);
-		uint32_t w = (uint32_t)v;
-		memcpy(field, &w, sizeof(w));
-	}
-}
-
-/* ---- paths ---- */
-
-/* Lexically normalise absolute IN into OUT (size n): no "//", ".", ".."
- * or trailing '/'. Lexical because a tier directory may not exist yet.
- * Returns the length or -ENAMETOOLONG. */
-static int path_normalize(const char *in, char *out, size_t n)
-{
-	size_t len = 0;
-	const char *p = in;
-	while (*p) {
-		while (*p == '/')
-			p++;
-		const char *end = strchrnul(p, '/');
-		size_t clen = (size_t)(end - p);
-		if (clen == 0 || (clen == 1 && p[0] == '.')) {
-			/* nothing */
-		} else if (clen == 2 && p[0] == '.' && p[1] == '.') {
-			while (len > 0 && out[len - 1] != '/')
-				len--;
-			if (len > 0)
-				len--;
-		} else {
-			if (len + 1 + clen + 1 > n)
-				return -ENAMETOOLONG;
-			out[len++] = '/';
-			memcpy(out + len, p, clen);
-			len += clen;
-		}
-		p = end;
-	}
-	if (len == 0) {
-		if (n < 2)
-			return -ENAMETOOLONG;
-		out[len++] = '/';
-	}
-	out[len] = '\0';
-	return (int)len;
-}
-
-/* Is A strictly inside directory B? Both normalised. */
-static bool path_inside(const char *a, const char *b)
-{
-	size_t lb = strlen(b);
-	if (lb == 1)
-		return a[1] != '\0';
-	return strncmp(a, b, lb) == 0 && a[lb] == '/';
-}
-
-/* ---- setting one key ---- */
-
 static const struct key_def *key_find(enum section_kind kind, const char *name)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
@@ -493,7 +316,7 @@ static int key_set(struct load *ld, const struct key_def *k, const char *label, 
 		rc = snprintf(joined, sizeof(joined), "%s%s%s", v[0] == '/' ? "" : ld->dir,
 			      v[0] == '/' ? "" : "/", v);
 		rc = rc < 0 || (size_t)rc >= sizeof(joined) ? -ENAMETOOLONG
-							     : path_normalize(joined, norm, sizeof(norm));
+							     : config_path_normalize(joined, norm, sizeof(norm));
 		if (rc < 0 || (size_t)rc >= k->size) {
 			key_msg(ld, line, label, k, "\"%s\" is too long%s (at most %zu bytes once "
 						    "resolved%s)",
@@ -506,8 +329,8 @@ static int key_set(struct load *ld, const struct key_def *k, const char *label, 
 
 	case KEY_SIZE:
 		rc = config_parse_size(v, &x);
-		fmt_size(lo, sizeof(lo), k->min);
-		fmt_size(hi, sizeof(hi), k->max);
+		config_fmt_size(lo, sizeof(lo), k->min);
+		config_fmt_size(hi, sizeof(hi), k->max);
 		if (rc == -EINVAL)
 			key_msg(ld, line, label, k, "\"%s\" is not a size (use 64G, 512M, ...)", q);
 		else if (rc == -ERANGE || x > k->max)
@@ -516,7 +339,7 @@ static int key_set(struct load *ld, const struct key_def *k, const char *label, 
 			key_msg(ld, line, label, k, "\"%s\" is too small (at least %s)", q, lo);
 		else if (k->align && x % k->align)
 			key_msg(ld, line, label, k, "\"%s\" is not a multiple of %s (use 1M, 4M, ...)",
-				q, fmt_size(lo, sizeof(lo), k->align));
+				q, config_fmt_size(lo, sizeof(lo), k->align));
 		else
 			break;
 		return -EINVAL;
@@ -524,7 +347,7 @@ static int key_set(struct load *ld, const struct key_def *k, const char *label, 
 	case KEY_PERCENT:
 	case KEY_UINT: {
 		const char *p = v;
-		rc = parse_digits(&p, &x);
+		rc = config_parse_digits(&p, &x);
 		if (k->type == KEY_PERCENT && *p == '%')
 			p++;
 		if (rc == -EINVAL || *p)
@@ -541,8 +364,8 @@ static int key_set(struct load *ld, const struct key_def *k, const char *label, 
 
 	case KEY_DURATION:
 		rc = config_parse_duration_ms(v, &x);
-		fmt_duration(lo, sizeof(lo), k->min);
-		fmt_duration(hi, sizeof(hi), k->max);
+		config_fmt_duration(lo, sizeof(lo), k->min);
+		config_fmt_duration(hi, sizeof(hi), k->max);
 		if (rc == -EINVAL)
 			key_msg(ld, line, label, k,
 				"\"%s\" is not a duration (use 250ms, 30s, 5m, 2h, 1d)", q);
@@ -599,7 +422,7 @@ static int key_set(struct load *ld, const struct key_def *k, const char *label, 
 		return -EINVAL;
 	}
 	/* a number that passed its checks */
-	store_uint(field, k->size, (k->flags & KEY_SECONDS) ? x / SEC_MS : x);
+	config_store_uint(field, k->size, (k->flags & KEY_SECONDS) ? x / SEC_MS : x);
 	return 0;
 }
 
@@ -940,10 +763,10 @@ static void check_apart(struct load *ld, const char *subject, const char *path,
 	if (strcmp(path, other_path) == 0)
 		load_msg(ld, 0, "%s: path \"%s\" is also %s (%s)", subject, shown(a, sizeof(a), path),
 			 other, hint);
-	else if (path_inside(path, other_path))
+	else if (config_path_inside(path, other_path))
 		load_msg(ld, 0, "%s: path \"%s\" is inside %s \"%s\" (%s)", subject,
 			 shown(a, sizeof(a), path), other, shown(b, sizeof(b), other_path), hint);
-	else if (path_inside(other_path, path))
+	else if (config_path_inside(other_path, path))
 		load_msg(ld, 0, "%s: path \"%s\" contains %s \"%s\" (%s)", subject,
 			 shown(a, sizeof(a), path), other, shown(b, sizeof(b), other_path), hint);
 }
@@ -1064,7 +887,7 @@ static int load_locate(struct load *ld)
 		n = snprintf(joined, sizeof(joined), "%s/%s", cwd, ld->file);
 	}
 	if (n < 0 || (size_t)n >= sizeof(joined) ||
-	    path_normalize(joined, ld->cfg->file, sizeof(ld->cfg->file)) < 0)
+	    config_path_normalize(joined, ld->cfg->file, sizeof(ld->cfg->file)) < 0)
 		return -ENAMETOOLONG;
 	snprintf(ld->dir, sizeof(ld->dir), "%s", ld->cfg->file);
 	char *slash = strrchr(ld->dir, '/');
