@@ -10,7 +10,8 @@ for i in 1 2 3; do head -c $((3 * 1048576 + i)) /dev/urandom >"$T/cold/b/shard$i
 tc_config 4M 64M 256K
 for delay in 0.05 0.2 0.4 0.7; do
 	tc_start || exit 1
-	"$TC_TESTS/tcverify" tree ds "$T/cold" 7 >/dev/null 2>&1 &
+	# this reader loses its daemon mid-read: let it fail at once, not retry
+	TIERCACHE_RECONNECT_TIMEOUT=0 "$TC_TESTS/tcverify" tree ds "$T/cold" 7 >/dev/null 2>&1 &
 	reader=$!
 	sleep "$delay"
 	tc_kill9
