@@ -6,41 +6,7 @@
 # attr_timeout, with -o immutable too; a new file appears after `tierctl refresh`, a removed one is
 # ENOENT.
 . "$(dirname "$0")/lib.sh"
-PY=/usr/bin/python3
-MOUNT_BIN=$TC_BIN/tiercache-mount
-MNT_DIRS=()
-MNT_PIDS=()
-
-tcm_cleanup() {
-	local d p
-	for d in "${MNT_DIRS[@]}"; do
-		mountpoint -q "$d" 2>/dev/null && fusermount3 -u -z "$d" 2>/dev/null
-	done
-	for p in "${MNT_PIDS[@]}"; do
-		kill -0 "$p" 2>/dev/null && kill -TERM "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	tc_cleanup
-}
-trap tcm_cleanup EXIT
-
-tcm_mount() { # tcm_mount MOUNTPOINT ARGS...
-	local mp=$1
-	shift
-	mkdir -p "$mp"
-	MNT_DIRS+=("$mp")
-	env --default-signal=INT "$MOUNT_BIN" -f "$@" "$mp" >>"$T/mount.log" 2>&1 &
-	MPID=$!
-	MNT_PIDS+=("$MPID")
-	for _ in $(seq 1 200); do
-		mountpoint -q "$mp" && return 0
-		kill -0 "$MPID" 2>/dev/null || break
-		sleep 0.05
-	done
-	echo "tiercache-mount did not mount $mp; log:"
-	cat "$T/mount.log"
-	return 1
-}
+. "$(dirname "$0")/lib_mount.sh"
 
 tc_config 64M 64M 256K "revalidate_after = 0s"
 mkdir -p "$T/cold"
