@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# bench/rados.sh BUILD_DIR: reading a Ceph RADOS dataset through tiercache.
+#
+# Starts its own throwaway cluster (tests/ceph/start-ceph.sh, one memstore
+# OSD on loopback, always stopped at exit) and its own tiercached, imports
+# two datasets with `tierctl import` (plain: 8 MiB files; striper: 32 MiB
+# files, 4 MiB RADOS objects), then, each repetition, alternating:
+#   direct  bench/rados_direct: the same objects read straight with
+#           librados, N streams with one chunk-sized read in flight each
+#   cold    epoch 1 of bench/epoch_reader with N threads on a fresh cache
+#           (state and tiers wiped, daemon restarted): every chunk a miss
+#   warm    epoch 2 of the same run: every chunk a hit
+# and prints medians and the ratios cold/direct (goal >= 0.9) and
+# warm/cold. Benchmarks report; they do not fail the build.
+#
+# env: BENCH_RADOS_MB   data per layout in MiB (default 512: 1 GiB in all)
+#      BENCH_THREADS    readers = direct streams (default 8)
+#      BENCH_REPS       repetitions (default 5)
+#      BENCH_TIER_DIR   where the hot tier lives (default: a temp dir on
+#                       the disk of TMPDIR; /dev/shm stands in for NVMe)
+set -uo pipefail
+O=${1:-build/default}
+cd "$(dirname "$0")/.." || exit 1
+ROOT=$PWD
+MB=${BENCH_RADOS_MB:-512}
+N=${BENCH_THREADS:-8}
+REPS=${BENCH_REPS:-5}
+CHUNK=$((4 * 1048576))
+
+for b in tiercached tierctl epoch_reader rados_direct; do
+	[ -x "$O/bin/$b" ] || { echo "bench/rados.sh: $O/bin/$b not built (make all)"; exit 0; }
+done
+for b in ceph-mon ceph-osd rados; do
+	command -v $b >/dev/null || { echo "bench/rados.sh: skipped: $b is not installed (scripts/install-deps)"; exit 0; }
+done
+
+B=$(mktemp -d "${TMPDIR:-/tmp}/tcbench-rados.XXXXXX")
+TIER=${BENCH_TIER_DIR:-$B}
+TIER=$(mktemp -d "$TIER/tiers.XXXXXX")
+pid=
+stop_daemon() {
+	if [ -n "$pid" ]; then
+		kill -TERM "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		pid=
+	fi
+}
+cleanup() {
+	stop_daemon
+	"$ROOT/tests/ceph/stop-ceph.sh" "$B/ceph"
+	rm -rf "$B" "$TIER"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# memstore keeps everything in RAM, at about twice the bytes stored
+export CEPH_STORE_BYTES=${CEPH_STORE_BYTES:-$(((2 * MB + 1024) * 1048576))}
+if ! tests/ceph/start-ceph.sh "$B/ceph" >/dev/null 2>"$B/start-ceph.log"; then
+	echo "bench/rados.sh: the Ceph cluster did not start:"
+	cat "$B/start-ceph.log"
+	exit 0
+fi
+# shellcheck disable=SC1091
+. "$B/ceph/ceph-env.sh"
+
+export TIERCACHE_SOCKET=$B/sock
+cat >"$B/tc.conf" <<CONF
+[daemon]
+socket = $B/sock
+state_dir = $TIER/state
+log_level = warn
+[tier hot]
+path = $TIER/hot
+capacity = $((4 * MB))M
+[dataset plain]
+backend = rados
+ceph_conf = $CEPH_CONF
+pool = $CEPH_POOL
+prefix = bench/plain/
+layout = plain
+chunk_size = 4M
+[dataset striper]
+backend = rados
+ceph_conf = $CEPH_CONF
+pool = $CEPH_POOL
+prefix = bench/striper/
+layout = striper
+chunk_size = 4M
+CONF
+
+start_daemon() {
+	"$O/bin/tiercached" -c "$B/tc.conf" >>"$B/daemon.log" 2>&1 &
+	pid=$!
+	local ok=0
+	for _ in $(seq 1 300); do
+		if "$O/bin/tierctl" status --json 2>/dev/null | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+sys.exit(0 if all(d["available"] for d in s["datasets"]) else 1)' 2>/dev/null; then
+			ok=1
+			break
+		fi
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ $ok = 1 ] || { echo "bench/rados.sh: tiercached did not come up:"; tail -20 "$B/daemon.log"; exit 0; }
+}
+
+# ---- data ----
+t0=$EPOCHREALTIME
+mkdir -p "$B/src/plain" "$B/src/striper"
+for i in $(seq 1 $((MB / 8))); do head -c $((8 * 1048576)) /dev/urandom >"$B/src/plain/p$i.bin"; done
+for i in $(seq 1 $((MB / 32))); do head -c $((32 * 1048576)) /dev/urandom >"$B/src/striper/s$i.bin"; done
+start_daemon
+for l in plain striper; do
+	if ! "$O/bin/tierctl" import "$B/src/$l" $l >/dev/null 2>"$B/import-$l.log"; then
+		echo "bench/rados.sh: import into $l failed:"
+		cat "$B/import-$l.log"
+		exit 0
+	fi
+	echo "import $l: $(grep -o '[0-9.]* MB/s' "$B/import-$l.log" | tail -n 1)"
+done
+rm -rf "$B/src"
+echo "setup (cluster, data, import): $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}') s"
+echo "$N readers, 4 MiB chunks, $MB MiB per layout, hot tier in $(df --output=fstype "$TIER" | tail -n 1) ($TIER), $REPS repetitions"
+
+TCK=$(getconf CLK_TCK)
+OSD_PID=$(cat "$CEPH_DIR/run/osd.0.pid")
+# CPU seconds (user + system) a process has used so far
+cpu_of() { awk -v t="$TCK" '{printf "%.3f", ($14 + $15) / t}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+TIMEFORMAT='%U %S'
+
+# direct LAYOUT -> "MB/s cpu_s" (cpu: rados_direct + OSD)
+direct() {
+	local o0 o1 t
+	o0=$(cpu_of "$OSD_PID")
+	t=$({ time "$O/bin/rados_direct" --conf "$CEPH_CONF" --pool "$CEPH_POOL" --prefix "bench/$1/" \
+		--chunk $CHUNK --streams "$N" --reps 1 >"$B/direct.out" 2>&1; } 2>&1) ||
+		{ cat "$B/direct.out" >&2; echo "0 0"; return; }
+	o1=$(cpu_of "$OSD_PID")
+	echo "$(tail -n 1 "$B/direct.out" | awk '{print $4}') $(echo "$t" | awk -v a="$o0" -v b="$o1" '{print $1 + $2 + b - a}')"
+}
+# epoch LAYOUT SEED -> "MB/s cpu_s cold_bytes misses errors" for one epoch
+# of N readers (cpu: readers + daemon + OSD)
+epoch() {
+	local o0 o1 d0 d1 t
+	o0=$(cpu_of "$OSD_PID")
+	d0=$(cpu_of "$pid")
+	t=$({ time "$O/bin/epoch_reader" --epochs 1 --threads "$N" --seed "$2" --json "$1" \
+		>"$B/er.json" 2>"$B/er.err"; } 2>&1)
+	o1=$(cpu_of "$OSD_PID")
+	d1=$(cpu_of "$pid")
+	python3 -c '
+import json, sys
+e = json.load(open(sys.argv[1]))[0]
+cpu = sum(map(float, sys.argv[2].split())) + float(sys.argv[3])
+print(e["mb_per_s"], "%.3f" % cpu, e["cold_bytes"], e["misses"], e["errors"])
+' "$B/er.json" "$t" "$(awk -v a="$o0" -v b="$o1" -v c="$d0" -v d="$d1" 'BEGIN{print b - a + d - c}')" \
+		2>/dev/null || { cat "$B/er.err" >&2; echo "0 0 0 0 1"; }
+}
+
+for l in plain striper; do : >"$B/res.$l"; done
+for r in $(seq 1 "$REPS"); do
+	# a fresh cache: every chunk of the first epoch is a miss
+	stop_daemon
+	rm -rf "$TIER/state" "$TIER/hot"
+	start_daemon
+	for l in plain striper; do
+		read -r d dcpu <<<"$(direct $l)"
+		read -r cold ccpu cb _ e1 <<<"$(epoch $l 1)"
+		read -r warm wcpu _ m2 e2 <<<"$(epoch $l 2)"
+		echo "$d $cold $warm $dcpu $ccpu $wcpu $cb $m2 $((e1 + e2))" >>"$B/res.$l"
+		printf 'rep %d %-8s direct %7.1f MB/s   cold %7.1f MB/s   warm %8.1f MB/s   (cold bytes %d, epoch-2 misses %s, errors %s)\n' \
+			"$r" $l "$d" "$cold" "$warm" "$cb" "$m2" "$((e1 + e2))"
+	done
+done
+stop_daemon
+
+echo
+echo "medians of $REPS; cpu/GB = CPU seconds per GB read, all processes (direct: rados_direct"
+echo "+ OSD; cold, warm: readers + tiercached + OSD)"
+printf '%-8s %11s %7s %10s %7s %8s %11s %7s %9s\n' layout direct_MB/s cpu/GB cold_MB/s cpu/GB \
+	cold/dir warm_MB/s cpu/GB warm/cold
+for l in plain striper; do
+	python3 - "$B/res.$l" $l "$MB" <<'EOF'
+import statistics, sys
+rows = [list(map(float, line.split())) for line in open(sys.argv[1]) if line.strip()]
+gb = float(sys.argv[3]) * 1048576 / 1e9
+m = lambda i: statistics.median(r[i] for r in rows)
+d, c, w = m(0), m(1), m(2)
+bad = sum(1 for r in rows if r[7] != 0 or r[8] != 0)
+print("%-8s %11.1f %7.2f %10.1f %7.2f %8.2f %11.1f %7.2f %9.2f%s" % (
+    sys.argv[2], d, m(3) / gb, c, m(4) / gb, c / d if d else 0, w, m(5) / gb, w / c if c else 0,
+    "   (%d runs with errors or epoch-2 misses)" % bad if bad else ""))
+EOF
+done
+echo "goal: cold/direct >= 0.9"

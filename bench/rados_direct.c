@@ -1,0 +1,365 @@
+/*
+ * rados_direct: the baseline of bench/rados.sh. Reads the files of a RADOS
+ * dataset straight from librados, the way tiercached's cold misses read them
+ * when N reader threads each read one file after another: N streams, each
+ * reading one file sequentially in --chunk pieces with one aio read in
+ * flight, taking the next file when it is done. So N reads are in flight
+ * at all times, as with N tiercache readers that each wait for one fill.
+ *
+ *   rados_direct --conf CONF --pool POOL [--prefix P] [--namespace NS]
+ *                [--chunk BYTES] [--streams N] [--reps R]
+ *
+ * A file is an object whose name starts with P, or a libradosstriper file:
+ * its objects NAME.%016x are read in index order, each in --chunk pieces
+ * (this equals reading the file when the stripe count is 1, which is what
+ * `tierctl import` writes). Prints one line per repetition: bytes, seconds,
+ * MB/s. Exit 1 on any read error or short read.
+ *
+ * Threads: the main thread submits reads; librados' completion callbacks
+ * only mark their stream done and signal the main thread (under one lock).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rados/librados.h>
+
+#include "lib_bench.h"
+
+#define STRIPE_SUFFIX_LEN 17 /* ".%016x" */
+#define MAX_STREAMS 256
+
+struct object {
+	char *oid;
+	uint64_t size;
+};
+
+/* One file: its objects in read order. */
+struct file {
+	struct object *obj;
+	size_t nobj;
+};
+
+struct stream {
+	struct bench_ctx *bc;
+	rados_completion_t comp;
+	char *buf;
+	size_t file, obj; /* what is being read */
+	uint64_t off;     /* within the object */
+	uint32_t len;
+	bool busy, done;
+};
+
+struct bench_ctx {
+	rados_ioctx_t io;
+	struct file *files;
+	size_t nfiles;
+	uint32_t chunk;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned ndone; /* streams whose read completed, not yet handled */
+};
+
+static void read_done(rados_completion_t c, void *arg)
+{
+	(void)c;
+	struct stream *s = arg;
+	pthread_mutex_lock(&s->bc->lock);
+	s->done = true;
+	s->bc->ndone++;
+	pthread_cond_signal(&s->bc->cond);
+	pthread_mutex_unlock(&s->bc->lock);
+}
+
+static int is_stripe_piece(const char *oid, size_t n, size_t *base)
+{
+	if (n <= STRIPE_SUFFIX_LEN || oid[n - STRIPE_SUFFIX_LEN] != '.')
+		return 0;
+	for (size_t i = n - STRIPE_SUFFIX_LEN + 1; i < n; i++)
+		if (!((oid[i] >= '0' && oid[i] <= '9') || (oid[i] >= 'a' && oid[i] <= 'f')))
+			return 0;
+	*base = n - STRIPE_SUFFIX_LEN;
+	return 1;
+}
+
+static int obj_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct object *)a)->oid, ((const struct object *)b)->oid);
+}
+
+/* Name and size of every object under prefix, grouped into files. */
+static int list_files(struct bench_ctx *bc, const char *prefix)
+{
+	rados_list_ctx_t lc;
+	struct object *v = NULL;
+	size_t n = 0, cap = 0;
+	size_t plen = strlen(prefix);
+	int rc = rados_nobjects_list_open(bc->io, &lc);
+	if (rc < 0)
+		return rc;
+	const char *oid;
+	while ((rc = rados_nobjects_list_next(lc, &oid, NULL, NULL)) == 0) {
+		if (strncmp(oid, prefix, plen) != 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			struct object *nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				rc = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		v[n].oid = strdup(oid);
+		if (!v[n].oid) {
+			rc = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	rados_nobjects_list_close(lc);
+	if (rc != -ENOENT)
+		goto out;
+	rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		time_t mtime;
+		rc = rados_stat(bc->io, v[i].oid, &v[i].size, &mtime);
+		if (rc < 0)
+			fprintf(stderr, "rados_direct: stat %s: %s\n", v[i].oid, strerror(-rc));
+	}
+	if (rc < 0)
+		goto out;
+	/* sorted, a striped file's pieces are adjacent and in index order */
+	qsort(v, n, sizeof(*v), obj_cmp);
+	bc->files = calloc(n ? n : 1, sizeof(*bc->files));
+	if (!bc->files) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n;) {
+		size_t base, other, j = i + 1, len = strlen(v[i].oid);
+		if (is_stripe_piece(v[i].oid, len, &base))
+			while (j < n && strlen(v[j].oid) == len && strncmp(v[j].oid, v[i].oid, base + 1) == 0 &&
+			       is_stripe_piece(v[j].oid, len, &other))
+				j++;
+		bc->files[bc->nfiles].obj = &v[i];
+		bc->files[bc->nfiles].nobj = j - i;
+		bc->nfiles++;
+		i = j;
+	}
+	v = NULL; /* owned by files[] now (files[0].obj is the array) */
+out:
+	if (v) {
+		for (size_t i = 0; i < n; i++)
+			free(v[i].oid);
+		free(v);
+	}
+	return rc;
+}
+
+/* Next piece for stream s: the rest of its object, its file's next object,
+ * or the next file (*next_file). Returns false when nothing is left. */
+static bool stream_advance(struct bench_ctx *bc, struct stream *s, size_t *next_file)
+{
+	for (;;) {
+		if (s->file < bc->nfiles) {
+			const struct file *f = &bc->files[s->file];
+			while (s->obj < f->nobj) {
+				uint64_t size = f->obj[s->obj].size;
+				if (s->off < size) {
+					uint64_t left = size - s->off;
+					s->len = left < bc->chunk ? (uint32_t)left : bc->chunk;
+					return true;
+				}
+				s->obj++;
+				s->off = 0;
+			}
+		}
+		if (*next_file >= bc->nfiles)
+			return false;
+		s->file = (*next_file)++;
+		s->obj = 0;
+		s->off = 0;
+	}
+}
+
+static int stream_submit(struct bench_ctx *bc, struct stream *s)
+{
+	const struct object *o = &bc->files[s->file].obj[s->obj];
+	int rc = rados_aio_create_completion2(s, read_done, &s->comp);
+	if (rc < 0)
+		return rc;
+	s->busy = true;
+	s->done = false;
+	rc = rados_aio_read(bc->io, o->oid, s->comp, s->buf, s->len, s->off);
+	if (rc < 0) {
+		rados_aio_release(s->comp);
+		s->busy = false;
+	}
+	return rc;
+}
+
+/* One pass over every file. Returns bytes read or -errno. */
+static int64_t read_all(struct bench_ctx *bc, struct stream *st, unsigned nstreams)
+{
+	size_t next_file = 0;
+	uint64_t bytes = 0;
+	unsigned busy = 0;
+	int err = 0;
+	bc->ndone = 0;
+	for (unsigned i = 0; i < nstreams; i++) {
+		st[i].file = SIZE_MAX;
+		if (stream_advance(bc, &st[i], &next_file)) {
+			int rc = stream_submit(bc, &st[i]);
+			if (rc < 0)
+				return rc;
+			busy++;
+		}
+	}
+	pthread_mutex_lock(&bc->lock);
+	while (busy > 0) {
+		while (bc->ndone == 0)
+			pthread_cond_wait(&bc->cond, &bc->lock);
+		for (unsigned i = 0; i < nstreams; i++) {
+			struct stream *s = &st[i];
+			if (!s->busy || !s->done)
+				continue;
+			bc->ndone--;
+			s->busy = false;
+			busy--;
+			int r = rados_aio_get_return_value(s->comp);
+			rados_aio_release(s->comp);
+			if (r != (int)s->len) {
+				fprintf(stderr, "rados_direct: read %s at %llu: %s\n",
+					bc->files[s->file].obj[s->obj].oid, (unsigned long long)s->off,
+					r < 0 ? strerror(-r) : "short read");
+				err = r < 0 ? r : -EIO;
+				continue;
+			}
+			bytes += (uint64_t)r;
+			s->off += (uint64_t)r;
+			if (err == 0 && stream_advance(bc, s, &next_file)) {
+				pthread_mutex_unlock(&bc->lock); /* submit may call back inline */
+				int rc = stream_submit(bc, s);
+				pthread_mutex_lock(&bc->lock);
+				if (rc < 0)
+					err = rc;
+				else
+					busy++;
+			}
+		}
+	}
+	pthread_mutex_unlock(&bc->lock);
+	return err < 0 ? err : (int64_t)bytes;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: rados_direct --conf CONF --pool POOL [--prefix P] [--namespace NS]\n"
+			"                    [--chunk BYTES] [--streams N] [--reps R]\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"conf", required_argument, NULL, 'c'},   {"pool", required_argument, NULL, 'p'},
+		{"prefix", required_argument, NULL, 'x'}, {"namespace", required_argument, NULL, 'n'},
+		{"chunk", required_argument, NULL, 'k'},  {"streams", required_argument, NULL, 's'},
+		{"reps", required_argument, NULL, 'r'},   {NULL, 0, NULL, 0},
+	};
+	const char *conf = NULL, *pool = NULL, *prefix = "", *ns = NULL;
+	long chunk = 4L << 20, nstreams = 8, reps = 1;
+	int o;
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (o) {
+		case 'c': conf = optarg; break;
+		case 'p': pool = optarg; break;
+		case 'x': prefix = optarg; break;
+		case 'n': ns = optarg; break;
+		case 'k': chunk = strtol(optarg, NULL, 10); break;
+		case 's': nstreams = strtol(optarg, NULL, 10); break;
+		case 'r': reps = strtol(optarg, NULL, 10); break;
+		default: usage(); return 2;
+		}
+	}
+	if (!conf || !pool || optind != argc || chunk < 4096 || chunk > (256L << 20) ||
+	    nstreams < 1 || nstreams > MAX_STREAMS || reps < 1 || reps > 1000) {
+		usage();
+		return 2;
+	}
+
+	rados_t cl;
+	struct bench_ctx bc = {.chunk = (uint32_t)chunk};
+	struct stream *st = NULL;
+	int rc = rados_create2(&cl, "ceph", "client.admin", 0);
+	if (rc < 0) {
+		fprintf(stderr, "rados_direct: rados_create2: %s\n", strerror(-rc));
+		return 1;
+	}
+	int exit_code = 1;
+	if ((rc = rados_conf_read_file(cl, conf)) < 0 ||
+	    (rc = rados_conf_set(cl, "rados_osd_op_timeout", "60")) < 0 ||
+	    (rc = rados_conf_set(cl, "rados_mon_op_timeout", "60")) < 0 ||
+	    (rc = rados_conf_set(cl, "client_mount_timeout", "60")) < 0 ||
+	    (rc = rados_connect(cl)) < 0) {
+		fprintf(stderr, "rados_direct: cannot connect with %s: %s\n", conf, strerror(-rc));
+		goto out_shutdown;
+	}
+	if ((rc = rados_ioctx_create(cl, pool, &bc.io)) < 0) {
+		fprintf(stderr, "rados_direct: pool %s: %s\n", pool, strerror(-rc));
+		goto out_shutdown;
+	}
+	if (ns)
+		rados_ioctx_set_namespace(bc.io, ns);
+	pthread_mutex_init(&bc.lock, NULL);
+	pthread_cond_init(&bc.cond, NULL);
+	if ((rc = list_files(&bc, prefix)) < 0) {
+		fprintf(stderr, "rados_direct: listing %s: %s\n", pool, strerror(-rc));
+		goto out;
+	}
+	st = calloc((size_t)nstreams, sizeof(*st));
+	if (!st)
+		goto out;
+	for (long i = 0; i < nstreams; i++) {
+		st[i].bc = &bc;
+		st[i].buf = malloc((size_t)chunk);
+		if (!st[i].buf)
+			goto out;
+	}
+	printf("%zu files under \"%s\", %ld streams, %ld-byte reads\n", bc.nfiles, prefix, nstreams,
+	       chunk);
+	printf("%4s %14s %9s %9s\n", "rep", "bytes", "wall_s", "MB/s");
+	for (long r = 1; r <= reps; r++) {
+		double t0 = bench_now();
+		int64_t got = read_all(&bc, st, (unsigned)nstreams);
+		double dt = bench_now() - t0;
+		if (got < 0)
+			goto out;
+		printf("%4ld %14lld %9.3f %9.1f\n", r, (long long)got, dt, (double)got / 1e6 / dt);
+		fflush(stdout);
+	}
+	exit_code = 0;
+out:
+	if (st)
+		for (long i = 0; i < nstreams; i++)
+			free(st[i].buf);
+	free(st);
+	if (bc.files) {
+		size_t total = 0;
+		for (size_t f = 0; f < bc.nfiles; f++)
+			total += bc.files[f].nobj;
+		for (size_t i = 0; i < total; i++)
+			free(bc.files[0].obj[i].oid);
+		free(bc.nfiles ? bc.files[0].obj : NULL);
+		free(bc.files);
+	}
+	rados_ioctx_destroy(bc.io);
+out_shutdown:
+	rados_shutdown(cl);
+	return exit_code;
+}
