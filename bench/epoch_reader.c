@@ -131,7 +131,7 @@ int main(int argc, char **argv)
 	else
 		printf("[");
 	for (int e = 1; e <= epochs; e++) {
-		rng_state = (seed * 1000003ull + (unsigned)e) | 1;
+		rng_state = ((seed * 1000003ull + (unsigned)e) << 1) | 1; /* distinct per epoch */
 		for (size_t i = 0; i < files.n; i++)
 			order[i] = i;
 		for (size_t i = files.n - 1; i > 0; i--) {

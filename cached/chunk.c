@@ -111,11 +111,19 @@ void cfile_unref(struct daemon *d, struct cfile *f)
 {
 	if (--f->refs)
 		return;
+	if (f->tier == CFILE_IN_RAM) {
+		d->unkept_ram -= f->len;
+		close(f->fd);
+		free(f);
+		return;
+	}
 	struct tier *t = &d->tiers[f->tier];
 	/* the last holder of a detached (already unlinked) file let go: its
 	 * blocks are free now */
 	t->used -= f->len;
 	t->held_dead -= f->len;
+	if (f->fd >= 0)
+		close(f->fd);
 	free(f);
 }
 
@@ -129,6 +137,7 @@ static struct cfile *cfile_new(struct chunk *c)
 	f->len = c->len;
 	f->tier = c->tier;
 	f->refs = 1;
+	f->fd = -1;
 	return f;
 }
 
@@ -256,13 +265,52 @@ void chunk_move_commit(struct daemon *d, struct chunk *c, uint8_t new_tier)
 	c->ds->resident[c->tier] -= c->len;
 	c->tier = new_tier;
 	c->ds->resident[new_tier] += c->len;
-	*nf = (struct cfile){.chunk = c, .key = c->key, .len = c->len, .tier = new_tier, .refs = 1};
+	*nf = (struct cfile){
+		.chunk = c, .key = c->key, .len = c->len, .tier = new_tier, .refs = 1, .fd = -1};
 	c->file = nf;
 	d->tiers[new_tier].chunks++;
 	/* index first: after a crash here the record names the new file, the
 	 * old one is an orphan that startup removes */
 	persist(d, c);
 	cfile_detach(d, old);
+}
+
+struct chunk *chunk_unkept_new(struct daemon *d, struct dataset *ds, const char *path,
+			       const struct cold_stat *src, uint32_t idx, uint32_t len, uint8_t tier,
+			       int fd)
+{
+	struct chunk *c = calloc(1, sizeof(*c));
+	struct cfile *f = calloc(1, sizeof(*f));
+	char *p = strdup(path);
+	if (!c || !f || !p) {
+		free(c);
+		free(f);
+		free(p);
+		return NULL;
+	}
+	c->key = chunk_key(ds->name, path, src, idx);
+	c->ds = ds;
+	c->path = p;
+	c->src = *src;
+	c->idx = idx;
+	c->len = len;
+	c->tier = tier == CFILE_IN_RAM ? TIER_HOT : tier; /* where it is served from */
+	c->state = CHUNK_UNKEPT;
+	*f = (struct cfile){.key = c->key, .len = len, .tier = tier, .refs = 1, .fd = fd};
+	c->file = f;
+	/* its bytes are on the tier's disk but under no name: count them as
+	 * held until the last descriptor goes (cfile_unref); in memory they
+	 * are counted in unkept_ram already */
+	if (tier != CFILE_IN_RAM)
+		d->tiers[tier].held_dead += len;
+	return c;
+}
+
+void chunk_unkept_free(struct daemon *d, struct chunk *c)
+{
+	cfile_unref(d, c->file);
+	free(c->path);
+	free(c);
 }
 
 void chunk_drop(struct daemon *d, struct chunk *c, const char *why)
@@ -283,10 +331,20 @@ void chunk_drop(struct daemon *d, struct chunk *c, const char *why)
 	free(c);
 }
 
+void chunk_count_read(struct daemon *d, const struct chunk *c)
+{
+	if (c->file->tier < TIER_COUNT)
+		d->tiers[c->file->tier].read_bytes += c->len;
+}
+
 int chunk_open_fd(struct daemon *d, const struct chunk *c)
 {
 	char path[PATH_MAX + 64];
 	struct fdslot *s = &d->fdcache[c->key & (FDCACHE_SLOTS - 1)];
+	if (c->file->fd >= 0) { /* unkept: no name to open */
+		int fd = fcntl(c->file->fd, F_DUPFD_CLOEXEC, 0);
+		return fd < 0 ? -errno : fd;
+	}
 	if (s->f != c->file) {
 		tier_chunk_path(&d->tiers[c->tier], c->key, path, sizeof(path));
 		int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -23,6 +23,20 @@ struct chunk *chunk_publish(struct daemon *d, struct dataset *ds, const char *pa
 			    const struct cold_stat *src, uint32_t idx, uint32_t len, uint64_t checksum,
 			    uint8_t tier, int64_t atime_s, bool persist);
 
+/* A chunk that placement did not admit anywhere (TIER_NONE), for the
+ * waiters of its fill only: state CHUNK_UNKEPT, in no table, policy or
+ * index. fd is its file on `tier`, already unlinked, whose len bytes the
+ * tier already counts in `used`; the chunk takes the fd and counts the
+ * bytes as held. Every descriptor handed out of it holds its cfile, and
+ * the bytes are released with the last one. tier may be CFILE_IN_RAM: fd
+ * is then a sealed memfd whose len bytes unkept_ram already counts. NULL
+ * on allocation failure (fd then still the caller's). */
+struct chunk *chunk_unkept_new(struct daemon *d, struct dataset *ds, const char *path,
+			       const struct cold_stat *src, uint32_t idx, uint32_t len, uint8_t tier,
+			       int fd);
+/* The fill is done with it: drop its own reference. */
+void chunk_unkept_free(struct daemon *d, struct chunk *c);
+
 /* Remove a chunk from the cache: policy, index, table, its file unlinked.
  * Bytes stay counted while clients hold the file. `why` names the cause in
  * the log ("evict", "stale", "checksum", ...). */
@@ -39,6 +53,8 @@ void chunk_move_commit(struct daemon *d, struct chunk *c, uint8_t new_tier);
  * client; the caller closes it). */
 int chunk_open_fd(struct daemon *d, const struct chunk *c);
 int chunk_fdcache_init(struct daemon *d);
+/* Count the chunk's bytes as handed out from its tier (status read_bytes). */
+void chunk_count_read(struct daemon *d, const struct chunk *c);
 void chunk_fdcache_free(struct daemon *d);
 
 void cfile_ref(struct cfile *f);

@@ -22,6 +22,7 @@
 #include "index.h"
 #include "log.h"
 #include "mover.h"
+#include "policy_glue.h"
 #include "server.h"
 #include "workers.h"
 
@@ -196,6 +197,10 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 	rc = index_open(&d->ix, cfg->state_dir, err, errlen);
 	if (rc < 0)
 		return rc;
+	if ((rc = policy_glue_init(d)) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return rc;
+	}
 	for (int t = 0; t < TIER_COUNT; t++) {
 		rc = tier_setup(&d->tiers[t], (enum tier_id)t, &cfg->tiers[t], err, errlen);
 		if (rc < 0)
@@ -270,6 +275,7 @@ void daemon_free(struct daemon *d)
 	for (unsigned i = 0; i < d->nds; i++)
 		dataset_free(d, d->ds[i]);
 	free(d->ds);
+	policy_glue_free(d);
 	mover_free(d);
 	index_close(d->ix);
 	if (d->base)

@@ -3,7 +3,8 @@
  * daemon and hands it to the modules; nothing else is global.
  *
  * Data model (DESIGN.md):
- *   dataset   a name, a cold backend, a manifest, one policy per tier
+ *   dataset   a name, a cold backend, a manifest, one policy instance per
+ *             tier and the placement over them (policy_glue.h)
  *   chunk     one chunk_size piece of one version of one file, resident on
  *             exactly one tier; keyed by a 64-bit hash of (dataset, path,
  *             source version, chunk number)
@@ -20,7 +21,9 @@
 
 #include "backend.h"
 #include "config.h"
+#include "placement.h" /* after config.h: see placement.h */
 #include "policy.h"
+#include "policy_spec.h"
 #include "tier.h"
 
 struct event_base;
@@ -29,17 +32,25 @@ struct workers;
 struct index;
 struct manifest;
 struct server;
+struct plan_store;
 
 enum chunk_state {
 	CHUNK_RESIDENT = 0, /* in its tier's policy */
 	CHUNK_MOVING = 1,   /* being copied to another tier: out of every policy */
+	CHUNK_UNKEPT = 2,   /* filled but not admitted anywhere: served once, in
+			     * no table, policy or index (see fill.c) */
 };
+
+/* cfile.tier of an unkept chunk whose bytes are in memory, not on a tier
+ * (fill.c: when no tier has room to spare for it). */
+#define CFILE_IN_RAM 0xffu
 
 struct cfile {
 	struct chunk *chunk; /* NULL once detached (evicted or replaced) */
 	uint64_t key;
 	uint32_t len;
 	uint32_t refs;
+	int fd;              /* an unkept chunk's open, already unlinked file; else -1 */
 	uint8_t tier;
 };
 
@@ -79,10 +90,17 @@ struct dataset {
 	struct manifest *mf;  /* from the source, or persisted by an earlier run */
 	bool refreshing;
 	struct event *retry_ev; /* background reload after a failure */
+	/* Policies (policy_glue.c): one instance per present tier, the
+	 * placement that asks them, and the choice they were made from. */
 	struct policy *pol[TIER_COUNT];
+	struct placement pl;
+	struct policy_spec spec;
+	bool spec_by_admin;   /* set with tierctl and persisted, not the file's */
+	int64_t spec_set_at_s; /* when pol[] was (re)created, wall clock */
 	uint64_t resident[TIER_COUNT]; /* bytes of live chunks per tier */
 	uint64_t hits, misses;
 	uint64_t bytes_from_cold;
+	uint64_t served_unkept; /* fills served without keeping the chunk */
 };
 
 struct counters {
@@ -91,6 +109,7 @@ struct counters {
 	uint64_t evictions, demotions, promotions;
 	uint64_t cold_reads, cold_errors, stale_reads;
 	uint64_t checksum_errors, fill_errors;
+	uint64_t served_unkept; /* chunks read from cold and served without keeping them */
 	uint64_t bad_frames;
 };
 
@@ -119,6 +138,7 @@ struct daemon {
 	struct dataset **ds;
 	unsigned nds;
 	struct chunk_table chunks;
+	struct plan_store *plans; /* jobs' announced reads, for clairvoyant (empty until the plan API) */
 	struct fdslot *fdcache;
 	struct fill_table fills;
 	struct server *srv;
@@ -126,6 +146,8 @@ struct daemon {
 	struct event *mover_ev;
 	unsigned moves_inflight;
 	uint64_t moving_bytes[TIER_COUNT]; /* bytes of this tier being moved out */
+	uint64_t unkept_filling[TIER_COUNT]; /* reserved by fills that will not be kept */
+	uint64_t unkept_ram; /* bytes of unkept chunks in memory (filling or held) */
 	bool draining[TIER_COUNT];
 	int64_t start_s;
 	bool stopping;

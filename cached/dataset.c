@@ -15,6 +15,7 @@
 #include "proto.h"
 #include "log.h"
 #include "manifest.h"
+#include "policy_glue.h"
 #include "workers.h"
 
 #define RETRY_SECONDS 5
@@ -56,17 +57,10 @@ int dataset_new(struct daemon *d, const struct dataset_conf *dc, struct dataset 
 		free(ds);
 		return -ENOTSUP;
 	}
-	for (int t = 0; t < TIER_COUNT; t++) {
-		if (!d->tiers[t].present)
-			continue;
-		struct policy_env env = {.capacity = d->tiers[t].capacity};
-		int rc = policy_create(dc->policy, &env, &ds->pol[t]);
-		if (rc < 0) {
-			snprintf(err, errlen, "dataset %s: cannot create policy \"%s\": %s", dc->name,
-				 dc->policy, strerror(-rc));
-			dataset_free(d, ds);
-			return rc;
-		}
+	int rc = policy_glue_setup(d, ds, err, errlen);
+	if (rc < 0) {
+		dataset_free(d, ds);
+		return rc;
 	}
 	*out = ds;
 	return 0;
@@ -81,8 +75,7 @@ void dataset_free(struct daemon *d, struct dataset *ds)
 		event_free(ds->retry_ev);
 	if (ds->opened)
 		cold_close(&ds->cold);
-	for (int t = 0; t < TIER_COUNT; t++)
-		policy_destroy(ds->pol[t]);
+	policy_glue_teardown(ds);
 	manifest_free(ds->mf);
 	free(ds);
 }

@@ -5,12 +5,28 @@
  * second request for the same chunk joins its waiter list instead of reading
  * the cold store again. Space on the target tier is reserved before the
  * cold read starts, so the tier can never be overcommitted by fills.
+ *
+ * Where the chunk goes is the dataset's placement's call (policy_glue.h).
+ * A chunk it admits nowhere (TIER_NONE) is still served: its bytes go to a
+ * temp file on a tier that is unlinked as soon as it is written, and the
+ * waiters get descriptors of that nameless file. The bytes count in the
+ * tier's used (as held, unlinked bytes) until the last descriptor is
+ * released, exactly like an evicted file a client still holds. They go
+ * in the band between a tier's budget and its high watermark, so that they
+ * never make the mover give up what the policies chose to keep; when that
+ * band is used up (large chunks, many held), in a sealed memfd, up to
+ * UNKEPT_RAM_MAX bytes in all; past that, on any tier with room. Chosen
+ * over streaming because the client library reads every chunk through a
+ * descriptor and a streamed handle would read the cold store once per
+ * READ, not once per chunk.
  */
 #include "fill.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <xxhash.h>
@@ -20,7 +36,11 @@
 #include "log.h"
 #include "manifest.h"
 #include "mover.h"
+#include "policy_glue.h"
 #include "workers.h"
+
+/* Memory for unkept chunks when no tier has band left (see above). */
+#define UNKEPT_RAM_MAX (256ull << 20)
 
 struct fill {
 	struct job job;
@@ -33,6 +53,8 @@ struct fill {
 	uint32_t idx;
 	uint32_t len;
 	uint8_t tier;
+	bool keep;   /* admitted: publish; else serve from a nameless file */
+	int fd;      /* !keep: the written, unlinked file */
 	struct cold_io io;
 	void *buf;
 	uint64_t checksum;
@@ -80,12 +102,51 @@ static void fill_unlink(struct fill_table *t, struct fill *f)
 	}
 }
 
+/* Worker: len bytes in a new memfd sealed against any change, so that the
+ * descriptors handed to clients are as immutable as tier files. */
+static int memfd_write_sealed(const void *buf, size_t len, int *fd)
+{
+	int rc = 0;
+	*fd = memfd_create("tiercache-unkept", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (*fd < 0)
+		return -errno;
+	const char *p = buf;
+	size_t left = len;
+	while (left) {
+		ssize_t w = write(*fd, p, left);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			goto out;
+		}
+		p += w;
+		left -= (size_t)w;
+	}
+	if (fcntl(*fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
+		rc = -errno;
+out:
+	if (rc < 0) {
+		close(*fd);
+		*fd = -1;
+	}
+	return rc;
+}
+
 /* Worker: checksum and publish the bytes in f->buf. */
 static void fill_write(struct fill *f)
 {
 	int fd = -1;
 	if (f->err)
 		return;
+	if (!f->keep && f->tier == CFILE_IN_RAM) {
+		f->err = memfd_write_sealed(f->buf, f->len, &f->fd);
+		return;
+	}
+	if (!f->keep) {
+		f->err = tier_file_write_unlinked(f->tmp, f->buf, f->len, &f->fd);
+		return;
+	}
 	f->checksum = XXH64(f->buf, f->len, 0);
 	f->err = tier_file_write(f->tmp, f->final, f->buf, f->len, &fd);
 	if (fd >= 0)
@@ -139,13 +200,35 @@ static void fill_done(struct job *j)
 {
 	struct fill *f = (struct fill *)j;
 	struct daemon *d = f->d;
-	struct tier *t = &d->tiers[f->tier];
+	bool in_ram = f->tier == CFILE_IN_RAM;
+	struct tier *t = in_ram ? NULL : &d->tiers[f->tier];
 	struct chunk *c = NULL;
 	int err = f->err;
 
 	fill_unlink(&d->fills, f);
 	dataset_note_cold(d, f->ds, err);
-	if (!err) {
+	if (f->keep)
+		policy_glue_arrived(f->ds, f->tier, f->len);
+	else if (!in_ram)
+		d->unkept_filling[f->tier] -= f->len;
+	if (!err && !f->keep) {
+		if (t)
+			tier_commit(t, f->len);
+		c = chunk_unkept_new(d, f->ds, f->path, &f->src, f->idx, f->len, f->tier, f->fd);
+		if (!c) {
+			err = -ENOMEM;
+			close(f->fd);
+			if (t)
+				t->used -= f->len;
+			else
+				d->unkept_ram -= f->len;
+		} else {
+			d->ctr.bytes_from_cold += f->len;
+			f->ds->bytes_from_cold += f->len;
+			d->ctr.served_unkept++;
+			f->ds->served_unkept++;
+		}
+	} else if (!err) {
 		tier_commit(t, f->len);
 		c = chunk_publish(d, f->ds, f->path, &f->src, f->idx, f->len, f->checksum, f->tier,
 				  daemon_wall_s(), true);
@@ -158,7 +241,10 @@ static void fill_done(struct job *j)
 			f->ds->bytes_from_cold += f->len;
 		}
 	} else {
-		tier_unreserve(t, f->len);
+		if (t)
+			tier_unreserve(t, f->len);
+		else
+			d->unkept_ram -= f->len;
 		d->ctr.cold_errors++;
 		if (err == -ESTALE)
 			fill_note_stale(d, f);
@@ -171,36 +257,86 @@ static void fill_done(struct job *j)
 		w->cb(d, w, c, err);
 		w = next;
 	}
+	if (c && !f->keep)
+		chunk_unkept_free(d, c); /* what the waiters hold keeps it */
 	free(f->buf);
 	free(f->path);
 	free(f);
 	mover_kick(d);
 }
 
-/* Where a new chunk goes: hot if it has room, else warm, else hot after
- * dropping its coldest chunks. The mover keeps hot under its high
- * watermark, so the first choice nearly always works. */
-static int fill_place(struct daemon *d, uint32_t len, uint8_t *tier)
+/* Room for a chunk nobody keeps. Such chunks, like evicted files clients
+ * still hold, belong in the band between a tier's budget (where its
+ * policies keep it) and its high watermark: placed there, they can never
+ * push the tier past it and make the mover give up what the policies chose
+ * to keep. The tier with the most of that band left takes it; if neither
+ * has enough, memory (up to UNKEPT_RAM_MAX); then any tier with room; else
+ * hot after dropping chunks. */
+static int place_unkept(struct daemon *d, uint32_t len, uint8_t *tier)
 {
-	if (tier_reserve(&d->tiers[TIER_HOT], len)) {
-		*tier = TIER_HOT;
+	int best = TIER_NONE;
+	uint64_t best_left = 0;
+	for (int t = 0; t < TIER_COUNT; t++) {
+		struct tier *tr = &d->tiers[t];
+		if (!tr->present)
+			continue;
+		uint64_t band = tr->high_bytes - policy_glue_budget(d, (enum tier_id)t);
+		uint64_t in = tr->held_dead + d->unkept_filling[t];
+		uint64_t left = in < band ? band - in : 0;
+		if (left >= len && left > best_left) {
+			best = t;
+			best_left = left;
+		}
+	}
+	if (best != TIER_NONE && tier_reserve(&d->tiers[best], len)) {
+		*tier = (uint8_t)best;
+		goto out;
+	}
+	if (d->unkept_ram + len <= UNKEPT_RAM_MAX) {
+		d->unkept_ram += len;
+		*tier = CFILE_IN_RAM;
 		return 0;
 	}
-	if (tier_reserve(&d->tiers[TIER_WARM], len)) {
-		*tier = TIER_WARM;
-		return 0;
+	for (int t = 0; t < TIER_COUNT; t++) {
+		if (tier_reserve(&d->tiers[t], len)) {
+			*tier = (uint8_t)t;
+			goto out;
+		}
 	}
 	if (mover_make_room(d, TIER_HOT, len) == 0 && tier_reserve(&d->tiers[TIER_HOT], len)) {
 		*tier = TIER_HOT;
-		return 0;
+		goto out;
 	}
 	return -ENOSPC;
+out:
+	d->unkept_filling[*tier] += len;
+	return 0;
+}
+
+/* Where a new chunk goes: the tier placement admits it to if it has room
+ * there now. If it has none (files clients hold, chunks served unkept),
+ * the chunk is served without being kept rather than evicting what the
+ * policy chose to keep; only when no tier has room at all are chunks
+ * dropped for it. */
+static int fill_place(struct daemon *d, struct dataset *ds, uint64_t key, uint32_t len,
+		      uint8_t *tier, bool *keep)
+{
+	int to = policy_glue_fill(d, ds, key, len);
+	if (to != TIER_NONE && tier_reserve(&d->tiers[to], len)) {
+		*tier = (uint8_t)to;
+		*keep = true;
+		policy_glue_arriving(ds, to, len);
+		return 0;
+	}
+	*keep = false;
+	return place_unkept(d, len, tier);
 }
 
 int fill_get(struct daemon *d, struct dataset *ds, const char *path, const struct cold_stat *src,
 	     uint32_t idx, struct waiter *w, struct chunk **out)
 {
 	uint64_t key = chunk_key(ds->name, path, src, idx);
+	policy_glue_access(d, key);
 	struct chunk *c = chunk_find(&d->chunks, key);
 	if (c) {
 		*out = c;
@@ -232,7 +368,7 @@ int fill_get(struct daemon *d, struct dataset *ds, const char *path, const struc
 		free(f);
 		return -ENOMEM;
 	}
-	int rc = fill_place(d, len, &f->tier);
+	int rc = fill_place(d, ds, key, len, &f->tier, &f->keep);
 	if (rc < 0) {
 		log_warn("dataset=%s path=%s chunk=%u op=fill err=\"no tier has room: every chunk is "
 			 "held open by clients\"",
@@ -248,11 +384,14 @@ int fill_get(struct daemon *d, struct dataset *ds, const char *path, const struc
 	f->src = *src;
 	f->idx = idx;
 	f->len = len;
+	f->fd = -1;
 	f->waiters = w;
 	w->next = NULL;
 	f->wtail = &w->next;
-	tier_tmp_path(&d->tiers[f->tier], key, f->tmp, sizeof(f->tmp));
-	tier_chunk_path(&d->tiers[f->tier], key, f->final, sizeof(f->final));
+	if (f->tier != CFILE_IN_RAM) {
+		tier_tmp_path(&d->tiers[f->tier], key, f->tmp, sizeof(f->tmp));
+		tier_chunk_path(&d->tiers[f->tier], key, f->final, sizeof(f->final));
+	}
 	f->io = (struct cold_io){
 		.path = f->path,
 		.expect = *src,

@@ -12,14 +12,17 @@
 
 struct waiter {
 	struct waiter *next;
-	/* Loop thread. c is the resident chunk, or NULL with err < 0. */
+	/* Loop thread. c is the resident chunk, or a chunk served without
+	 * being kept (state CHUNK_UNKEPT: valid during the call only; take a
+	 * reference on c->file to keep its bytes), or NULL with err < 0. */
 	void (*cb)(struct daemon *d, struct waiter *w, struct chunk *c, int err);
 };
 
 int fill_table_init(struct fill_table *t);
 void fill_table_free(struct fill_table *t);
 
-/* Make chunk idx of (ds, path at version src) resident.
+/* Make chunk idx of (ds, path at version src) resident, or serve it
+ * unkept if the dataset's placement admits it nowhere.
  * Returns 1 with *out set if it already is (nothing queued), 0 if w was
  * queued (w->cb follows, possibly after other waiters), or -errno. */
 int fill_get(struct daemon *d, struct dataset *ds, const char *path, const struct cold_stat *src,

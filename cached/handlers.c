@@ -21,6 +21,7 @@
 #include "log.h"
 #include "manifest.h"
 #include "mover.h"
+#include "policy_glue.h"
 #include "server.h"
 #include "status.h"
 #include "workers.h"
@@ -222,18 +223,18 @@ static int handle_hold(struct handle *hd, uint32_t idx, struct cfile *f, struct 
 
 static void count_hit(struct daemon *d, struct chunk *ch)
 {
-	uint64_t now = daemon_now_ns();
 	if (ch->tier == TIER_HOT)
 		d->ctr.hits_hot++;
 	else
 		d->ctr.hits_warm++;
 	ch->ds->hits++;
 	ch->atime_s = daemon_wall_s();
-	if (ch->state == CHUNK_RESIDENT)
-		policy_hit(ch->ds->pol[ch->tier], &ch->pe, now);
-	/* only a real hit promotes: a fill that landed on warm because hot was
-	 * full is not evidence that the chunk is hot */
-	if (ch->tier == TIER_WARM)
+	/* a chunk being moved is in no policy until the move ends */
+	if (ch->state != CHUNK_RESIDENT)
+		return;
+	/* only a real hit promotes, and only if hot's policy wants it: a fill
+	 * that landed on warm is not evidence that the chunk is hot */
+	if (policy_glue_hit(d, ch) == TIER_HOT && ch->tier == TIER_WARM)
 		mover_promote(d, ch);
 }
 
@@ -258,9 +259,9 @@ static int chunk_answer(struct conn *c, struct handle *hd, struct chunk *ch, str
 	proto_wr_u32(w, ch->idx);
 	proto_wr_u64(w, (uint64_t)ch->idx * hd->chunk_size);
 	proto_wr_u32(w, ch->len);
-	proto_wr_u8(w, ch->tier);
+	proto_wr_u8(w, ch->state == CHUNK_UNKEPT ? TC_TIER_NONE : ch->tier);
 	c->d->ctr.bytes_served += ch->len;
-	c->d->tiers[ch->tier].read_bytes += ch->len;
+	chunk_count_read(c->d, ch);
 	return 0;
 }
 
@@ -312,6 +313,7 @@ static void open_reply(struct conn *c, uint32_t id, uint32_t flags, struct datas
 	if (ch) {
 		proto_wr_u8(&w, 1);
 		if (chunk_answer(c, hd, ch, &w, &fd) == 0) {
+			policy_glue_access(c->d, ch->key);
 			count_hit(c->d, ch);
 		} else {
 			/* the file vanished under us: answer without it */
@@ -559,7 +561,7 @@ static void read_have_chunk(struct pending *p, struct chunk *ch)
 	}
 	p->f = ch->file;
 	cfile_ref(p->f);
-	p->c->d->tiers[ch->tier].read_bytes += ch->len;
+	chunk_count_read(p->c->d, ch);
 	p->job.work = read_work;
 	p->job.done = read_work_done;
 	workers_submit(p->c->d->workers, &p->job);
@@ -859,6 +861,8 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 	case TC_OP_DATASETS: op_recset(c, h, status_datasets); break;
 	case TC_OP_STATUS: op_recset(c, h, status_fill); break;
 	case TC_OP_REFRESH: op_refresh(c, h, &r); break;
+	case TC_OP_POLICY_GET: handlers_policy_get(c, h, &r); break;
+	case TC_OP_POLICY_SET: handlers_policy_set(c, h, &r); break;
 	default:
 		c->d->ctr.bad_frames++;
 		conn_reply_err(c, h->op, h->id, ENOSYS, "unknown operation %u", h->op);

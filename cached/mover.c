@@ -1,9 +1,16 @@
 /*
  * Tier maintenance: see mover.h.
  *
- * Watermarks have hysteresis (cachefilesd style): a tier starts draining
- * when used + reserved passes high_water and stops at low_water, so moves
- * come in batches instead of one per fill.
+ * Two reasons to give chunks up, checked on every pass:
+ *   - the policies' budget (policy_glue.h): after a fill, a move or a
+ *     promotion the chunks in a tier's policies may exceed its low
+ *     watermark; victims go until they do not;
+ *   - the backstop: bytes no policy controls (fills and copies in flight,
+ *     files held open, chunks served without being kept) pushed the tier
+ *     past its high watermark; it drains to the low one, with hysteresis
+ *     (cachefilesd style), so such moves come in batches.
+ * A hot victim is demoted to warm when the placement says so (warm's
+ * policy admits it), else dropped; a warm victim is dropped.
  */
 #include "mover.h"
 
@@ -17,6 +24,7 @@
 
 #include "chunk.h"
 #include "log.h"
+#include "policy_glue.h"
 #include "workers.h"
 
 #define MOVES_MAX 4
@@ -119,6 +127,7 @@ static void move_done(struct job *j)
 	struct chunk *c = m->c;
 	d->moves_inflight--;
 	d->moving_bytes[m->from] -= m->len;
+	policy_glue_arrived(c->ds, m->to, m->len);
 	c->state = CHUNK_RESIDENT;
 	if (m->err || c->doomed) {
 		tier_unreserve(&d->tiers[m->to], m->len);
@@ -172,6 +181,7 @@ static void move_start(struct daemon *d, struct chunk *c, uint8_t to)
 	m->job.done = move_done;
 	d->moves_inflight++;
 	d->moving_bytes[m->from] += m->len;
+	policy_glue_arriving(c->ds, to, m->len);
 	workers_submit(d->workers, &m->job);
 }
 
@@ -191,31 +201,56 @@ static uint64_t tier_load(const struct daemon *d, enum tier_id t)
 	return tr->used + tr->reserved - d->moving_bytes[t];
 }
 
+enum give_up {
+	GAVE_UP,   /* one chunk left (or is leaving) the tier */
+	GIVE_WAIT, /* copies are saturated: go on when one finishes */
+	GIVE_NONE, /* no policy of the tier holds anything */
+};
+
+/* Give up the tier's next victim: demote it or drop it. */
+static enum give_up give_up_one(struct daemon *d, enum tier_id t)
+{
+	bool warm = t == TIER_HOT && d->tiers[TIER_WARM].present;
+	if (warm && d->moves_inflight >= MOVES_MAX)
+		return GIVE_WAIT; /* before asking warm's policy: it counts the ask */
+	struct chunk *v = mover_victim(d, t);
+	if (!v)
+		return GIVE_NONE;
+	if (warm && policy_glue_demote(d, v) == TIER_WARM) {
+		struct tier *wt = &d->tiers[TIER_WARM];
+		if (tier_reserve(wt, v->len) ||
+		    (mover_make_room(d, TIER_WARM, v->len) == 0 && tier_reserve(wt, v->len))) {
+			move_start(d, v, TIER_WARM);
+			return GAVE_UP;
+		}
+		/* warm cannot take it: drop it */
+	}
+	mover_evict(d, v);
+	return GAVE_UP;
+}
+
 static void drain(struct daemon *d, enum tier_id t)
 {
 	struct tier *tr = &d->tiers[t];
-	bool demote = t == TIER_HOT && d->tiers[TIER_WARM].present;
+	enum give_up g = GAVE_UP;
 	if (!tr->present)
+		return;
+	uint64_t budget = policy_glue_budget(d, t);
+	while (policy_glue_tier_bytes(d, t) > budget) {
+		g = give_up_one(d, t);
+		if (g != GAVE_UP)
+			break;
+	}
+	if (g == GIVE_WAIT)
 		return;
 	if (!d->draining[t] && tier_over_high(tr))
 		d->draining[t] = true;
 	while (d->draining[t] && tier_load(d, t) > tr->low_bytes) {
-		if (demote && d->moves_inflight >= MOVES_MAX)
+		g = give_up_one(d, t);
+		if (g == GIVE_WAIT)
 			return; /* continue when a move finishes */
-		struct chunk *v = mover_victim(d, t);
-		if (!v)
+		if (g == GIVE_NONE)
 			break;
-		if (!demote) {
-			mover_evict(d, v);
-			continue;
-		}
-		struct tier *warm = &d->tiers[TIER_WARM];
-		if (!tier_reserve(warm, v->len) &&
-		    (mover_make_room(d, TIER_WARM, v->len) < 0 || !tier_reserve(warm, v->len))) {
-			mover_evict(d, v); /* warm cannot take it: drop it */
-			continue;
-		}
-		move_start(d, v, TIER_WARM);
 	}
 	if (tier_load(d, t) <= tr->low_bytes)
 		d->draining[t] = false;

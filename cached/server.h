@@ -68,6 +68,9 @@ void conn_put(struct conn *c);
 
 /* handlers.c: one complete, header-checked frame. */
 void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *payload);
+/* handlers_policy.c: TC_OP_POLICY_GET / TC_OP_POLICY_SET. */
+void handlers_policy_get(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+void handlers_policy_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 /* handlers.c: release everything a connection holds (it is closing). */
 void handlers_conn_closed(struct conn *c);
 

@@ -18,7 +18,8 @@ static void dataset_fields(struct proto_rs *rs, const struct dataset *ds)
 	proto_rs_bool(rs, "available", ds->available && !dataset_cold_failing(ds, daemon_now_ns()));
 	proto_rs_bool(rs, "serving", ds->mf != NULL);
 	proto_rs_str(rs, "reason", ds->reason);
-	proto_rs_str(rs, "policy", ds->pol[TIER_HOT] ? ds->pol[TIER_HOT]->ops->name : ds->conf.policy);
+	proto_rs_str(rs, "policy", ds->spec.name);
+	proto_rs_str(rs, "policy_source", ds->spec_by_admin ? "tierctl" : "config");
 	proto_rs_u64(rs, "chunk_size", ds->conf.chunk_size);
 	proto_rs_u64(rs, "files", ds->mf ? ds->mf->n : 0);
 	proto_rs_u64(rs, "bytes", ds->mf ? ds->mf->bytes : 0);
@@ -54,6 +55,7 @@ void status_fill(struct daemon *d, struct proto_rs *rs)
 	proto_rs_u64(rs, "clients", d->srv ? server_clients(d->srv) : 0);
 	proto_rs_u64(rs, "fills_inflight", fill_inflight(d));
 	proto_rs_u64(rs, "moves_inflight", d->moves_inflight);
+	proto_rs_u64(rs, "unkept_ram_bytes", d->unkept_ram);
 
 	proto_rs_section(rs, "tiers", TC_SHAPE_ARRAY);
 	for (int t = 0; t < TIER_COUNT; t++) {
@@ -88,6 +90,7 @@ void status_fill(struct daemon *d, struct proto_rs *rs)
 	proto_rs_u64(rs, "stale_reads", k->stale_reads);
 	proto_rs_u64(rs, "checksum_errors", k->checksum_errors);
 	proto_rs_u64(rs, "bad_frames", k->bad_frames);
+	proto_rs_u64(rs, "served_unkept", k->served_unkept);
 
 	proto_rs_section(rs, "datasets", TC_SHAPE_ARRAY);
 	for (unsigned i = 0; i < d->nds; i++) {
@@ -99,5 +102,6 @@ void status_fill(struct daemon *d, struct proto_rs *rs)
 		proto_rs_u64(rs, "hits", ds->hits);
 		proto_rs_u64(rs, "misses", ds->misses);
 		proto_rs_u64(rs, "bytes_from_cold", ds->bytes_from_cold);
+		proto_rs_u64(rs, "served_unkept", ds->served_unkept);
 	}
 }

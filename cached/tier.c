@@ -126,6 +126,36 @@ fail:
 	return rc;
 }
 
+int tier_file_write_unlinked(const char *tmp, const void *buf, size_t len, int *fd)
+{
+	int rc = 0;
+	*fd = -1;
+	int wfd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	if (wfd < 0)
+		return -errno;
+	const char *p = buf;
+	size_t left = len;
+	while (left) {
+		ssize_t w = write(wfd, p, left);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			goto out;
+		}
+		p += w;
+		left -= (size_t)w;
+	}
+	/* no fdatasync: nothing refers to these bytes after a crash */
+	*fd = open(tmp, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		rc = -errno;
+out:
+	close(wfd);
+	unlink(tmp);
+	return rc;
+}
+
 int tier_file_read(const char *path, void *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

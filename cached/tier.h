@@ -82,6 +82,10 @@ void tier_tmp_path(const struct tier *t, uint64_t key, char *buf, size_t n);
  * *fd is an O_RDONLY descriptor of the published file (caller closes).
  * Returns 0 or -errno; the temp file is removed on failure. */
 int tier_file_write(const char *tmp, const char *final, const void *buf, size_t len, int *fd);
+/* Worker thread: write len bytes to tmp, open it read-only, unlink it. The
+ * bytes live as long as *fd (or a dup of it) is open: a chunk served
+ * without being kept. Returns 0 or -errno (nothing left behind). */
+int tier_file_write_unlinked(const char *tmp, const void *buf, size_t len, int *fd);
 /* Worker thread: read a whole chunk file of exactly len bytes into buf. */
 int tier_file_read(const char *path, void *buf, size_t len);
 

@@ -11,6 +11,11 @@
  * The ghosts live in a keymap plus an index-linked node pool owned by the
  * instance; remove() turns an entry into a ghost, whatever its reason.
  *
+ * admit() and insert() of one key need not be adjacent: the daemon admits
+ * when a fill starts and inserts when it is published, with other fills
+ * admitted in between. The keys whose admit was a ghost hit (insert them
+ * into T2) are remembered in a small ring, not in a single slot.
+ *
  * Pure: no I/O, no locks, no clock reads. One instance per thread.
  */
 #include "keymap.h"
@@ -23,6 +28,10 @@
 enum { ARC_T1 = 1, ARC_T2 = 2 };
 enum { ARC_B1 = 1, ARC_B2 = 2 };
 #define ARC_NIL UINT32_MAX
+/* Ghost hits admitted and not yet inserted that are remembered: more than
+ * the fills a daemon has in flight at once. An older one that is inserted
+ * at last goes to T1, costing adaptivity only. */
+#define ARC_PENDING 32
 
 struct arc_ghost {
 	uint64_t key;
@@ -45,10 +54,12 @@ struct arc {
 	struct arc_ghost *g; /* node pool */
 	uint32_t gcap, gfree;
 	struct keymap gmap;  /* key -> node index */
-	uint64_t pending_key; /* the miss admit() saw last ... */
-	bool pending_valid;
-	bool pending_t2;      /* ... was a ghost hit: insert into T2 */
-	bool pending_b2;      /* ... was in B2 (ARC's tie rule in REPLACE) */
+	uint64_t last_key;    /* the last admit() (the usual case: its insert is next) */
+	bool last_valid, last_t2;
+	uint64_t pending[ARC_PENDING]; /* keys whose admit was a ghost hit */
+	bool pending_used[ARC_PENDING];
+	uint32_t pending_next, pending_n;
+	bool pending_b2;      /* the last admit was a B2 hit (ARC's tie rule in REPLACE) */
 	uint64_t ghost_hits;
 };
 
@@ -183,9 +194,10 @@ static bool arc_admit(struct policy *p, uint64_t key, uint64_t size, uint64_t no
 {
 	struct arc *a = (struct arc *)p;
 	(void)now;
-	a->pending_key = key;
-	a->pending_valid = true;
-	a->pending_t2 = a->pending_b2 = false;
+	a->pending_b2 = false;
+	a->last_key = key;
+	a->last_valid = true;
+	a->last_t2 = false;
 	uint32_t i = arc_ghost_find(a, key);
 	if (i == ARC_NIL)
 		return true;
@@ -199,23 +211,46 @@ static bool arc_admit(struct policy *p, uint64_t key, uint64_t size, uint64_t no
 		a->p = a->p > delta ? a->p - delta : 0;
 		a->pending_b2 = true;
 	}
-	a->pending_t2 = true;
+	a->last_t2 = true;
+	if (!a->pending_used[a->pending_next])
+		a->pending_n++;
+	a->pending[a->pending_next] = key;
+	a->pending_used[a->pending_next] = true;
+	a->pending_next = (a->pending_next + 1) % ARC_PENDING;
 	a->ghost_hits++;
 	arc_ghost_drop(a, i);
 	return true;
 }
 
+/* Was key's admit a ghost hit? Forgets it either way. */
+static bool arc_pending_take(struct arc *a, uint64_t key)
+{
+	for (uint32_t i = 0; a->pending_n && i < ARC_PENDING; i++) {
+		if (a->pending_used[i] && a->pending[i] == key) {
+			a->pending_used[i] = false;
+			a->pending_n--;
+			return true;
+		}
+	}
+	return false;
+}
+
 static void arc_insert(struct policy *p, struct pol_entry *e, uint64_t now)
 {
 	struct arc *a = (struct arc *)p;
-	bool admitted = a->pending_valid && a->pending_key == e->key;
-	bool t2 = admitted && a->pending_t2;
-	a->pending_valid = false;
-	if (!admitted) { /* moved in without admit(): it is no ghost now */
-		uint32_t gi = arc_ghost_find(a, e->key);
+	bool t2;
+	if (a->last_valid && a->last_key == e->key) {
+		/* right after its admit (which dropped any ghost) */
+		t2 = a->last_t2 && arc_pending_take(a, e->key);
+	} else {
+		t2 = arc_pending_take(a, e->key);
+		/* admitted earlier with no ghost, or moved in without admit():
+		 * it is no ghost now */
+		uint32_t gi = t2 ? ARC_NIL : arc_ghost_find(a, e->key);
 		if (gi != ARC_NIL)
 			arc_ghost_drop(a, gi);
 	}
+	a->last_valid = false;
 	e->list = t2 ? ARC_T2 : ARC_T1;
 	e->atime = now;
 	pol_list_push_head(t2 ? &a->t2 : &a->t1, e);

@@ -23,7 +23,15 @@
  * nodes are dropped when they surface or by a compaction once they
  * outnumber the live ones. This writes nothing into the entries while
  * sifting, which is what keeps it fast on a cache of millions of entries.
- * An entry's next use is in stamp, the low bits of its node's sequence in aux.
+ * An entry's next use is in stamp.
+ *
+ * Whether a node is current is asked of a slot the instance owns, never
+ * of the entry the node points to: the caller may free an entry as soon as
+ * it is removed, or insert it into another instance (the daemon's other
+ * tier), so a stale node must not even read its entry. Each resident has a
+ * slot (its index in the entry's aux) holding the sequence of its current
+ * node; remove() clears it, and a slot is reused once no node refers to
+ * it any more.
  *
  * Pure: no I/O, no locks, no clock reads. One instance per thread.
  */
@@ -39,12 +47,21 @@
 #define CV_REVALIDATE 8
 
 enum { CV_IN = 1, CV_OVERFLOW = 2 };
+#define CV_SEQ_NONE UINT64_MAX /* slot of no resident (removed, overflowed) */
+#define CV_SLOT_NIL UINT32_MAX
+
+struct cv_slot {
+	uint64_t seq;  /* the current node's sequence, or CV_SEQ_NONE */
+	struct pol_entry *e;
+	uint32_t refs; /* heap nodes pointing here */
+	uint32_t next_free;
+};
 
 struct cv_node {
 	uint64_t next_use;
 	uint64_t seq;     /* ties (unplanned) go oldest first */
 	uint64_t version; /* the oracle's version when next_use was asked */
-	struct pol_entry *e;
+	uint32_t slot;    /* the entry and whether this node is current */
 };
 
 struct clairvoyant {
@@ -55,6 +72,8 @@ struct clairvoyant {
 	void *ctx;
 	struct cv_node *heap;
 	size_t n, cap;
+	struct cv_slot *slots;
+	uint32_t nslots, free_slot;
 	uint64_t seq;
 	size_t sweep;           /* next heap slot to re-ask */
 	uint64_t sweep_version; /* the oracle version the sweep has caught up with */
@@ -81,10 +100,54 @@ static bool cv_above(const struct cv_node *a, const struct cv_node *b)
 	return a->next_use > b->next_use || (a->next_use == b->next_use && a->seq < b->seq);
 }
 
-static bool cv_valid(const struct cv_node *nd)
+static bool cv_valid(const struct clairvoyant *c, const struct cv_node *nd)
 {
-	const struct pol_entry *e = nd->e;
-	return (e->list & CV_IN) && e->stamp == nd->next_use && e->aux == (uint32_t)nd->seq;
+	return c->slots[nd->slot].seq == nd->seq;
+}
+
+/* A slot for a new resident, or CV_SLOT_NIL (no memory). */
+static uint32_t cv_slot_new(struct clairvoyant *c)
+{
+	if (c->free_slot == CV_SLOT_NIL) {
+		uint32_t n = c->nslots ? 2 * c->nslots : 1024;
+		if (n <= c->nslots)
+			return CV_SLOT_NIL;
+		struct cv_slot *ns = realloc(c->slots, n * sizeof(*ns));
+		if (!ns)
+			return CV_SLOT_NIL;
+		for (uint32_t i = c->nslots; i < n; i++)
+			ns[i] = (struct cv_slot){.seq = CV_SEQ_NONE, .next_free = i + 1 < n ? i + 1 : CV_SLOT_NIL};
+		c->slots = ns;
+		c->free_slot = c->nslots;
+		c->nslots = n;
+	}
+	uint32_t i = c->free_slot;
+	c->free_slot = c->slots[i].next_free;
+	c->slots[i] = (struct cv_slot){.seq = CV_SEQ_NONE, .next_free = CV_SLOT_NIL};
+	return i;
+}
+
+/* Reuse the slot once it has no resident and no node. */
+static void cv_slot_release(struct clairvoyant *c, uint32_t i)
+{
+	if (c->slots[i].seq == CV_SEQ_NONE && c->slots[i].refs == 0) {
+		c->slots[i].next_free = c->free_slot;
+		c->free_slot = i;
+	}
+}
+
+/* The resident of slot i has gone (removed, or moved to the overflow). */
+static void cv_slot_vacate(struct clairvoyant *c, uint32_t i)
+{
+	c->slots[i].seq = CV_SEQ_NONE;
+	cv_slot_release(c, i);
+}
+
+/* A node leaves the heap. */
+static void cv_node_drop(struct clairvoyant *c, const struct cv_node *nd)
+{
+	c->slots[nd->slot].refs--;
+	cv_slot_release(c, nd->slot);
 }
 
 /* A 4-ary heap: half the depth of a binary one, and a node's children
@@ -114,23 +177,27 @@ static void cv_down(struct clairvoyant *c, size_t i)
 
 static void cv_pop(struct clairvoyant *c)
 {
+	cv_node_drop(c, &c->heap[0]);
 	if (--c->n) {
 		c->heap[0] = c->heap[c->n];
 		cv_down(c, 0);
 	}
-	/* The next top is checked through its entry: start loading the
-	 * candidates' entries now (a hint; no effect on behaviour). */
+	/* The next top is checked through its slot: start loading the
+	 * candidates' slots now (a hint; no effect on behaviour). */
 	for (size_t k = 1; k <= CV_ARITY && k < c->n; k++)
-		__builtin_prefetch(c->heap[k].e);
+		__builtin_prefetch(&c->slots[c->heap[k].slot]);
 }
 
 /* Drop stale nodes and rebuild the heap in place (Floyd), O(n). */
 static void cv_compact(struct clairvoyant *c)
 {
 	size_t k = 0;
-	for (size_t i = 0; i < c->n; i++)
-		if (cv_valid(&c->heap[i]))
+	for (size_t i = 0; i < c->n; i++) {
+		if (cv_valid(c, &c->heap[i]))
 			c->heap[k++] = c->heap[i];
+		else
+			cv_node_drop(c, &c->heap[i]);
+	}
 	c->n = k;
 	for (size_t i = k / CV_ARITY + 1; i-- > 0;)
 		if (i < k)
@@ -153,9 +220,11 @@ static bool cv_push(struct clairvoyant *c, struct pol_entry *e)
 		c->cap = ncap;
 	}
 	struct cv_node nd = {
-		.next_use = e->stamp, .seq = c->seq++, .version = cv_version(c), .e = e
+		.next_use = e->stamp, .seq = c->seq++, .version = cv_version(c), .slot = e->aux
 	};
-	e->aux = (uint32_t)nd.seq;
+	c->slots[nd.slot].seq = nd.seq;
+	c->slots[nd.slot].e = e;
+	c->slots[nd.slot].refs++;
 	size_t i = c->n++;
 	while (i > 0) {
 		size_t parent = (i - 1) / CV_ARITY;
@@ -172,6 +241,8 @@ static bool cv_push(struct clairvoyant *c, struct pol_entry *e)
  * accounting stays right. */
 static void cv_to_overflow(struct clairvoyant *c, struct pol_entry *e)
 {
+	if (e->list & CV_IN)
+		cv_slot_vacate(c, e->aux); /* its nodes are stale */
 	e->list = CV_OVERFLOW;
 	pol_list_push_head(&c->overflow, e);
 }
@@ -185,10 +256,8 @@ static bool cv_requery(struct clairvoyant *c, struct pol_entry *e, uint64_t now)
 		return false;
 	e->stamp = u;
 	c->requeried++;
-	if (!cv_push(c, e)) {
-		e->list = 0;
+	if (!cv_push(c, e))
 		cv_to_overflow(c, e);
-	}
 	return true;
 }
 
@@ -198,7 +267,7 @@ static struct cv_node *cv_top(struct clairvoyant *c, uint64_t now)
 {
 	int changed = 0;
 	for (;;) {
-		while (c->n && !cv_valid(&c->heap[0]))
+		while (c->n && !cv_valid(c, &c->heap[0]))
 			cv_pop(c);
 		if (!c->n)
 			return NULL;
@@ -206,7 +275,7 @@ static struct cv_node *cv_top(struct clairvoyant *c, uint64_t now)
 		uint64_t v = cv_version(c);
 		if (c->version && top->version == v)
 			return top;
-		if (changed >= CV_REVALIDATE || !cv_requery(c, top->e, now)) {
+		if (changed >= CV_REVALIDATE || !cv_requery(c, c->slots[top->slot].e, now)) {
 			c->heap[0].version = v; /* same answer: fresh again */
 			return &c->heap[0];
 		}
@@ -227,6 +296,7 @@ static int cv_create(const struct policy_env *env, struct policy **out)
 	}
 	c->admit_unplanned = true;
 	c->sweep_version = cv_version(c);
+	c->free_slot = CV_SLOT_NIL;
 	pol_list_init(&c->overflow);
 	*out = &c->base;
 	return 0;
@@ -235,6 +305,7 @@ static int cv_create(const struct policy_env *env, struct policy **out)
 static void cv_destroy(struct policy *p)
 {
 	struct clairvoyant *c = (struct clairvoyant *)p;
+	free(c->slots);
 	free(c->heap);
 	free(c);
 }
@@ -264,10 +335,8 @@ static void cv_hit(struct policy *p, struct pol_entry *e, uint64_t now)
 	if (e->list & CV_OVERFLOW) /* it goes first anyway */
 		return;
 	e->stamp = cv_ask(c, e->key, now);
-	if (!cv_push(c, e)) {
-		e->list = 0;
+	if (!cv_push(c, e))
 		cv_to_overflow(c, e);
-	}
 }
 
 static bool cv_admit(struct policy *p, uint64_t key, uint64_t size, uint64_t now)
@@ -318,7 +387,7 @@ static void cv_sweep_step(struct clairvoyant *c, uint64_t now)
 	struct cv_node *nd = &c->heap[c->sweep++];
 	if (c->version && nd->version == v)
 		return;
-	if (cv_valid(nd) && !cv_requery(c, nd->e, now))
+	if (cv_valid(c, nd) && !cv_requery(c, c->slots[nd->slot].e, now))
 		nd->version = v;
 }
 
@@ -330,6 +399,13 @@ static void cv_insert(struct policy *p, struct pol_entry *e, uint64_t now)
 	c->pending_valid = false;
 	e->stamp = u;
 	e->atime = now;
+	e->list = 0;
+	uint32_t slot = cv_slot_new(c);
+	if (slot == CV_SLOT_NIL) {
+		cv_to_overflow(c, e);
+		return;
+	}
+	e->aux = slot;
 	e->list = CV_IN;
 	if (!cv_push(c, e)) {
 		cv_to_overflow(c, e);
@@ -343,7 +419,9 @@ static void cv_remove(struct policy *p, struct pol_entry *e)
 	struct clairvoyant *c = (struct clairvoyant *)p;
 	if (e->list & CV_OVERFLOW)
 		pol_list_unlink(&c->overflow, e);
-	e->list = 0; /* its nodes are stale from now on */
+	else if (e->list & CV_IN)
+		cv_slot_vacate(c, e->aux); /* its nodes are stale from now on */
+	e->list = 0;
 }
 
 static struct pol_entry *cv_victim(struct policy *p, uint64_t now)
@@ -352,7 +430,7 @@ static struct pol_entry *cv_victim(struct policy *p, uint64_t now)
 	if (!pol_list_empty(&c->overflow))
 		return pol_list_tail(&c->overflow);
 	struct cv_node *top = cv_top(c, now);
-	return top ? top->e : NULL;
+	return top ? c->slots[top->slot].e : NULL;
 }
 
 static int cv_describe(struct policy *p, char *buf, size_t len)

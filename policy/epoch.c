@@ -31,6 +31,17 @@
  * the current estimate, remembering about one epoch of hits (rate
  * 4/entries unless the rate tunable fixes it).
  *
+ * Entries move between instances (the daemon demotes hot to warm and
+ * promotes back, one instance per tier; a policy switch moves every
+ * resident). An entry leaving keeps its idle time as a fraction of the
+ * leaving instance's epoch length in its policy-private fields, and an
+ * instance it moves into resumes from there (in its own ticks), placing it
+ * at the cold end of its list if it is older than everything there. So a
+ * move neither makes an idle entry look freshly read nor makes its next
+ * hit report a reuse distance counted from the move: such short distances
+ * would teach the instance a tiny epoch length, call every resident dead
+ * and turn it into LRU.
+ *
  * Pure: no I/O, no locks, no clock reads. One instance per thread.
  */
 #include "policy.h"
@@ -42,6 +53,12 @@
 
 /* How far admit() looks for dead entries before it gives up. */
 #define EPOCH_SCAN_MAX 64
+/* e->list of an entry that left an epoch instance: e->stamp holds its idle
+ * time in epoch lengths (a double's bits). Other policies use small values
+ * in list, so this cannot be mistaken for theirs. */
+#define EPOCH_LEFT 0x45504f43u
+/* Hits seen before the learnt epoch length is used (see epoch_hit). */
+#define EPOCH_WARMUP 32
 
 struct epoch {
 	struct policy base;
@@ -111,14 +128,23 @@ static int epoch_set(struct policy *p, const char *key, const char *value, char 
 	return policy_unknown_tunable(p, key, err, n);
 }
 
+/* The epoch length in ticks: learnt, or assumed until EPOCH_WARMUP hits
+ * have been seen (never less than the longest of those, though). */
+static double epoch_period(const struct epoch *ep)
+{
+	double entries = (double)ep->base.entries;
+	double period = ep->first_epoch * entries;
+	if (ep->samples >= EPOCH_WARMUP || ep->reuse_q > period)
+		period = ep->reuse_q;
+	if (period < entries)
+		period = entries;
+	return period > 1 ? period : 1;
+}
+
 /* Ticks an entry may stay unread before it counts as dead. */
 static double epoch_dead_after(const struct epoch *ep)
 {
-	double entries = (double)ep->base.entries;
-	double period = ep->samples ? ep->reuse_q : ep->first_epoch * entries;
-	if (period < entries)
-		period = entries;
-	return ep->dead_factor * period;
+	return ep->dead_factor * epoch_period(ep);
 }
 
 static bool epoch_dead(const struct epoch *ep, const struct pol_entry *e)
@@ -134,9 +160,15 @@ static void epoch_hit(struct policy *p, struct pol_entry *e, uint64_t now)
 	double w = ep->rate;
 	if (w <= 0)
 		w = 4.0 / (double)(p->entries > 64 ? p->entries : 64);
-	if (!ep->samples)
-		ep->reuse_q = d;
-	else if (d > ep->reuse_q)
+	if (ep->samples < EPOCH_WARMUP) {
+		/* the longest of the first hits, then the running quantile from
+		 * there: a quantile tracker started at a single sample that
+		 * happened to be short (an entry filled late, read again early)
+		 * would take thousands of hits to grow back, calling live
+		 * entries dead meanwhile */
+		if (d > ep->reuse_q)
+			ep->reuse_q = d;
+	} else if (d > ep->reuse_q)
 		ep->reuse_q += w * ep->reuse_q * ep->quantile;
 	else
 		ep->reuse_q -= w * ep->reuse_q * (1.0 - ep->quantile);
@@ -188,9 +220,26 @@ out:
 static void epoch_insert(struct policy *p, struct pol_entry *e, uint64_t now)
 {
 	struct epoch *ep = (struct epoch *)p;
-	e->stamp = ep->tick;
+	double idle = 0;
+	if (e->list == EPOCH_LEFT)
+		memcpy(&idle, &e->stamp, sizeof(idle));
+	e->list = 0;
 	e->atime = now;
-	pol_list_push_head(&ep->lru, e);
+	if (!(idle > 0) || idle > 1e9) { /* a new entry (or nothing sane kept) */
+		e->stamp = ep->tick;
+		pol_list_push_head(&ep->lru, e);
+		return;
+	}
+	/* moved in: as idle here as it was where it left (p->entries already
+	 * counts it, so the period is that of the instance holding it) */
+	double back = idle * epoch_period(ep);
+	e->stamp = back < (double)ep->tick ? ep->tick - (uint64_t)back : 0;
+	struct pol_entry *tail = pol_list_tail(&ep->lru);
+	if (tail && e->stamp < tail->stamp)
+		pol_list_push_tail(&ep->lru, e);
+	else
+		pol_list_push_head(&ep->lru, e); /* recency order kept well enough:
+						  * moves are the newest or the oldest */
 }
 
 static void epoch_remove(struct policy *p, struct pol_entry *e)
@@ -198,6 +247,10 @@ static void epoch_remove(struct policy *p, struct pol_entry *e)
 	struct epoch *ep = (struct epoch *)p;
 	pol_list_unlink(&ep->lru, e);
 	pol_list_prefetch_tail(&ep->lru);
+	/* see the top of the file: the instance it moves to resumes its age */
+	double idle = (double)(ep->tick - e->stamp) / epoch_period(ep);
+	memcpy(&e->stamp, &idle, sizeof(idle));
+	e->list = EPOCH_LEFT;
 }
 
 static struct pol_entry *epoch_victim(struct policy *p, uint64_t now)

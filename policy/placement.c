@@ -66,13 +66,25 @@ static bool placement_fits_hot(const struct placement *pl, uint64_t size)
 	return pl->tier[TIER_HOT] && (!pl->hot_max_size || size <= pl->hot_max_size);
 }
 
+/* Tier t's admit(), with what is in flight to it counted as held: the
+ * policy's own byte count is raised for the call and put back. */
+static bool placement_admit(struct placement *pl, int t, uint64_t key, uint64_t size, uint64_t now)
+{
+	struct policy *p = pl->tier[t];
+	uint64_t in = pl->inflight[t];
+	p->bytes += in;
+	bool ok = policy_admit(p, key, size, now);
+	p->bytes -= in;
+	return ok;
+}
+
 int placement_fill(struct placement *pl, uint64_t key, uint64_t size, uint64_t now)
 {
-	if (placement_fits_hot(pl, size) && policy_admit(pl->tier[TIER_HOT], key, size, now)) {
+	if (placement_fits_hot(pl, size) && placement_admit(pl, TIER_HOT, key, size, now)) {
 		pl->fills[TIER_HOT]++;
 		return TIER_HOT;
 	}
-	if (pl->tier[TIER_WARM] && policy_admit(pl->tier[TIER_WARM], key, size, now)) {
+	if (pl->tier[TIER_WARM] && placement_admit(pl, TIER_WARM, key, size, now)) {
 		pl->fills[TIER_WARM]++;
 		return TIER_WARM;
 	}
@@ -87,7 +99,7 @@ int placement_hit(struct placement *pl, int t, struct pol_entry *e, uint64_t now
 		return t;
 	/* Hot's admit() sees this read as a read hot did not serve: the
 	 * same count of accesses hot would see if it had no warm below. */
-	if (!policy_admit(pl->tier[TIER_HOT], e->key, e->size, now))
+	if (!placement_admit(pl, TIER_HOT, e->key, e->size, now))
 		return t;
 	pl->promoted++;
 	return TIER_HOT;
@@ -96,7 +108,7 @@ int placement_hit(struct placement *pl, int t, struct pol_entry *e, uint64_t now
 int placement_demote(struct placement *pl, struct pol_entry *e, uint64_t now)
 {
 	if (pl->demote && pl->tier[TIER_WARM] &&
-	    policy_admit(pl->tier[TIER_WARM], e->key, e->size, now)) {
+	    placement_admit(pl, TIER_WARM, e->key, e->size, now)) {
 		pl->demoted++;
 		return TIER_WARM;
 	}

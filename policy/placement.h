@@ -35,11 +35,18 @@
 
 #include "policy.h"
 
+/* The daemon's cached/config.h declares the same tiers (same values) for
+ * its configuration: in the daemon, include it first and this header uses
+ * its enum instead of declaring a second one. */
+#ifndef TIERCACHE_CONFIG_H
 enum tier_id {
-	TIER_NONE = -1,
 	TIER_HOT = 0,
 	TIER_WARM = 1,
 	TIER_COUNT = 2,
+};
+#endif
+enum {
+	TIER_NONE = -1, /* not kept in any tier */
 };
 
 struct placement {
@@ -47,6 +54,12 @@ struct placement {
 	uint64_t hot_max_size; /* larger entries skip hot (0: no limit) */
 	bool demote;           /* hot victims may go to warm */
 	bool promote;          /* warm hits may move to hot */
+	/* Bytes the caller has admitted to each tier and not inserted yet:
+	 * fills and moves still in flight. Each tier's admit() counts them as
+	 * held, so several admits in a row do not all take the same free
+	 * room. A caller that inserts at once (the simulator) leaves them 0;
+	 * one that fills asynchronously (the daemon) keeps them up to date. */
+	uint64_t inflight[TIER_COUNT];
 	uint64_t fills[TIER_COUNT], refused, demoted, dropped, promoted;
 };
 

@@ -213,6 +213,17 @@ static inline void pol_list_push_head(struct pol_list *l, struct pol_entry *e)
 	l->count++;
 }
 
+/* Least recent end (an entry that is older than everything listed). */
+static inline void pol_list_push_tail(struct pol_list *l, struct pol_entry *e)
+{
+	e->prev = l->head.prev;
+	e->next = &l->head;
+	l->head.prev->next = e;
+	l->head.prev = e;
+	l->bytes += e->size;
+	l->count++;
+}
+
 static inline void pol_list_unlink(struct pol_list *l, struct pol_entry *e)
 {
 	e->prev->next = e->next;

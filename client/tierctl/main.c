@@ -9,6 +9,7 @@
  * Single-threaded.
  */
 #include "tierctl.h"
+#include "cmd_policy.h"
 #include "import.h"
 
 #include <errno.h>
@@ -61,6 +62,14 @@ const struct tierctl_cmd tierctl_cmds[] = {
 		.fn = tierctl_cmd_refresh,
 		.min_args = 1,
 		.max_args = 1,
+	},
+	{
+		.name = "policy",
+		.usage = TIERCTL_POLICY_USAGE,
+		.summary = TIERCTL_POLICY_SUMMARY,
+		.fn = tierctl_cmd_policy,
+		.min_args = 1,
+		.max_args = -1,
 	},
 	{
 		.name = "import",

@@ -38,6 +38,8 @@
 #define TC_PATH_MAX 4096u        /* a "dataset/path" string, bytes */
 #define TC_NAME_MAX 255u         /* one path component, bytes */
 #define TC_DATASET_NAME_MAX 64u  /* a dataset name, bytes */
+#define TC_POLICY_TUNABLES_MAX 32u /* key=value pairs in one POLICY_SET */
+#define TC_POLICY_TUNABLE_MAX 255u /* bytes of one key=value */
 
 /* Header: magic u16, version u8, op u8, len u32, id u32, aux u32.
  * aux: request flags (TC_F_*) in a request, 0 or errno in a reply. */
@@ -99,6 +101,21 @@ enum tc_op {
 
 	/* req: str dataset. rep: u64 files, u64 bytes, u64 changed. */
 	TC_OP_REFRESH = 11,
+
+	/* req: str dataset ("" = every dataset).
+	 * rep: a record set: "policies" (one record per dataset: the policy,
+	 *      its tunables, where the choice comes from, placement counters,
+	 *      each tier's policy state) and "known" (every policy a dataset
+	 *      may use, with its tunables). */
+	TC_OP_POLICY_GET = 12,
+
+	/* req: str dataset, str policy, u32 n (<= TC_POLICY_TUNABLES_MAX),
+	 *      n x str "key=value" (each <= TC_POLICY_TUNABLE_MAX bytes).
+	 *      policy "" with n = 0: back to the config file's policy.
+	 * rep: the POLICY_GET record set for that dataset. Errors: ENOENT (no
+	 *      such dataset), EINVAL (unknown policy or bad tunable: the
+	 *      detail says which; the old policy stays). */
+	TC_OP_POLICY_SET = 13,
 
 	TC_OP_MAX_
 };

@@ -210,6 +210,31 @@ static void test_arc_remove_reinsert(void **state)
 	free(r);
 }
 
+/* The daemon admits when a fill starts and inserts when it ends, with
+ * other fills admitted in between: a ghost hit must still go to T2. */
+static void test_arc_ghost_hit_with_other_admits_between(void **state)
+{
+	(void)state;
+	struct rig *r = calloc(1, sizeof(*r));
+	rig_init(r, "arc", 4);
+	const int seq[] = { 0, 1, 0, 1, 2, 3, 4, 5 };
+	for (int i = 0; i < 8; i++)
+		rig_read(r, seq[i]);
+	assert_false(r->ents[2].in); /* a B1 ghost */
+	struct ent *g = &r->ents[2], *o = &r->ents[100], *o2 = &r->ents[101];
+	assert_true(policy_admit(r->p, g->e.key, 1, r->now++));  /* ghost hit */
+	assert_true(policy_admit(r->p, o->e.key, 1, r->now++));  /* another fill */
+	policy_insert(r->p, &o->e, r->now++);                   /* ends first */
+	assert_true(policy_admit(r->p, o2->e.key, 1, r->now++)); /* and another starts */
+	policy_insert(r->p, &g->e, r->now++);
+	assert_int_equal(g->e.list, 2); /* T2, as if nothing came between */
+	assert_int_equal(o->e.list, 1); /* a plain miss: T1 */
+	policy_insert(r->p, &o2->e, r->now++);
+	assert_int_equal(o2->e.list, 1);
+	policy_destroy(r->p);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -218,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_arc_sizes),
 		cmocka_unit_test(test_arc_zipf_beats_lru),
 		cmocka_unit_test(test_arc_remove_reinsert),
+		cmocka_unit_test(test_arc_ghost_hit_with_other_admits_between),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -259,6 +259,34 @@ static void test_cv_remove_anytime(void **state)
 	free(r);
 }
 
+/* The daemon frees an entry right after removing it, or inserts it into
+ * the other tier's instance: the heap must never take a stale node's word
+ * from the entry it points to. Here the entry moves from a to b and gets
+ * there the very stamp and sequence its old node in a has. */
+static void test_cv_moved_entry_not_named_by_old_instance(void **state)
+{
+	(void)state;
+	struct policy *a = NULL, *b = NULL;
+	struct policy_env env = {.capacity = 10}; /* no oracle: all unplanned */
+	struct pol_entry *e = calloc(1, sizeof(*e)), f = {.key = 2, .size = 1};
+	e->key = 1;
+	e->size = 1;
+	assert_int_equal(policy_create("clairvoyant", &env, &a), 0);
+	assert_int_equal(policy_create("clairvoyant", &env, &b), 0);
+	policy_insert(a, e, 1); /* a's first node: seq 0 */
+	policy_insert(a, &f, 2);
+	policy_remove(a, e);
+	policy_insert(b, e, 3); /* b's first node: seq 0 too, same next use */
+	assert_ptr_equal(policy_victim(a, 4), &f);
+	assert_ptr_equal(policy_victim(b, 4), e);
+	policy_remove(b, e);
+	free(e); /* gone: a's and b's stale nodes must not read it */
+	assert_ptr_equal(policy_victim(a, 5), &f);
+	assert_null(policy_victim(b, 5));
+	policy_destroy(a);
+	policy_destroy(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +296,7 @@ int main(void)
 		cmocka_unit_test(test_cv_unplanned_skip),
 		cmocka_unit_test(test_cv_dropped_plan_requeried),
 		cmocka_unit_test(test_cv_remove_anytime),
+		cmocka_unit_test(test_cv_moved_entry_not_named_by_old_instance),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

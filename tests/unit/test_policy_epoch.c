@@ -206,6 +206,58 @@ static void test_epoch_too_big_refused(void **state)
 	free(r);
 }
 
+/* Entries move between instances (the daemon's hot and warm, a policy
+ * switch). A long idle entry moved in must count as idle there, not as
+ * freshly read: else a move would pin dead data and the next hit would
+ * report a reuse distance counted from the move. A fresh one stays fresh. */
+static void test_epoch_move_keeps_age(void **state)
+{
+	(void)state;
+	struct rig *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	char d[512];
+	rig_init(a, 100, 1);
+	rig_init(b, 21, 1);
+	/* both learn an epoch of 20 reads: 20 residents read round-robin */
+	for (int round = 0; round < 6; round++) {
+		for (int k = 0; k < 20; k++) {
+			rig_read(a, k);
+			rig_read(b, 100 + k);
+		}
+	}
+	policy_describe(a->p, d, sizeof(d));
+	assert_non_null(strstr(d, "epoch_ticks=2")); /* ~20 */
+	/* a reads 30 other things: its entry 0 is now ~2.5 epochs idle */
+	for (int k = 0; k < 30; k++)
+		assert_true(policy_admit(a->p, a->ents[500 + k].e.key, 1, a->now++));
+	struct ent *x = &a->ents[0];
+	policy_remove(a->p, &x->e);
+	x->in = false;
+	/* b is full and nothing of its own is dead: it refuses */
+	policy_insert(b->p, &b->ents[120].e, b->now++); /* 21 of 21 */
+	b->ents[120].in = true;
+	assert_false(policy_admit(b->p, 0xabcdef, 1, b->now++));
+	policy_remove(b->p, &b->ents[120].e);
+	b->ents[120].in = false;
+	/* x moves into b: dead there too (idle 2.5 epochs > dead_factor 2), so
+	 * b admits a new entry in its place and names it as the victim */
+	policy_insert(b->p, &x->e, b->now++);
+	assert_true(policy_admit(b->p, 0xabcdef, 1, b->now++));
+	assert_ptr_equal(policy_victim(b->p, b->now), &x->e);
+	policy_remove(b->p, &x->e);
+
+	/* a fresh entry moves and stays fresh: read now, moved now */
+	struct ent *y = &a->ents[1];
+	policy_hit(a->p, &y->e, a->now++);
+	policy_remove(a->p, &y->e);
+	policy_insert(b->p, &y->e, b->now++);
+	assert_false(policy_admit(b->p, 0xabcdef, 1, b->now++)); /* b full, nothing dead */
+	assert_ptr_equal(policy_victim(b->p, b->now), &y->e);  /* MRU: it was just read */
+	policy_destroy(a->p);
+	policy_destroy(b->p);
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,6 +267,7 @@ int main(void)
 		cmocka_unit_test(test_epoch_turns_over),
 		cmocka_unit_test(test_epoch_fits),
 		cmocka_unit_test(test_epoch_too_big_refused),
+		cmocka_unit_test(test_epoch_move_keeps_age),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

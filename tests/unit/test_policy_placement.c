@@ -208,6 +208,39 @@ static void test_placement_tunables(void **state)
 	assert_int_equal(placement_fill(&pl, 1, 1, 0), TIER_NONE);
 }
 
+/* An asynchronous caller (the daemon) admits several fills before any is
+ * inserted: what is in flight counts as held, so they do not all take the
+ * same free room and overfill the tier (then evicting what was kept). */
+static void test_inflight_counts_as_held(void **state)
+{
+	(void)state;
+	struct rig *r = calloc(1, sizeof(*r));
+	rig_init(r, "epoch", 4, 4);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rig_read(r, i), TIER_NONE); /* hot: 3 of 4 */
+	struct ent *a = &r->ents[10], *b = &r->ents[11];
+	int ta = placement_fill(&r->pl, a->e.key, 1, ++r->now);
+	assert_int_equal(ta, TIER_HOT); /* the last free unit */
+	r->pl.inflight[TIER_HOT] += 1;  /* its fill starts */
+	int tb = placement_fill(&r->pl, b->e.key, 1, ++r->now);
+	assert_int_equal(tb, TIER_WARM); /* hot's room is taken */
+	r->pl.inflight[TIER_WARM] += 1;
+	assert_int_equal(r->t[TIER_HOT]->bytes, 3); /* untouched by the asking */
+	/* both fills end */
+	r->pl.inflight[TIER_HOT] -= 1;
+	policy_insert(r->t[TIER_HOT], &a->e, ++r->now);
+	r->pl.inflight[TIER_WARM] -= 1;
+	policy_insert(r->t[TIER_WARM], &b->e, ++r->now);
+	assert_int_equal(r->t[TIER_HOT]->bytes, 4);
+	/* a demotion in flight to warm holds room there too */
+	r->pl.inflight[TIER_WARM] = 3; /* warm: 1 held + 3 arriving = full */
+	assert_int_equal(placement_demote(&r->pl, &r->ents[0].e, ++r->now), TIER_NONE);
+	r->pl.inflight[TIER_WARM] = 2;
+	assert_int_equal(placement_demote(&r->pl, &r->ents[0].e, ++r->now), TIER_WARM);
+	rig_free(r);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -216,6 +249,7 @@ int main(void)
 		cmocka_unit_test(test_hot_only_and_sizes),
 		cmocka_unit_test(test_no_demote_no_promote),
 		cmocka_unit_test(test_placement_tunables),
+		cmocka_unit_test(test_inflight_counts_as_held),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# bench/epochs.sh BUILD_DIR: the `make demo` workload (small samples plus a
+# few large shards, read whole in a new random order each epoch by 4
+# threads) through the real daemon, with the dataset about twice hot + warm,
+# once per policy. Prints a table per policy per epoch and, per epoch, each
+# policy's hits as a ratio to lru's from the same run.
+#
+# Each epoch is its own epoch_reader run with its own seed: a multi-epoch
+# run of epoch_reader gives two consecutive epochs the same order, which is
+# LRU's worst case and would flatter the others.
+#
+# Sizes: EPOCHS_FILES (2000 samples of ~100 KB), EPOCHS_SHARDS (3 x 24 MB),
+# EPOCHS_HOT / EPOCHS_WARM (40M / 96M), EPOCHS_N (4 epochs).
+set -euo pipefail
+
+O=${1:-build/default}
+cd "$(dirname "$0")/.."
+FILES=${EPOCHS_FILES:-2000}
+SHARDS=${EPOCHS_SHARDS:-3}
+HOT=${EPOCHS_HOT:-40M}
+WARM=${EPOCHS_WARM:-96M}
+N=${EPOCHS_N:-4}
+POLICIES=${EPOCHS_POLICIES:-lru arc epoch clairvoyant}
+for b in tiercached tierctl epoch_reader; do
+	[ -x "$O/bin/$b" ] || { echo "bench/epochs.sh: $O/bin/$b not built" >&2; exit 2; }
+done
+B=$(mktemp -d "${TMPDIR:-/tmp}/tcepochs.XXXXXX")
+pid=
+cleanup() {
+	if [ -n "$pid" ]; then
+		kill -TERM "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null || true
+	fi
+	rm -rf "$B"
+}
+trap cleanup EXIT
+
+python3 scripts/gen-demo-data "$B/cold" --files "$FILES" --shards "$SHARDS" >/dev/null
+rm -f "$B/cold/.complete"
+export TIERCACHE_SOCKET=$B/sock
+
+start() {
+	rm -rf "$B/state" "$B/hot" "$B/warm"
+	cat >"$B/tc.conf" <<CONF
+[daemon]
+socket = $B/sock
+state_dir = $B/state
+log_level = warn
+workers = 4
+[tier hot]
+path = $B/hot
+capacity = $HOT
+high_water = 90
+low_water = 75
+[tier warm]
+path = $B/warm
+capacity = $WARM
+high_water = 90
+low_water = 75
+[dataset demo]
+path = $B/cold
+chunk_size = 4M
+CONF
+	"$O/bin/tiercached" -c "$B/tc.conf" 2>>"$B/daemon.log" &
+	pid=$!
+	for _ in $(seq 1 100); do
+		"$O/bin/tierctl" status >/dev/null 2>&1 && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "bench/epochs.sh: tiercached did not start" >&2
+	cat "$B/daemon.log" >&2
+	exit 1
+}
+
+bytes=$(du -sb "$B/cold" | cut -f1)
+echo "dataset: $FILES samples + $SHARDS shards, $((bytes / 1048576)) MiB; hot $HOT + warm $WARM" \
+	"(policies keep each tier at its 75% low watermark); chunk 4M; 4 reader threads"
+printf '%-12s %5s %8s %8s %9s %9s %8s %7s\n' policy epoch wall_s MB/s hits_hot hits_warm misses hit%
+for p in $POLICIES; do
+	start
+	"$O/bin/tierctl" policy set demo "$p" >/dev/null
+	for e in $(seq 1 "$N"); do
+		"$O/bin/epoch_reader" --epochs 1 --threads 4 --seed $((100 + e)) --json demo >"$B/e.json"
+		python3 - "$B/e.json" "$p" "$e" >>"$B/rows" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+print(sys.argv[2], sys.argv[3], r["wall_s"], r["mb_per_s"], r["hits_hot"], r["hits_warm"], r["misses"])
+PY
+	done
+	unkept=$("$O/bin/tierctl" status --json | python3 -c "import json,sys; print(json.load(sys.stdin)['counters']['served_unkept'])")
+	awk -v p="$p" '$1 == p {
+		h = $5 + $6; t = h + $7
+		printf "%-12s %5d %8.2f %8.1f %9d %9d %8d %7.1f\n", $1, $2, $3, $4, $5, $6, $7, t ? 100 * h / t : 0
+	}' "$B/rows"
+	echo "             (chunks served without being kept: $unkept)"
+	kill -TERM "$pid"
+	wait "$pid" || true
+	pid=
+done
+echo
+echo "hits (hot + warm) as a ratio to lru's, same run:"
+awk '{ h[$1 " " $2] = $5 + $6; if (!($1 in seen)) { seen[$1] = 1; order[n++] = $1 } if ($2 > ne) ne = $2 }
+END {
+	printf "%-12s", "epoch"
+	for (e = 2; e <= ne; e++) printf " %8d", e
+	printf "\n"
+	for (i = 0; i < n; i++) {
+		p = order[i]; printf "%-12s", p
+		for (e = 2; e <= ne; e++) {
+			l = h["lru " e]
+			if (l > 0) printf " %8.2f", h[p " " e] / l; else printf " %8s", (h[p " " e] > 0 ? "inf" : "-")
+		}
+		printf "\n"
+	}
+}' "$B/rows"
