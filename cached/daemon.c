@@ -259,6 +259,8 @@ void daemon_free(struct daemon *d)
 	d->srv = NULL;
 	workers_stop(d->workers); /* runs what is queued, delivers completions */
 	d->workers = NULL;
+	for (unsigned i = 0; i < d->nds; i++)
+		dataset_flush_manifest(d, d->ds[i]);
 	for (size_t b = 0; d->chunks.b && b < d->chunks.nb; b++) {
 		struct chunk *c = d->chunks.b[b];
 		while (c) {

@@ -90,6 +90,8 @@ struct dataset {
 	struct manifest *mf;  /* from the source, or persisted by an earlier run */
 	bool refreshing;
 	struct event *retry_ev; /* background reload after a failure */
+	struct event *persist_ev; /* write a manifest changed by revalidation */
+	bool mf_dirty;          /* the manifest differs from its persisted copy */
 	/* Policies (policy_glue.c): one instance per present tier, the
 	 * placement that asks them, and the choice they were made from. */
 	struct policy *pol[TIER_COUNT];

@@ -32,6 +32,7 @@ struct load_job {
 };
 
 static void retry_cb(evutil_socket_t fd, short what, void *arg);
+static void persist_cb(evutil_socket_t fd, short what, void *arg);
 
 int dataset_new(struct daemon *d, const struct dataset_conf *dc, struct dataset **out, char *err,
 		size_t errlen)
@@ -43,7 +44,12 @@ int dataset_new(struct daemon *d, const struct dataset_conf *dc, struct dataset 
 	ds->conf = *dc;
 	ds->name = ds->conf.name;
 	ds->retry_ev = evtimer_new(d->base, retry_cb, ds);
-	if (!ds->retry_ev) {
+	ds->persist_ev = evtimer_new(d->base, persist_cb, ds);
+	if (!ds->retry_ev || !ds->persist_ev) {
+		if (ds->retry_ev)
+			event_free(ds->retry_ev);
+		if (ds->persist_ev)
+			event_free(ds->persist_ev);
 		free(ds);
 		return -ENOMEM;
 	}
@@ -54,6 +60,7 @@ int dataset_new(struct daemon *d, const struct dataset_conf *dc, struct dataset 
 		snprintf(err, errlen, "dataset %s: backend \"%s\" is not built into this tiercached",
 			 dc->name, dc->backend);
 		event_free(ds->retry_ev);
+		event_free(ds->persist_ev);
 		free(ds);
 		return -ENOTSUP;
 	}
@@ -73,6 +80,8 @@ void dataset_free(struct daemon *d, struct dataset *ds)
 		return;
 	if (ds->retry_ev)
 		event_free(ds->retry_ev);
+	if (ds->persist_ev)
+		event_free(ds->persist_ev);
 	if (ds->opened)
 		cold_close(&ds->cold);
 	policy_glue_teardown(ds);
@@ -152,12 +161,15 @@ static uint64_t manifest_changes(const struct manifest *a, const struct manifest
 
 /* Persist the manifest as one record: u8 format, u64 n, n x {str path,
  * u64 size, i64 mtime_ns, u64 version}. Loop thread. */
-static void persist_manifest(struct daemon *d, const struct dataset *ds)
+static void persist_manifest(struct daemon *d, struct dataset *ds)
 {
 	struct proto_wr w;
+	uint64_t live = 0;
+	for (size_t i = 0; i < ds->mf->n; i++)
+		live += !ds->mf->v[i].gone;
 	proto_wr_init(&w);
 	proto_wr_u8(&w, MANIFEST_FORMAT);
-	proto_wr_u64(&w, ds->mf->n);
+	proto_wr_u64(&w, live);
 	for (size_t i = 0; i < ds->mf->n; i++) {
 		const struct mf_entry *e = &ds->mf->v[i];
 		if (e->gone)
@@ -170,7 +182,34 @@ static void persist_manifest(struct daemon *d, const struct dataset *ds)
 	if (w.oom || index_kv_put(d->ix, MANIFEST_NS, ds->name, w.buf, w.len) < 0)
 		log_warn("dataset=%s op=persist_manifest err=\"cannot write the manifest to the index\"",
 			 ds->name);
+	else
+		ds->mf_dirty = false;
 	proto_wr_free(&w);
+}
+
+void dataset_flush_manifest(struct daemon *d, struct dataset *ds)
+{
+	if (ds->mf && ds->mf_dirty)
+		persist_manifest(d, ds);
+}
+
+static void persist_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct dataset *ds = arg;
+	dataset_flush_manifest(ds->d, ds);
+}
+
+/* Revalidation changed an entry: persist soon, batching a burst of changes
+ * into one write, so that a restart (even with the source down) knows the
+ * versions whose chunks it holds. */
+static void mark_dirty(struct dataset *ds)
+{
+	struct timeval tv = {.tv_sec = 1};
+	ds->mf_dirty = true;
+	if (!event_pending(ds->persist_ev, EV_TIMEOUT, NULL))
+		evtimer_add(ds->persist_ev, &tv);
 }
 
 void dataset_restore_manifest(struct daemon *d, struct dataset *ds)
@@ -349,6 +388,7 @@ static int apply_stat(struct daemon *d, struct dataset *ds, struct mf_entry *e, 
 		chunk_drop_version(d, ds, e->path, &e->st, "removed_at_source");
 		ds->mf->bytes -= e->st.size;
 		e->gone = true;
+		mark_dirty(ds);
 		return -ENOENT;
 	}
 	if (rc < 0) {
@@ -361,6 +401,7 @@ static int apply_stat(struct daemon *d, struct dataset *ds, struct mf_entry *e, 
 		chunk_drop_version(d, ds, e->path, &e->st, "changed_at_source");
 		ds->mf->bytes = ds->mf->bytes - e->st.size + st->size;
 		e->st = *st;
+		mark_dirty(ds);
 	}
 	e->checked_ns = daemon_now_ns();
 	return 0;

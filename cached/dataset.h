@@ -22,6 +22,8 @@ void dataset_free(struct daemon *d, struct dataset *ds);
 /* Startup: the manifest persisted by the last run, so that what is cached
  * can be served before (or without) the source answering. */
 void dataset_restore_manifest(struct daemon *d, struct dataset *ds);
+/* Write the manifest now if revalidation changed it (shutdown). */
+void dataset_flush_manifest(struct daemon *d, struct dataset *ds);
 
 /* The cold store failed (err) or worked (err == 0): tracked so status can
  * say so and opens do not wait on revalidating against a failing store. */

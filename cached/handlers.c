@@ -331,29 +331,60 @@ static void open_reply(struct conn *c, uint32_t id, uint32_t flags, struct datas
 	proto_wr_free(&w);
 }
 
+/* After a deferred revalidation: find the target again, since the manifest
+ * may have been replaced meanwhile. Replies with the error if it is gone. */
+static bool reresolve(struct conn *c, uint8_t op, uint32_t id, const char *path, struct target *t)
+{
+	struct proto_rd r;
+	struct proto_wr tmp;
+	struct tc_hdr h = {.op = op, .id = id};
+	proto_wr_init(&tmp);
+	proto_wr_str(&tmp, path);
+	proto_rd_init(&r, tmp.buf, tmp.len);
+	bool ok = !tmp.oom && parse_target(c, &h, &r, t);
+	proto_wr_free(&tmp);
+	return ok;
+}
+
+/* Confirm e against the source if it is older than revalidate_after:
+ * inline for a cheap local stat, else on a worker with cont() continuing
+ * the request. Returns 0 to go on now, -ENOENT if the file is gone (nothing
+ * replied), 1 if deferred (or failed and replied). */
+static int revalidate(struct conn *c, const struct tc_hdr *h, struct target *t, struct mf_entry *e,
+		      dataset_reval_cb cont)
+{
+	if (!dataset_entry_stale(t->ds, e, daemon_now_ns()))
+		return 0;
+	if (t->ds->cold.ops->caps & COLD_CAP_CHEAP_STAT)
+		return dataset_revalidate_now(c->d, t->ds, e) == -ENOENT ? -ENOENT : 0;
+	struct pending *p = calloc(1, sizeof(*p));
+	if (!p || !(p->path = strdup(t->buf))) {
+		free(p);
+		conn_reply_err(c, h->op, h->id, ENOMEM, "out of memory");
+		return 1;
+	}
+	p->c = c;
+	p->id = h->id;
+	p->flags = h->aux;
+	conn_get(c);
+	if (dataset_revalidate_async(c->d, t->ds, t->rest, cont, p) < 0)
+		cont(c->d, p, 0);
+	return 1;
+}
+
 static void open_after_reval(struct daemon *d, void *arg, int err)
 {
 	struct pending *p = arg;
 	struct conn *c = p->c;
+	struct target t;
 	(void)d;
-	if (!c->dead) {
-		struct target t;
-		struct proto_rd r;
-		struct proto_wr tmp;
-		struct tc_hdr h = {.op = TC_OP_OPEN, .id = p->id};
-		/* re-resolve: the manifest may have been replaced meanwhile */
-		proto_wr_init(&tmp);
-		proto_wr_str(&tmp, p->path);
-		proto_rd_init(&r, tmp.buf, tmp.len);
-		if (parse_target(c, &h, &r, &t)) {
-			struct mf_entry *e = manifest_find(t.ds->mf, t.rest);
-			if (!e)
-				conn_reply_err(c, TC_OP_OPEN, p->id, err == -ENOENT || err == 0 ? ENOENT : -err,
-					       "no file \"%s\" in dataset %s", t.rest, t.ds->name);
-			else
-				open_reply(c, p->id, p->flags, t.ds, e);
-		}
-		proto_wr_free(&tmp);
+	if (!c->dead && reresolve(c, TC_OP_OPEN, p->id, p->path, &t)) {
+		struct mf_entry *e = manifest_find(t.ds->mf, t.rest);
+		if (!e)
+			conn_reply_err(c, TC_OP_OPEN, p->id, err == -ENOENT || err == 0 ? ENOENT : -err,
+				       "no file \"%s\" in dataset %s", t.rest, t.ds->name);
+		else
+			open_reply(c, p->id, p->flags, t.ds, e);
 	}
 	free(p->path);
 	conn_put(c);
@@ -383,28 +414,13 @@ static void op_open(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 				       t.ds->name);
 		return;
 	}
-	if (dataset_entry_stale(t.ds, e, daemon_now_ns())) {
-		if (t.ds->cold.ops->caps & COLD_CAP_CHEAP_STAT) {
-			if (dataset_revalidate_now(c->d, t.ds, e) == -ENOENT) {
-				conn_reply_err(c, h->op, h->id, ENOENT, "%s was removed at the source", t.buf);
-				return;
-			}
-		} else {
-			struct pending *p = calloc(1, sizeof(*p));
-			if (!p || !(p->path = strdup(t.buf))) {
-				free(p);
-				conn_reply_err(c, h->op, h->id, ENOMEM, "out of memory");
-				return;
-			}
-			p->c = c;
-			p->id = h->id;
-			p->flags = h->aux;
-			conn_get(c);
-			if (dataset_revalidate_async(c->d, t.ds, t.rest, open_after_reval, p) < 0)
-				open_after_reval(c->d, p, 0);
-			return;
-		}
+	int rv = revalidate(c, h, &t, e, open_after_reval);
+	if (rv == -ENOENT) {
+		conn_reply_err(c, h->op, h->id, ENOENT, "%s was removed at the source", t.buf);
+		return;
 	}
+	if (rv > 0)
+		return;
 	open_reply(c, h->id, h->aux, t.ds, e);
 }
 
@@ -683,10 +699,47 @@ static void op_close(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	}
 }
 
+static void stat_reply(struct conn *c, uint32_t id, struct target *t, struct mf_entry *e)
+{
+	struct proto_wr w;
+	proto_wr_init(&w);
+	proto_wr_begin(&w);
+	if (e) {
+		proto_wr_u8(&w, TC_TYPE_FILE);
+		proto_wr_u64(&w, e->st.size);
+		proto_wr_i64(&w, e->st.mtime_ns);
+	} else if (manifest_dir_exists(t->ds->mf, t->rest)) {
+		proto_wr_u8(&w, TC_TYPE_DIR);
+		proto_wr_u64(&w, 0);
+		proto_wr_i64(&w, 0);
+	} else {
+		proto_wr_free(&w);
+		conn_reply_err(c, TC_OP_STAT, id, ENOENT, "no file or directory \"%s\" in dataset %s",
+			       t->rest, t->ds->name);
+		return;
+	}
+	proto_wr_u32(&w, t->ds->conf.chunk_size);
+	conn_reply(c, TC_OP_STAT, id, &w, -1);
+	proto_wr_free(&w);
+}
+
+static void stat_after_reval(struct daemon *d, void *arg, int err)
+{
+	struct pending *p = arg;
+	struct conn *c = p->c;
+	struct target t;
+	(void)d;
+	(void)err; /* a source we cannot reach: answer with what we know */
+	if (!c->dead && reresolve(c, TC_OP_STAT, p->id, p->path, &t))
+		stat_reply(c, p->id, &t, *t.rest ? manifest_find(t.ds->mf, t.rest) : NULL);
+	free(p->path);
+	conn_put(c);
+	free(p);
+}
+
 static void op_stat(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 {
 	struct target t;
-	struct proto_wr w;
 	if (!parse_target(c, h, r, &t))
 		return;
 	if (!proto_rd_done(r)) {
@@ -694,28 +747,14 @@ static void op_stat(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 		return;
 	}
 	struct mf_entry *e = *t.rest ? manifest_find(t.ds->mf, t.rest) : NULL;
-	if (e && dataset_entry_stale(t.ds, e, daemon_now_ns()) &&
-	    (t.ds->cold.ops->caps & COLD_CAP_CHEAP_STAT) && dataset_revalidate_now(c->d, t.ds, e) == -ENOENT)
-		e = NULL;
-	proto_wr_init(&w);
-	proto_wr_begin(&w);
 	if (e) {
-		proto_wr_u8(&w, TC_TYPE_FILE);
-		proto_wr_u64(&w, e->st.size);
-		proto_wr_i64(&w, e->st.mtime_ns);
-	} else if (manifest_dir_exists(t.ds->mf, t.rest)) {
-		proto_wr_u8(&w, TC_TYPE_DIR);
-		proto_wr_u64(&w, 0);
-		proto_wr_i64(&w, 0);
-	} else {
-		proto_wr_free(&w);
-		conn_reply_err(c, h->op, h->id, ENOENT, "no file or directory \"%s\" in dataset %s", t.rest,
-			       t.ds->name);
-		return;
+		int rv = revalidate(c, h, &t, e, stat_after_reval);
+		if (rv > 0)
+			return;
+		if (rv == -ENOENT)
+			e = NULL;
 	}
-	proto_wr_u32(&w, t.ds->conf.chunk_size);
-	conn_reply(c, h->op, h->id, &w, -1);
-	proto_wr_free(&w);
+	stat_reply(c, h->id, &t, e);
 }
 
 struct listpage {
