@@ -101,7 +101,8 @@ const char *tiercache_strerror(int errnum)
 	case EBADF:
 		return "Bad tiercache handle";
 	case ETIMEDOUT:
-		return "Timed out waiting for tiercached";
+		/* the daemon, or the cold store behind it: the detail says which */
+		return "Timed out (tiercached or its cold store did not answer in time)";
 	default:
 		break;
 	}

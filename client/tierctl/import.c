@@ -482,8 +482,16 @@ static int upload_one(struct worker *w, const struct imp_file *f)
 	char have[64];
 	int hn = rados_getxattr(im->io, striped ? head : oid, SRC_XATTR, have, sizeof(have));
 	if (hn == wn && memcmp(have, want, (size_t)wn) == 0) {
-		rc = 1;
-		goto out;
+		/* the xattr survives an out-of-band `rados put` over the object:
+		 * trust it only if the object still has the local size */
+		uint64_t osize = 0;
+		time_t omtime;
+		int sr = striped ? rados_striper_stat(w->st, oid, &osize, &omtime)
+				 : rados_stat(im->io, oid, &osize, &omtime);
+		if (sr == 0 && osize == size) {
+			rc = 1;
+			goto out;
+		}
 	}
 
 	/* one form per name: drop the other (and an older striped copy,
