@@ -110,19 +110,9 @@ static int memfd_write_sealed(const void *buf, size_t len, int *fd)
 	*fd = memfd_create("tiercache-unkept", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (*fd < 0)
 		return -errno;
-	const char *p = buf;
-	size_t left = len;
-	while (left) {
-		ssize_t w = write(*fd, p, left);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			goto out;
-		}
-		p += w;
-		left -= (size_t)w;
-	}
+	rc = tier_write_all(*fd, buf, len);
+	if (rc < 0)
+		goto out;
 	if (fcntl(*fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
 		rc = -errno;
 out:

@@ -90,25 +90,31 @@ void tier_tmp_path(const struct tier *t, uint64_t key, char *buf, size_t n)
 	snprintf(buf, n, "%s/tmp/%016" PRIx64 ".%d.%" PRIu64 ".tmp", t->path, key, (int)getpid(), s);
 }
 
+int tier_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
 int tier_file_write(const char *tmp, const char *final, const void *buf, size_t len, int *fd)
 {
 	int rc = 0;
 	int wfd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
 	if (wfd < 0)
 		return -errno;
-	const char *p = buf;
-	size_t left = len;
-	while (left) {
-		ssize_t w = write(wfd, p, left);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			goto fail;
-		}
-		p += w;
-		left -= (size_t)w;
-	}
+	rc = tier_write_all(wfd, buf, len);
+	if (rc < 0)
+		goto fail;
 	if (fdatasync(wfd) < 0) {
 		rc = -errno;
 		goto fail;
@@ -133,19 +139,9 @@ int tier_file_write_unlinked(const char *tmp, const void *buf, size_t len, int *
 	int wfd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
 	if (wfd < 0)
 		return -errno;
-	const char *p = buf;
-	size_t left = len;
-	while (left) {
-		ssize_t w = write(wfd, p, left);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			goto out;
-		}
-		p += w;
-		left -= (size_t)w;
-	}
+	rc = tier_write_all(wfd, buf, len);
+	if (rc < 0)
+		goto out;
 	/* no fdatasync: nothing refers to these bytes after a crash */
 	*fd = open(tmp, O_RDONLY | O_CLOEXEC);
 	if (*fd < 0)

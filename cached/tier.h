@@ -78,6 +78,9 @@ void tier_chunk_path(const struct tier *t, uint64_t key, char *buf, size_t n);
 /* A fresh temp name (unique per call). */
 void tier_tmp_path(const struct tier *t, uint64_t key, char *buf, size_t n);
 
+/* Write all of buf to fd (retrying short writes and EINTR). 0 or -errno. */
+int tier_write_all(int fd, const void *buf, size_t len);
+
 /* Worker thread: write len bytes to tmp, fsync, rename to final. On success
  * *fd is an O_RDONLY descriptor of the published file (caller closes).
  * Returns 0 or -errno; the temp file is removed on failure. */
