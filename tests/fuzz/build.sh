@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the libFuzzer targets (tests/fuzz/fuzz_*.c) with clang
 # -fsanitize=fuzzer,address,undefined and run each for a bounded number of
-# inputs. Skips (exit 0) when clang is not installed.
+# inputs. Fails when clang is not installed.
 #
 #   tests/fuzz/build.sh              build + run every target, 200000 runs each
 #   FUZZ_RUNS=1000000 tests/fuzz/build.sh fuzz_proto
@@ -15,8 +15,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 if ! command -v clang >/dev/null 2>&1; then
-	echo "fuzz: clang not found, skipping fuzz targets"
-	exit 0
+	echo "fuzz: clang not found (scripts/install-deps installs clang and libclang-rt-14-dev)"
+	exit 1
 fi
 
 out=${FUZZ_OUT:-build/fuzz}
