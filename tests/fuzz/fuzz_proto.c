@@ -12,15 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <assert.h>
+
 #include "proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define FUZZ_ASSERT(c)                                                                           \
-	do {                                                                               \
-		if (!(c))                                                                  \
-			__builtin_trap();                                                  \
-	} while (0)
+/* Fuzz builds keep assertions on (no NDEBUG): a failed one is a crash the
+ * fuzzer reports with its input. */
 
 /* Input: u8 n, n op bytes, then the payload the ops read from. */
 static void fuzz_getters(const uint8_t *data, size_t size)
@@ -46,47 +45,47 @@ static void fuzz_getters(const uint8_t *data, size_t size)
 		case 4: (void)proto_rd_i64(&r); break;
 		case 5: {
 			const char *s = proto_rd_str(&r, ops[i] >> 3, &len);
-			FUZZ_ASSERT(s || len == 0);
-			FUZZ_ASSERT(!s || len <= (size_t)(ops[i] >> 3));
+			assert(s || len == 0);
+			assert(!s || len <= (size_t)(ops[i] >> 3));
 			break;
 		}
 		case 6:
 			if (proto_rd_str_copy(&r, dst, sizeof(dst)))
-				FUZZ_ASSERT(strlen(dst) < sizeof(dst));
+				assert(strlen(dst) < sizeof(dst));
 			else
-				FUZZ_ASSERT(dst[0] == '\0');
+				assert(dst[0] == '\0');
 			break;
 		default: {
 			const char *s = proto_rd_str(&r, TC_FRAME_MAX, &len);
 			/* the string lies inside the payload */
-			FUZZ_ASSERT(!s || (s >= (const char *)data && s + len <= (const char *)data + size));
+			assert(!s || (s >= (const char *)data && s + len <= (const char *)data + size));
 			break;
 		}
 		}
-		FUZZ_ASSERT(r.left <= before); /* never grows, never wraps */
-		FUZZ_ASSERT(r.left <= total);
+		assert(r.left <= before); /* never grows, never wraps */
+		assert(r.left <= total);
 	}
 }
 
 static void recset_check_same(const struct proto_recset *a, const struct proto_recset *b)
 {
-	FUZZ_ASSERT(a->nsections == b->nsections);
+	assert(a->nsections == b->nsections);
 	for (uint32_t s = 0; s < a->nsections; s++) {
 		const struct proto_section *x = &a->sections[s], *y = &b->sections[s];
-		FUZZ_ASSERT(strcmp(x->name, y->name) == 0 && x->shape == y->shape);
-		FUZZ_ASSERT(x->nrecords == y->nrecords);
+		assert(strcmp(x->name, y->name) == 0 && x->shape == y->shape);
+		assert(x->nrecords == y->nrecords);
 		for (uint32_t i = 0; i < x->nrecords; i++) {
 			const struct proto_record *p = &x->records[i], *q = &y->records[i];
-			FUZZ_ASSERT(p->nfields == q->nfields);
+			assert(p->nfields == q->nfields);
 			for (uint32_t k = 0; k < p->nfields; k++) {
 				const struct proto_field *f = &p->fields[k], *g = &q->fields[k];
-				FUZZ_ASSERT(strcmp(f->key, g->key) == 0 && f->type == g->type);
+				assert(strcmp(f->key, g->key) == 0 && f->type == g->type);
 				switch (f->type) {
-				case TC_VAL_U64: FUZZ_ASSERT(f->v.u == g->v.u); break;
-				case TC_VAL_I64: FUZZ_ASSERT(f->v.i == g->v.i); break;
-				case TC_VAL_STR: FUZZ_ASSERT(strcmp(f->v.s, g->v.s) == 0); break;
-				case TC_VAL_BOOL: FUZZ_ASSERT(f->v.b == g->v.b); break;
-				default: FUZZ_ASSERT(0);
+				case TC_VAL_U64: assert(f->v.u == g->v.u); break;
+				case TC_VAL_I64: assert(f->v.i == g->v.i); break;
+				case TC_VAL_STR: assert(strcmp(f->v.s, g->v.s) == 0); break;
+				case TC_VAL_BOOL: assert(f->v.b == g->v.b); break;
+				default: assert(0);
 				}
 			}
 		}
@@ -97,7 +96,7 @@ static void fuzz_recset(const uint8_t *data, size_t size)
 {
 	struct proto_recset rs;
 	if (proto_recset_parse(data, size, &rs) < 0) {
-		FUZZ_ASSERT(rs.nsections == 0 && rs.sections == NULL);
+		assert(rs.nsections == 0 && rs.sections == NULL);
 		return;
 	}
 	struct proto_wr w;
@@ -122,10 +121,10 @@ static void fuzz_recset(const uint8_t *data, size_t size)
 		}
 	}
 	proto_rs_end(&rw);
-	FUZZ_ASSERT(!w.oom);
+	assert(!w.oom);
 	struct proto_recset again;
 	/* strings are C strings now (cut at a NUL), so parse them the same */
-	FUZZ_ASSERT(proto_recset_parse(w.buf + TC_HDR_SIZE, w.len - TC_HDR_SIZE, &again) == 0);
+	assert(proto_recset_parse(w.buf + TC_HDR_SIZE, w.len - TC_HDR_SIZE, &again) == 0);
 	recset_check_same(&rs, &again);
 	proto_recset_free(&again);
 	proto_wr_free(&w);
@@ -137,12 +136,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size >= TC_HDR_SIZE) {
 		struct tc_hdr h;
 		int rc = proto_hdr_decode(data, &h);
-		FUZZ_ASSERT(rc == 0 || rc == -EPROTO || rc == -EMSGSIZE);
+		assert(rc == 0 || rc == -EPROTO || rc == -EMSGSIZE);
 		if (rc == 0) {
-			FUZZ_ASSERT(h.len <= TC_FRAME_MAX);
+			assert(h.len <= TC_FRAME_MAX);
 			uint8_t enc[TC_HDR_SIZE];
 			proto_hdr_encode(enc, &h);
-			FUZZ_ASSERT(memcmp(enc, data, TC_HDR_SIZE) == 0);
+			assert(memcmp(enc, data, TC_HDR_SIZE) == 0);
 			/* a whole frame: its payload as a record set */
 			if (h.len == size - TC_HDR_SIZE)
 				fuzz_recset(data + TC_HDR_SIZE, h.len);

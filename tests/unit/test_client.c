@@ -33,605 +33,7 @@
 
 #include "proto.h"
 #include "tiercache.h"
-
-#define CS 4096u /* the fake dataset's chunk size */
-#define MTIME0 1700000000123456789LL
-#define MAXCONN 32
-#define MAXH 64
-
-enum misbehave {
-	MB_NONE,
-	MB_BAD_ID,     /* STAT reply with the wrong id */
-	MB_HUGE_LEN,   /* STAT reply header claims more than TC_FRAME_MAX */
-	MB_SHORT_STAT, /* STAT reply payload cut short */
-	MB_STAT_FD,    /* STAT reply with an fd nobody asked for */
-	MB_SHORT_CHUNK /* chunk fds of files one byte shorter than len */
-};
-
-struct ffile {
-	const char *path;
-	int type;
-	uint64_t size;
-};
-
-static const struct ffile files[] = {
-	{"ds", TC_TYPE_DIR, 0},
-	{"ds/a.bin", TC_TYPE_FILE, 20 * CS + 123},
-	{"ds/empty", TC_TYPE_FILE, 0},
-	{"ds/sub", TC_TYPE_DIR, 0},
-	{"ds/sub/b.txt", TC_TYPE_FILE, 1000},
-	{"ds/f0", TC_TYPE_FILE, 10},
-	{"ds/f1", TC_TYPE_FILE, 11},
-	{"ds/f2", TC_TYPE_FILE, 12},
-	{"ds/f3", TC_TYPE_FILE, 13},
-	{"ds/f4", TC_TYPE_FILE, 14},
-	{"ds/f5", TC_TYPE_FILE, 15},
-	{"ds/f6", TC_TYPE_FILE, 16},
-};
-#define NFILES (sizeof(files) / sizeof(files[0]))
-#define A_SIZE (20 * CS + 123)
-
-struct fake;
-
-struct fconn {
-	struct fake *f;
-	int fd;
-	uint32_t no;
-	pthread_t thread;
-	int hfile[MAXH]; /* daemon handle slot -> file index, -1 free */
-};
-
-struct fake {
-	char dir[64];
-	char sock[128];
-	int lfd;
-	pthread_t acceptor;
-	bool running;
-	pthread_mutex_t lock;
-	struct fconn *conns[MAXCONN];
-	unsigned nconns;
-	/* knobs */
-	bool no_fd;
-	enum misbehave mb;
-	int64_t mtime_bump;
-	uint32_t page_size;
-	/* what the daemon saw */
-	unsigned n_hello, n_open, n_chunk, n_read, n_release, n_close, n_stat, n_listdir;
-	unsigned n_bad_req, n_noreply_missing;
-	uint32_t last_open_flags;
-	uint32_t released[256];
-};
-
-static uint8_t pattern(int fi, uint64_t o)
-{
-	return (uint8_t)(o * 131 + (o >> 9) + (uint64_t)fi * 17);
-}
-
-static int find_file(const char *p, size_t n)
-{
-	for (size_t i = 0; i < NFILES; i++)
-		if (strlen(files[i].path) == n && memcmp(files[i].path, p, n) == 0)
-			return (int)i;
-	return -1;
-}
-
-static int recv_all(int fd, void *buf, size_t n)
-{
-	uint8_t *p = buf;
-	while (n) {
-		ssize_t r = recv(fd, p, n, 0);
-		if (r <= 0) {
-			if (r < 0 && errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
-static void send_frame(int fd, const uint8_t *p, size_t n, int pass_fd)
-{
-	union {
-		struct cmsghdr h;
-		char b[CMSG_SPACE(sizeof(int))];
-	} cbuf;
-	struct iovec iov = {.iov_base = (void *)p, .iov_len = n};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-	if (pass_fd >= 0) {
-		memset(&cbuf, 0, sizeof(cbuf));
-		mh.msg_control = cbuf.b;
-		mh.msg_controllen = sizeof(cbuf.b);
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-	}
-	ssize_t r = sendmsg(fd, &mh, MSG_NOSIGNAL);
-	if (r > 0 && (size_t)r < n)
-		(void)!send(fd, p + r, n - (size_t)r, MSG_NOSIGNAL);
-}
-
-static void reply(struct fconn *c, const struct tc_hdr *rq, struct proto_wr *w, uint32_t aux,
-		  int pass_fd)
-{
-	if (rq->aux & TC_F_NOREPLY)
-		return;
-	proto_wr_finish(w, rq->op, rq->id, aux);
-	send_frame(c->fd, w->buf, w->len, pass_fd);
-}
-
-static void reply_err(struct fconn *c, const struct tc_hdr *rq, int err, const char *detail)
-{
-	struct proto_wr w;
-	proto_wr_init(&w);
-	proto_wr_begin(&w);
-	proto_wr_str(&w, detail);
-	reply(c, rq, &w, (uint32_t)err, -1);
-	proto_wr_free(&w);
-}
-
-/* A chunk file on disk with the right bytes (or one short). */
-static int chunk_fd(struct fake *f, int fi, uint32_t idx, uint32_t len)
-{
-	char path[160];
-	bool short_ = f->mb == MB_SHORT_CHUNK;
-	snprintf(path, sizeof(path), "%s/c%d_%u%s", f->dir, fi, idx, short_ ? "_s" : "");
-	pthread_mutex_lock(&f->lock);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		uint8_t *b = malloc(len ? len : 1);
-		for (uint32_t i = 0; i < len; i++)
-			b[i] = pattern(fi, (uint64_t)idx * CS + i);
-		int w = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		(void)!write(w, b, short_ ? len - 1 : len);
-		close(w);
-		free(b);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
-	pthread_mutex_unlock(&f->lock);
-	return fd;
-}
-
-static int handle_file(struct fconn *c, uint64_t dh)
-{
-	uint32_t slot = (uint32_t)dh;
-	if ((dh >> 32) != c->no || slot >= MAXH)
-		return -1;
-	return c->hfile[slot];
-}
-
-static void recset_reply(struct fconn *c, const struct tc_hdr *rq, bool status)
-{
-	struct proto_wr w;
-	struct proto_rs rs;
-	proto_wr_init(&w);
-	proto_wr_begin(&w);
-	proto_rs_begin(&rs, &w);
-	if (status) {
-		proto_rs_section(&rs, "daemon", TC_SHAPE_OBJECT);
-		proto_rs_record(&rs);
-		proto_rs_str(&rs, "version", "fake-0");
-		proto_rs_u64(&rs, "uptime_s", 5);
-	}
-	proto_rs_section(&rs, "datasets", TC_SHAPE_ARRAY);
-	proto_rs_record(&rs);
-	proto_rs_str(&rs, "name", "ds");
-	proto_rs_u64(&rs, "bytes", A_SIZE);
-	proto_rs_bool(&rs, "available", true);
-	proto_rs_end(&rs);
-	reply(c, rq, &w, 0, -1);
-	proto_wr_free(&w);
-}
-
-static void handle_listdir(struct fconn *c, const struct tc_hdr *rq, const char *p, size_t n,
-			   uint32_t cookie)
-{
-	struct fake *f = c->f;
-	int fi = find_file(p, n);
-	if (fi < 0 || files[fi].type != TC_TYPE_DIR) {
-		reply_err(c, rq, fi < 0 ? ENOENT : ENOTDIR, "not a directory");
-		return;
-	}
-	int kids[NFILES], nk = 0;
-	for (size_t i = 0; i < NFILES; i++) {
-		const char *q = files[i].path;
-		if (strlen(q) > n + 1 && memcmp(q, p, n) == 0 && q[n] == '/' &&
-		    !strchr(q + n + 1, '/'))
-			kids[nk++] = (int)i;
-	}
-	struct proto_wr w;
-	proto_wr_init(&w);
-	proto_wr_begin(&w);
-	uint32_t end = cookie + f->page_size < (uint32_t)nk ? cookie + f->page_size : (uint32_t)nk;
-	proto_wr_u32(&w, end < (uint32_t)nk ? end : 0);
-	proto_wr_u32(&w, end > cookie ? end - cookie : 0);
-	for (uint32_t i = cookie; i < end; i++) {
-		const struct ffile *e = &files[kids[i]];
-		proto_wr_u8(&w, (uint8_t)e->type);
-		proto_wr_u64(&w, e->size);
-		proto_wr_i64(&w, MTIME0 + f->mtime_bump);
-		proto_wr_str(&w, strrchr(e->path, '/') + 1);
-	}
-	reply(c, rq, &w, 0, -1);
-	proto_wr_free(&w);
-}
-
-static void handle_stat(struct fconn *c, const struct tc_hdr *rq, int fi)
-{
-	struct fake *f = c->f;
-	struct proto_wr w;
-	proto_wr_init(&w);
-	proto_wr_begin(&w);
-	proto_wr_u8(&w, (uint8_t)files[fi].type);
-	proto_wr_u64(&w, files[fi].size);
-	proto_wr_i64(&w, MTIME0 + f->mtime_bump);
-	if (f->mb != MB_SHORT_STAT)
-		proto_wr_u32(&w, CS);
-	struct tc_hdr h = *rq;
-	int pass = -1;
-	if (f->mb == MB_BAD_ID)
-		h.id++;
-	if (f->mb == MB_STAT_FD)
-		pass = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	reply(c, &h, &w, 0, pass);
-	if (pass >= 0)
-		close(pass);
-	proto_wr_free(&w);
-}
-
-static void dispatch(struct fconn *c, const struct tc_hdr *rq, const uint8_t *p)
-{
-	struct fake *f = c->f;
-	struct proto_rd r;
-	struct proto_wr w;
-	size_t n;
-	proto_rd_init(&r, p, rq->len);
-	proto_wr_init(&w);
-	proto_wr_begin(&w);
-
-	pthread_mutex_lock(&f->lock);
-	if ((rq->op == TC_OP_RELEASE || rq->op == TC_OP_CLOSE) && !(rq->aux & TC_F_NOREPLY))
-		f->n_noreply_missing++;
-	pthread_mutex_unlock(&f->lock);
-
-	switch (rq->op) {
-	case TC_OP_HELLO: {
-		uint32_t v = proto_rd_u32(&r);
-		if (!proto_rd_done(&r) || v != 1)
-			goto bad;
-		pthread_mutex_lock(&f->lock);
-		f->n_hello++;
-		pthread_mutex_unlock(&f->lock);
-		proto_wr_u32(&w, TC_PROTO_VERSION);
-		proto_wr_u32(&w, TC_FRAME_MAX);
-		proto_wr_str(&w, "fake-0");
-		reply(c, rq, &w, 0, -1);
-		break;
-	}
-	case TC_OP_OPEN: {
-		const char *s = proto_rd_str(&r, TC_PATH_MAX, &n);
-		if (!proto_rd_done(&r))
-			goto bad;
-		pthread_mutex_lock(&f->lock);
-		f->n_open++;
-		f->last_open_flags = rq->aux;
-		pthread_mutex_unlock(&f->lock);
-		int fi = find_file(s, n);
-		if (fi < 0 || files[fi].type != TC_TYPE_FILE) {
-			char d[64];
-			snprintf(d, sizeof(d), "no such file: %.*s", (int)(n < 40 ? n : 40), s);
-			reply_err(c, rq, fi < 0 ? ENOENT : EISDIR, d);
-			break;
-		}
-		uint32_t slot = 0;
-		while (slot < MAXH && c->hfile[slot] >= 0)
-			slot++;
-		if (slot == MAXH) {
-			reply_err(c, rq, EMFILE, "too many handles");
-			break;
-		}
-		c->hfile[slot] = fi;
-		uint64_t size = files[fi].size;
-		bool has = (rq->aux & TC_F_WANT_CHUNK0) && size > 0 && !f->no_fd;
-		uint32_t len = size < CS ? (uint32_t)size : CS;
-		proto_wr_u64(&w, (uint64_t)c->no << 32 | slot);
-		proto_wr_u64(&w, size);
-		proto_wr_i64(&w, MTIME0 + f->mtime_bump);
-		proto_wr_u32(&w, CS);
-		proto_wr_u8(&w, has);
-		int fd = -1;
-		if (has) {
-			proto_wr_u32(&w, 0);
-			proto_wr_u64(&w, 0);
-			proto_wr_u32(&w, len);
-			proto_wr_u8(&w, TC_TIER_HOT);
-			fd = chunk_fd(f, fi, 0, len);
-		}
-		reply(c, rq, &w, 0, fd);
-		if (fd >= 0)
-			close(fd);
-		break;
-	}
-	case TC_OP_CHUNK: {
-		uint64_t dh = proto_rd_u64(&r);
-		uint32_t idx = proto_rd_u32(&r);
-		if (!proto_rd_done(&r))
-			goto bad;
-		int fi = handle_file(c, dh);
-		if (fi < 0) {
-			reply_err(c, rq, EBADF, "unknown handle");
-			break;
-		}
-		uint64_t off = (uint64_t)idx * CS, size = files[fi].size;
-		if (off >= size) {
-			reply_err(c, rq, EINVAL, "chunk past EOF");
-			break;
-		}
-		pthread_mutex_lock(&f->lock);
-		f->n_chunk++;
-		pthread_mutex_unlock(&f->lock);
-		uint32_t len = size - off < CS ? (uint32_t)(size - off) : CS;
-		proto_wr_u32(&w, idx);
-		proto_wr_u64(&w, off);
-		proto_wr_u32(&w, len);
-		proto_wr_u8(&w, TC_TIER_WARM);
-		int fd = f->no_fd ? -1 : chunk_fd(f, fi, idx, len);
-		reply(c, rq, &w, 0, fd);
-		if (fd >= 0)
-			close(fd);
-		break;
-	}
-	case TC_OP_READ: {
-		uint64_t dh = proto_rd_u64(&r);
-		uint64_t off = proto_rd_u64(&r);
-		uint32_t len = proto_rd_u32(&r);
-		if (!proto_rd_done(&r) || len > TC_READ_MAX)
-			goto bad;
-		int fi = handle_file(c, dh);
-		if (fi < 0) {
-			reply_err(c, rq, EBADF, "unknown handle");
-			break;
-		}
-		pthread_mutex_lock(&f->lock);
-		f->n_read++;
-		pthread_mutex_unlock(&f->lock);
-		uint64_t size = files[fi].size;
-		uint64_t nb = off >= size ? 0 : (size - off < len ? size - off : len);
-		uint8_t *d = proto_wr_reserve(&w, nb);
-		for (uint64_t i = 0; i < nb; i++)
-			d[i] = pattern(fi, off + i);
-		reply(c, rq, &w, 0, -1);
-		break;
-	}
-	case TC_OP_RELEASE: {
-		uint64_t dh = proto_rd_u64(&r);
-		uint32_t idx = proto_rd_u32(&r);
-		if (!proto_rd_done(&r) || handle_file(c, dh) < 0)
-			goto bad;
-		pthread_mutex_lock(&f->lock);
-		if (f->n_release < 256)
-			f->released[f->n_release] = idx;
-		f->n_release++;
-		pthread_mutex_unlock(&f->lock);
-		break;
-	}
-	case TC_OP_CLOSE: {
-		uint64_t dh = proto_rd_u64(&r);
-		if (!proto_rd_done(&r) || handle_file(c, dh) < 0)
-			goto bad;
-		c->hfile[(uint32_t)dh] = -1;
-		pthread_mutex_lock(&f->lock);
-		f->n_close++;
-		pthread_mutex_unlock(&f->lock);
-		reply(c, rq, &w, 0, -1);
-		break;
-	}
-	case TC_OP_STAT: {
-		const char *s = proto_rd_str(&r, TC_PATH_MAX, &n);
-		if (!proto_rd_done(&r))
-			goto bad;
-		pthread_mutex_lock(&f->lock);
-		f->n_stat++;
-		pthread_mutex_unlock(&f->lock);
-		int fi = find_file(s, n);
-		if (fi < 0) {
-			reply_err(c, rq, ENOENT, "no such file");
-			break;
-		}
-		if (f->mb == MB_HUGE_LEN) {
-			struct tc_hdr h = {.magic = TC_PROTO_MAGIC,
-					   .version = TC_PROTO_VERSION,
-					   .op = rq->op,
-					   .id = rq->id,
-					   .len = TC_FRAME_MAX + 1};
-			uint8_t hb[TC_HDR_SIZE];
-			proto_hdr_encode(hb, &h);
-			send_frame(c->fd, hb, sizeof(hb), -1);
-			break;
-		}
-		handle_stat(c, rq, fi);
-		break;
-	}
-	case TC_OP_LISTDIR: {
-		const char *s = proto_rd_str(&r, TC_PATH_MAX, &n);
-		uint32_t cookie = proto_rd_u32(&r);
-		if (!proto_rd_done(&r))
-			goto bad;
-		pthread_mutex_lock(&f->lock);
-		f->n_listdir++;
-		pthread_mutex_unlock(&f->lock);
-		handle_listdir(c, rq, s, n, cookie);
-		break;
-	}
-	case TC_OP_STATUS:
-	case TC_OP_DATASETS:
-		if (rq->len)
-			goto bad;
-		recset_reply(c, rq, rq->op == TC_OP_STATUS);
-		break;
-	case TC_OP_REFRESH: {
-		const char *s = proto_rd_str(&r, TC_DATASET_NAME_MAX, &n);
-		if (!proto_rd_done(&r))
-			goto bad;
-		if (n != 2 || memcmp(s, "ds", 2) != 0) {
-			reply_err(c, rq, ENOENT, "no such dataset");
-			break;
-		}
-		proto_wr_u64(&w, 3);
-		proto_wr_u64(&w, 1234);
-		proto_wr_u64(&w, 1);
-		reply(c, rq, &w, 0, -1);
-		break;
-	}
-	default:
-		reply_err(c, rq, ENOSYS, "unknown op");
-	}
-	proto_wr_free(&w);
-	return;
-bad:
-	pthread_mutex_lock(&f->lock);
-	f->n_bad_req++;
-	pthread_mutex_unlock(&f->lock);
-	reply_err(c, rq, EBADMSG, "request does not decode");
-	proto_wr_free(&w);
-}
-
-static void *conn_main(void *arg)
-{
-	struct fconn *c = arg;
-	for (;;) {
-		uint8_t hb[TC_HDR_SIZE];
-		struct tc_hdr h;
-		if (recv_all(c->fd, hb, sizeof(hb)) < 0 || proto_hdr_decode(hb, &h) < 0)
-			break;
-		uint8_t *p = malloc(h.len ? h.len : 1);
-		if (recv_all(c->fd, p, h.len) < 0) {
-			free(p);
-			break;
-		}
-		dispatch(c, &h, p);
-		free(p);
-	}
-	return NULL; /* the fd is closed by fake_stop, after the join */
-}
-
-static void *accept_main(void *arg)
-{
-	struct fake *f = arg;
-	for (;;) {
-		int fd = accept4(f->lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
-				continue;
-			break;
-		}
-		pthread_mutex_lock(&f->lock);
-		if (f->nconns == MAXCONN) {
-			pthread_mutex_unlock(&f->lock);
-			close(fd);
-			continue;
-		}
-		struct fconn *c = calloc(1, sizeof(*c));
-		c->f = f;
-		c->fd = fd;
-		c->no = f->nconns + 1;
-		for (int i = 0; i < MAXH; i++)
-			c->hfile[i] = -1;
-		f->conns[f->nconns++] = c;
-		pthread_create(&c->thread, NULL, conn_main, c);
-		pthread_mutex_unlock(&f->lock);
-	}
-	return NULL;
-}
-
-static void fake_start(struct fake *f)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	assert_true(strlen(f->sock) < sizeof(sa.sun_path));
-	memcpy(sa.sun_path, f->sock, strlen(f->sock) + 1);
-	unlink(f->sock);
-	f->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(f->lfd >= 0);
-	assert_int_equal(bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(listen(f->lfd, 16), 0);
-	f->running = true;
-	assert_int_equal(pthread_create(&f->acceptor, NULL, accept_main, f), 0);
-}
-
-/* Stop like a crashed daemon: socket gone, every connection hung up. */
-static void fake_stop(struct fake *f)
-{
-	if (!f->running)
-		return;
-	f->running = false;
-	shutdown(f->lfd, SHUT_RDWR);
-	pthread_join(f->acceptor, NULL);
-	close(f->lfd);
-	unlink(f->sock);
-	pthread_mutex_lock(&f->lock);
-	unsigned n = f->nconns;
-	for (unsigned i = 0; i < n; i++)
-		shutdown(f->conns[i]->fd, SHUT_RDWR);
-	pthread_mutex_unlock(&f->lock);
-	for (unsigned i = 0; i < n; i++) {
-		pthread_join(f->conns[i]->thread, NULL);
-		close(f->conns[i]->fd);
-		free(f->conns[i]);
-	}
-	f->nconns = 0;
-}
-
-static int setup(void **state)
-{
-	struct fake *f = calloc(1, sizeof(*f));
-	snprintf(f->dir, sizeof(f->dir), "/tmp/tctest.XXXXXX");
-	if (!mkdtemp(f->dir))
-		return -1;
-	snprintf(f->sock, sizeof(f->sock), "%s/sock", f->dir);
-	pthread_mutex_init(&f->lock, NULL);
-	f->page_size = 3;
-	fake_start(f);
-	unsetenv("TIERCACHE_NO_FD_PASSING");
-	setenv("TIERCACHE_RECONNECT_TIMEOUT", "10", 1);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fake *f = *state;
-	fake_stop(f);
-	assert_int_equal(f->n_bad_req, 0); /* every request decoded exactly */
-	assert_int_equal(f->n_noreply_missing, 0);
-	DIR *d = opendir(f->dir);
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		char p[400];
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", f->dir, e->d_name);
-		unlink(p);
-	}
-	if (d)
-		closedir(d);
-	rmdir(f->dir);
-	pthread_mutex_destroy(&f->lock);
-	free(f);
-	unsetenv("TIERCACHE_NO_FD_PASSING");
-	unsetenv("TIERCACHE_RECONNECT_TIMEOUT");
-	return 0;
-}
-
-static unsigned counter(struct fake *f, const unsigned *field)
-{
-	pthread_mutex_lock(&f->lock);
-	unsigned v = *field;
-	pthread_mutex_unlock(&f->lock);
-	return v;
-}
+#include "fake_daemon.h"
 
 /* A request/reply round trip: every NOREPLY frame sent before it has been
  * handled by the daemon when it returns (one connection is in order). */
@@ -644,7 +46,7 @@ static void sync_daemon(struct tiercache *tc)
 static void check_bytes(int fi, const uint8_t *buf, size_t n, uint64_t off)
 {
 	for (size_t i = 0; i < n; i++)
-		if (buf[i] != pattern(fi, off + i))
+		if (buf[i] != fake_pattern(fi, off + i))
 			fail_msg("byte %zu (file offset %llu) differs", i,
 				 (unsigned long long)(off + i));
 }
@@ -678,7 +80,7 @@ static void test_connect_failures(void **state)
 	struct tiercache *tc = tiercache_connect(NULL);
 	unsetenv("TIERCACHE_SOCKET");
 	assert_non_null(tc);
-	assert_int_equal(counter(f, &f->n_hello), 1);
+	assert_int_equal(fake_counter(f, &f->n_hello), 1);
 	tiercache_disconnect(tc);
 }
 
@@ -711,8 +113,8 @@ static void test_open_read_whole_file(void **state)
 	assert_int_equal(got, A_SIZE);
 	check_bytes(1, buf, got, 0);
 	/* chunk 0 came with OPEN: 20 more fetched, none twice */
-	assert_int_equal(counter(f, &f->n_chunk), 20);
-	assert_int_equal(counter(f, &f->n_read), 0);
+	assert_int_equal(fake_counter(f, &f->n_chunk), 20);
+	assert_int_equal(fake_counter(f, &f->n_read), 0);
 
 	/* one pread over the whole file, across cached and evicted chunks */
 	memset(buf, 0, A_SIZE);
@@ -747,7 +149,7 @@ static void test_open_read_whole_file(void **state)
 	assert_int_equal(tiercache_fstat(tc, 12345, &st), -1);
 	assert_int_equal(errno, EBADF);
 	sync_daemon(tc);
-	assert_int_equal(counter(f, &f->n_close), 1);
+	assert_int_equal(fake_counter(f, &f->n_close), 1);
 	free(buf);
 	tiercache_disconnect(tc);
 }
@@ -763,22 +165,22 @@ static void test_lru_release(void **state)
 	for (uint32_t i = 1; i < 8; i++)
 		assert_int_equal(tiercache_pread(tc, h, b, 4, (uint64_t)i * CS), 4);
 	sync_daemon(tc);
-	assert_int_equal(counter(f, &f->n_release), 0);
+	assert_int_equal(fake_counter(f, &f->n_release), 0);
 	/* touch chunk 0 so chunk 1 is now the least recently used */
 	assert_int_equal(tiercache_pread(tc, h, b, 4, 0), 4);
 	assert_int_equal(tiercache_pread(tc, h, b, 4, 8 * CS), 4);
 	assert_int_equal(tiercache_pread(tc, h, b, 4, 9 * CS), 4);
 	sync_daemon(tc);
-	assert_int_equal(counter(f, &f->n_release), 2);
+	assert_int_equal(fake_counter(f, &f->n_release), 2);
 	assert_int_equal(f->released[0], 1);
 	assert_int_equal(f->released[1], 2);
 	/* re-reading an evicted chunk fetches it again, a cached one does not */
-	unsigned before = counter(f, &f->n_chunk);
+	unsigned before = fake_counter(f, &f->n_chunk);
 	assert_int_equal(tiercache_pread(tc, h, b, 4, 9 * CS + 1), 4);
-	assert_int_equal(counter(f, &f->n_chunk), before);
+	assert_int_equal(fake_counter(f, &f->n_chunk), before);
 	assert_int_equal(tiercache_pread(tc, h, b, 4, 1 * CS), 4);
 	check_bytes(1, b, 4, CS);
-	assert_int_equal(counter(f, &f->n_chunk), before + 1);
+	assert_int_equal(fake_counter(f, &f->n_chunk), before + 1);
 	assert_int_equal(tiercache_close(tc, h), 0);
 	tiercache_disconnect(tc);
 }
@@ -794,8 +196,8 @@ static void test_streamed_env(void **state)
 	uint8_t *buf = malloc(A_SIZE);
 	assert_int_equal(tiercache_pread(tc, h, buf, A_SIZE, 0), A_SIZE);
 	check_bytes(1, buf, A_SIZE, 0);
-	assert_int_equal(counter(f, &f->n_chunk), 0);
-	assert_int_equal(counter(f, &f->n_read), 21); /* one READ per chunk piece */
+	assert_int_equal(fake_counter(f, &f->n_chunk), 0);
+	assert_int_equal(fake_counter(f, &f->n_read), 21); /* one READ per chunk piece */
 	free(buf);
 	tiercache_close(tc, h);
 	tiercache_disconnect(tc);
@@ -811,11 +213,11 @@ static void test_streamed_when_no_fd(void **state)
 	uint8_t buf[1000];
 	assert_int_equal(tiercache_pread(tc, h, buf, sizeof(buf), 0), 1000);
 	check_bytes(4, buf, 1000, 0);
-	assert_int_equal(counter(f, &f->n_chunk), 1); /* asked once, then streams */
-	assert_true(counter(f, &f->n_read) >= 1);
+	assert_int_equal(fake_counter(f, &f->n_chunk), 1); /* asked once, then streams */
+	assert_true(fake_counter(f, &f->n_read) >= 1);
 	assert_int_equal(tiercache_pread(tc, h, buf, 10, 990), 10);
 	check_bytes(4, buf, 10, 990);
-	assert_int_equal(counter(f, &f->n_chunk), 1);
+	assert_int_equal(fake_counter(f, &f->n_chunk), 1);
 	tiercache_close(tc, h);
 	tiercache_disconnect(tc);
 }
@@ -829,7 +231,7 @@ static void test_empty_file(void **state)
 	uint8_t b[8];
 	assert_int_equal(tiercache_pread(tc, h, b, sizeof(b), 0), 0);
 	assert_int_equal(tiercache_read(tc, h, b, sizeof(b)), 0);
-	assert_int_equal(counter(f, &f->n_chunk), 0);
+	assert_int_equal(fake_counter(f, &f->n_chunk), 0);
 	tiercache_close(tc, h);
 	tiercache_disconnect(tc);
 }
@@ -845,7 +247,7 @@ static void test_open_errors(void **state)
 	sync_daemon(tc);
 	assert_string_equal(tiercache_last_error(), "no such file: ds/missing");
 
-	unsigned opens = counter(f, &f->n_open);
+	unsigned opens = fake_counter(f, &f->n_open);
 	static const int wflags[] = {O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND};
 	for (size_t i = 0; i < sizeof(wflags) / sizeof(wflags[0]); i++) {
 		assert_int_equal(tiercache_open(tc, "ds/a.bin", wflags[i]), -1);
@@ -861,11 +263,11 @@ static void test_open_errors(void **state)
 	assert_int_equal(errno, ENAMETOOLONG);
 	assert_null(tiercache_opendir(tc, longp));
 	assert_int_equal(errno, ENAMETOOLONG);
-	assert_int_equal(counter(f, &f->n_open), opens); /* nothing was sent */
+	assert_int_equal(fake_counter(f, &f->n_open), opens); /* nothing was sent */
 	longp[TC_PATH_MAX - 1] = '\0'; /* 4095 bytes: sent, and not found */
 	assert_int_equal(tiercache_open(tc, longp, 0), -1);
 	assert_int_equal(errno, ENOENT);
-	assert_int_equal(counter(f, &f->n_open), opens + 1);
+	assert_int_equal(fake_counter(f, &f->n_open), opens + 1);
 	free(longp);
 	assert_int_equal(tiercache_open(tc, "ds/sub", 0), -1);
 	assert_int_equal(errno, EISDIR);
@@ -887,7 +289,7 @@ static void test_stat_and_listing(void **state)
 
 	struct tiercache_dir *d = tiercache_opendir(tc, "ds");
 	assert_non_null(d);
-	assert_int_equal(counter(f, &f->n_listdir), 1); /* first page at opendir */
+	assert_int_equal(fake_counter(f, &f->n_listdir), 1); /* first page at opendir */
 	static const char *want[] = {"a.bin", "empty", "sub", "f0", "f1",
 				     "f2",    "f3",    "f4",  "f5", "f6"};
 	const struct tiercache_dirent *e;
@@ -900,7 +302,7 @@ static void test_stat_and_listing(void **state)
 	}
 	assert_int_equal(errno, 0);
 	assert_int_equal(n, 10);
-	assert_int_equal(counter(f, &f->n_listdir), 4); /* 3 + 3 + 3 + 1 */
+	assert_int_equal(fake_counter(f, &f->n_listdir), 4); /* 3 + 3 + 3 + 1 */
 	assert_null(tiercache_readdir(d)); /* stays at the end */
 	assert_int_equal(errno, 0);
 	tiercache_closedir(d);
@@ -959,14 +361,14 @@ static void test_malformed_replies(void **state)
 		{MB_SHORT_STAT, EPROTO},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		unsigned hellos = counter(f, &f->n_hello);
+		unsigned hellos = fake_counter(f, &f->n_hello);
 		f->mb = cases[i].mb;
 		assert_int_equal(tiercache_stat(tc, "ds", &st), -1);
 		assert_int_equal(errno, cases[i].err);
 		f->mb = MB_NONE;
 		/* the connection was dropped: the next call makes a new one */
 		assert_int_equal(tiercache_stat(tc, "ds", &st), 0);
-		assert_int_equal(counter(f, &f->n_hello), hellos + 1);
+		assert_int_equal(fake_counter(f, &f->n_hello), hellos + 1);
 	}
 	tiercache_disconnect(tc);
 }
@@ -1035,7 +437,7 @@ static void *reader_main(void *arg)
 			continue;
 		}
 		for (size_t k = 0; k < want; k++)
-			if (buf[k] != pattern(1, off + k)) {
+			if (buf[k] != fake_pattern(1, off + k)) {
 				r->bad++;
 				break;
 			}
@@ -1073,8 +475,8 @@ static void test_concurrent_readers(void **state)
 		assert_int_equal(r[i].bad, 0);
 	}
 	sync_daemon(tc);
-	assert_true(counter(f, &f->n_release) > 0); /* evictions happened */
-	assert_int_equal(counter(f, &f->n_close), 100);
+	assert_true(fake_counter(f, &f->n_release) > 0); /* evictions happened */
+	assert_int_equal(fake_counter(f, &f->n_close), 100);
 	assert_int_equal(tiercache_close(tc, h), 0);
 	tiercache_disconnect(tc);
 }
@@ -1087,7 +489,7 @@ static void test_fork_child_reconnects(void **state)
 	assert_true(h >= 0);
 	uint8_t b[CS];
 	assert_int_equal(tiercache_pread(tc, h, b, CS, CS), CS); /* chunk 1 cached */
-	unsigned hellos = counter(f, &f->n_hello), opens = counter(f, &f->n_open);
+	unsigned hellos = fake_counter(f, &f->n_hello), opens = fake_counter(f, &f->n_open);
 
 	pid_t pid = fork();
 	assert_true(pid >= 0);
@@ -1095,10 +497,10 @@ static void test_fork_child_reconnects(void **state)
 		/* the child: the inherited handle works, on its own connection */
 		int ok = tiercache_pread(tc, h, b, CS, CS) == CS;
 		for (uint32_t i = 0; ok && i < CS; i++)
-			ok = b[i] == pattern(1, CS + i);
+			ok = b[i] == fake_pattern(1, CS + i);
 		ok = ok && tiercache_pread(tc, h, b, 100, 5 * CS) == 100;
 		for (uint32_t i = 0; ok && i < 100; i++)
-			ok = b[i] == pattern(1, 5 * CS + i);
+			ok = b[i] == fake_pattern(1, 5 * CS + i);
 		struct tiercache_stat st;
 		ok = ok && tiercache_stat(tc, "ds", &st) == 0;
 		ok = ok && tiercache_close(tc, h) == 0;
@@ -1109,13 +511,13 @@ static void test_fork_child_reconnects(void **state)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
-	assert_int_equal(counter(f, &f->n_hello), hellos + 1); /* child's own */
-	assert_int_equal(counter(f, &f->n_open), opens + 1);   /* re-opened by path */
+	assert_int_equal(fake_counter(f, &f->n_hello), hellos + 1); /* child's own */
+	assert_int_equal(fake_counter(f, &f->n_open), opens + 1);   /* re-opened by path */
 
 	/* the parent's connection and handle are untouched by the child */
 	assert_int_equal(tiercache_pread(tc, h, b, 100, 7 * CS), 100);
 	check_bytes(1, b, 100, 7 * CS);
-	assert_int_equal(counter(f, &f->n_hello), hellos + 1);
+	assert_int_equal(fake_counter(f, &f->n_hello), hellos + 1);
 	assert_int_equal(tiercache_close(tc, h), 0);
 	tiercache_disconnect(tc);
 }
@@ -1136,10 +538,10 @@ static void test_reconnect_after_restart(void **state)
 	int h = tiercache_open(tc, "ds/a.bin", 0);
 	uint8_t b[64];
 	assert_int_equal(tiercache_pread(tc, h, b, 64, CS), 64);
-	unsigned hellos = counter(f, &f->n_hello);
+	unsigned hellos = fake_counter(f, &f->n_hello);
 
 	fake_stop(f);
-	/* cached chunk fds are plain files: they outlive the daemon */
+	/* cached chunk fds are plain fake_files: they outlive the daemon */
 	assert_int_equal(tiercache_pread(tc, h, b, 64, CS + 10), 64);
 	check_bytes(1, b, 64, CS + 10);
 
@@ -1149,7 +551,7 @@ static void test_reconnect_after_restart(void **state)
 	assert_int_equal(tiercache_pread(tc, h, b, 64, 3 * CS), 64);
 	check_bytes(1, b, 64, 3 * CS);
 	pthread_join(t, NULL);
-	assert_int_equal(counter(f, &f->n_hello), hellos + 1);
+	assert_int_equal(fake_counter(f, &f->n_hello), hellos + 1);
 	struct tiercache_stat st;
 	assert_int_equal(tiercache_stat(tc, "ds", &st), 0);
 	assert_int_equal(tiercache_close(tc, h), 0);
@@ -1230,7 +632,7 @@ static void test_log_hook(void **state)
 
 int main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fake_setup, fake_teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_connect_failures),
 		T(test_open_read_whole_file),

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "index.h"
+#include "unit_tmpdir.h"
 
 struct seen {
 	unsigned n;
@@ -40,15 +41,13 @@ static char dir[] = "/tmp/tc_index_test.XXXXXX";
 static int setup(void **state)
 {
 	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
+	return unit_tmpdir_make(dir);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return unit_tmpdir_remove(dir);
 }
 
 static struct index *open_ix(void)

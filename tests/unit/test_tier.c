@@ -16,21 +16,20 @@
 #include <unistd.h>
 
 #include "tier.h"
+#include "unit_tmpdir.h"
 
 static char dir[] = "/tmp/tc_tier_test.XXXXXX";
 
 static int setup(void **state)
 {
 	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
+	return unit_tmpdir_make(dir);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return unit_tmpdir_remove(dir);
 }
 
 static void make_tier(struct tier *t, const char *name, uint64_t cap, unsigned hi, unsigned lo)
