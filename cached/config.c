@@ -32,6 +32,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <ini.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -106,6 +107,8 @@ static const struct key_def keys[] = {
 	 .max = 65536, FIELD(struct config, max_clients)},
 	{.sect = SECT_DAEMON, .name = "workers", .type = KEY_UINT, .def = "4", .min = 1, .max = 64,
 	 FIELD(struct config, workers)},
+	{.sect = SECT_DAEMON, .name = "admin_group", .type = KEY_STRING,
+	 FIELD(struct config, admin_group)},
 
 	{.sect = SECT_TIER, .name = "path", .type = KEY_PATH, .flags = KEY_REQUIRED | KEY_NONEMPTY,
 	 .example = "path = /nvme/tiercache", FIELD(struct tier_conf, path)},
@@ -777,6 +780,16 @@ static void cross_check(struct load *ld)
 	bool tier_path[TIER_COUNT] = {false};
 	bool state_ok = !key_rejected(&ld->daemon, SECT_DAEMON, "state_dir");
 
+	cfg->admin_gid = (gid_t)-1;
+	if (cfg->admin_group[0]) {
+		struct group gr, *res = NULL;
+		char buf[4096];
+		if (getgrnam_r(cfg->admin_group, &gr, buf, sizeof(buf), &res) == 0 && res)
+			cfg->admin_gid = gr.gr_gid;
+		else
+			load_msg(ld, 0, "daemon.admin_group: no group named \"%s\" on this system "
+				 "(create it, or leave admin_group empty for root only)", cfg->admin_group);
+	}
 	if (!cfg->tiers[TIER_HOT].present)
 		load_msg(ld, 0, "hot: missing [tier hot] (required; give it a path and a capacity)");
 	for (int t = 0; t < TIER_COUNT; t++) {

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define CONFIG_EXIT_BAD 78 /* EX_CONFIG */
 #define CONFIG_NAME_MAX 64
@@ -64,6 +65,8 @@ struct config {
 	int log_level;             /* LOG_ERR..LOG_DEBUG as in cached/log.h */
 	unsigned max_clients;
 	unsigned workers;          /* blocking-I/O worker threads */
+	char admin_group[64];      /* members may run admin ops ("" = root only) */
+	gid_t admin_gid;           /* admin_group resolved at load; (gid_t)-1 if none */
 	/* [tier hot], [tier warm] */
 	struct tier_conf tiers[TIER_COUNT];
 	/* [dataset NAME] */

@@ -78,6 +78,9 @@ void handlers_policy_set(struct conn *c, const struct tc_hdr *h, struct proto_rd
 	char err[1024] = "";
 	size_t n;
 	const char *s;
+
+	if (!conn_require_admin(c, h))
+		return;
 	if (!read_dataset(c, h, r, false, &ds))
 		return;
 	s = proto_rd_str(r, 1024, &n);

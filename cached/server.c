@@ -299,6 +299,44 @@ static void conn_close(struct conn *c)
 	conn_put(c);
 }
 
+/* Root, the daemon's own user, or a member (primary or supplementary, from
+ * SO_PEERGROUPS: the groups the client had when it connected) of the admin
+ * group. */
+static bool peer_is_admin(int fd, uid_t uid, gid_t gid, gid_t admin_gid)
+{
+	if (uid == 0 || uid == geteuid())
+		return true;
+	if (admin_gid == (gid_t)-1 || uid == (uid_t)-1)
+		return false;
+	if (gid == admin_gid)
+		return true;
+	gid_t groups[256];
+	socklen_t len = sizeof(groups);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+		return false; /* more groups than we look at, or an old kernel: not proven */
+	for (size_t i = 0; i < len / sizeof(gid_t); i++)
+		if (groups[i] == admin_gid)
+			return true;
+	return false;
+}
+
+bool conn_require_admin(struct conn *c, const struct tc_hdr *h)
+{
+	if (c->admin)
+		return true;
+	if (c->d->cfg->admin_gid != (gid_t)-1)
+		conn_reply_err(c, h->op, h->id, EPERM,
+			       "an admin operation: run it as root or as a member of group %s "
+			       "(daemon.admin_group)", c->d->cfg->admin_group);
+	else
+		conn_reply_err(c, h->op, h->id, EPERM,
+			       "an admin operation: run it as root (or set daemon.admin_group "
+			       "in the daemon's config to allow a group)");
+	log_info("client_pid=%d uid=%u op=%u err=\"not an admin\"", (int)c->pid, (unsigned)c->uid,
+		 (unsigned)h->op);
+	return false;
+}
+
 static void on_accept(evutil_socket_t lfd, short what, void *arg)
 {
 	(void)what;
@@ -333,6 +371,7 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
 		c->uid = (uid_t)-1;
 		c->gid = (gid_t)-1;
 	}
+	c->admin = peer_is_admin(fd, c->uid, c->gid, s->d->cfg->admin_gid);
 	c->d = s->d;
 	c->srv = s;
 	c->fd = fd;

@@ -39,6 +39,7 @@ struct conn {
 	uid_t uid;
 	gid_t gid;
 	pid_t pid;
+	bool admin;        /* root, the daemon's user or in daemon.admin_group */
 	struct handle **handles;
 	uint32_t nhandles;
 	uint32_t handle_gen;
@@ -49,6 +50,10 @@ int server_start(struct daemon *d, struct server **out, char *err, size_t errlen
 /* Close every connection and the listener, remove the socket file. */
 void server_stop(struct server *s);
 unsigned server_clients(const struct server *s);
+
+/* Admin ops call this first: true if the peer may run them; otherwise it
+ * answers EPERM (saying who may) and returns false. */
+bool conn_require_admin(struct conn *c, const struct tc_hdr *h);
 
 /* Send a reply whose payload the caller wrote into w after
  * proto_wr_begin(w). fd >= 0 travels with it (ownership passes to the

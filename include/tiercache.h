@@ -22,6 +22,7 @@
 #ifndef TIERCACHE_H
 #define TIERCACHE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -79,6 +80,42 @@ struct tiercache_dir *tiercache_opendir(struct tiercache *tc, const char *path);
  * entry stays valid until the next call on the same dir. */
 const struct tiercache_dirent *tiercache_readdir(struct tiercache_dir *d);
 int tiercache_closedir(struct tiercache_dir *d);
+
+/*
+ * Plans: the order in which a job will read a dataset's files, so the daemon
+ * can prefetch just ahead of the job and keep what it will read soonest.
+ *
+ * A plan belongs to (job, rank) on this node: any id the job's processes
+ * agree on (for example a hash of the job's name) and the process's rank in
+ * world_size. Registering again replaces that rank's plan, or extends it
+ * with TIERCACHE_PLAN_APPEND (publish epoch after epoch). The daemon follows
+ * the plan from the reads it sees on any connection (DataLoader workers read
+ * what the main process planned), tolerating reordering and skipped items.
+ * A plan ends when cancelled, when fully read, or when the connection that
+ * registered it has been gone longer than the daemon's plan grace period.
+ *
+ * Paths are relative to the dataset ("train/0001.tar"). Indices are
+ * positions in the dataset's file list sorted by path bytes (strcmp order),
+ * which is also the order of a walk that sorts each directory's full paths.
+ * A plan of any length is accepted: the library sends it in frames.
+ * Failures: ENOENT (no such dataset, or a path not in it: nothing is
+ * registered), EINVAL, and the usual connection errors. A plan is advice:
+ * reads work the same without one.
+ */
+struct tiercache_plan {
+	uint64_t job;        /* shared by the job's ranks */
+	uint32_t rank;       /* 0 .. world_size-1 */
+	uint32_t world_size; /* >= 1 */
+	uint32_t epoch;      /* shown in status; not interpreted */
+};
+#define TIERCACHE_PLAN_APPEND 0x1u /* add after the current plan instead of replacing it */
+
+int tiercache_plan_paths(struct tiercache *tc, const char *dataset, const struct tiercache_plan *p,
+			 const char *const *paths, size_t n, unsigned flags);
+int tiercache_plan_indices(struct tiercache *tc, const char *dataset, const struct tiercache_plan *p,
+			   const uint64_t *indices, size_t n, unsigned flags);
+/* Drop (job, rank)'s plan on dataset. ENOENT if there was none. */
+int tiercache_plan_cancel(struct tiercache *tc, const char *dataset, uint64_t job, uint32_t rank);
 
 /* Message for an errno value, including tiercache-specific meanings. */
 const char *tiercache_strerror(int errnum);

@@ -117,6 +117,24 @@ enum tc_op {
 	 *      detail says which; the old policy stays). */
 	TC_OP_POLICY_SET = 13,
 
+	/* Plans (issue 5, cached/handlers_plan.c documents the payloads). */
+	TC_OP_PLAN_SET = 14,
+	TC_OP_PLAN_CANCEL = 15,
+
+	/* Residency ops for admins and warmup (cached/handlers_admin.c
+	 * documents the payloads). All but WARM need an admin. */
+	TC_OP_WARM = 16,
+	TC_OP_PIN = 17,
+	TC_OP_UNPIN = 18,
+	TC_OP_EVICT = 19,
+	TC_OP_DEMOTE = 20,
+	TC_OP_VERIFY = 21,
+	TC_OP_LIFECYCLE = 22,
+
+	/* Service ops (cached/handlers_service.c documents the payloads). */
+	TC_OP_CONFIG_SHOW = 23,
+	TC_OP_RELOAD = 24,
+
 	TC_OP_MAX_
 };
 
