@@ -1,0 +1,198 @@
+"""PyTorch integration: a map-style Dataset over a tiercache dataset's files
+and PlanSampler, which tells tiercached each epoch's read order.
+
+Importing this module imports torch; ``import tiercache`` alone does not.
+
+    from tiercache.torch import Dataset, PlanSampler
+    ds = Dataset("imagenet/train", transform=decode)
+    sampler = PlanSampler(DistributedSampler(ds), ds, job="resnet50-run7")
+    loader = DataLoader(ds, sampler=sampler, num_workers=8)
+    for epoch in range(90):
+        sampler.set_epoch(epoch)      # forwarded to the DistributedSampler
+        for batch in loader: ...
+
+Processes: the Dataset opens its connection lazily and again in every
+process that uses it (DataLoader workers, fork or spawn), so no connection
+or file crosses a fork from Python's side; the connection is not pickled.
+The sampler runs in the main process and registers the plan on the
+Dataset's connection there, which must stay open while the job reads (a plan
+ends when its connection has been gone for the daemon's grace period).
+"""
+
+import logging
+import os
+import warnings
+
+try:
+    import torch.utils.data as _tud
+except ImportError as e:  # pragma: no cover - depends on the machine
+    raise ImportError("tiercache.torch needs PyTorch (Debian: apt-get install python3-torch): %s" % e) from e
+
+from .client import Client
+
+log = logging.getLogger("tiercache.torch")
+
+_U32_MASK = (1 << 32) - 1
+
+
+class Dataset(_tud.Dataset):
+    """The files under root ("DATASET" or "DATASET/DIR"), one item per file.
+
+    Items are the file's bytes, or transform(bytes) when transform is given.
+    The file list (self.paths, "DATASET/PATH" strings) is read once, at
+    construction, sorted by path bytes: for a whole dataset, item i is the
+    file at plan index i. socket: as for tiercache.Client.
+    """
+
+    def __init__(self, root, transform=None, socket=None):
+        root = os.fsdecode(root).strip("/")
+        if not root:
+            raise ValueError('root must be "DATASET" or "DATASET/DIR", not empty')
+        self.root = root
+        self.dataset = root.split("/", 1)[0]
+        self.transform = transform
+        self.socket = socket
+        self._client = None
+        self._pid = None
+        self.paths = self.client.files(root)
+
+    @property
+    def client(self):
+        """This process's connection (a new one in a forked or spawned worker)."""
+        if self._client is None or self._pid != os.getpid():
+            self._client = Client(self.socket)
+            self._pid = os.getpid()
+        return self._client
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_client"] = None
+        state["_pid"] = None
+        return state
+
+    def __len__(self):
+        return len(self.paths)
+
+    def __getitem__(self, i):
+        with self.client.open(self.paths[i]) as f:
+            data = f.readall()
+        return self.transform(data) if self.transform is not None else data
+
+    def relpath(self, i):
+        """Item i's path relative to the dataset ("train/0001.tar")."""
+        return self.paths[i].split("/", 1)[1]
+
+    def plan_items(self, indices):
+        """The plan entries for these item indices: the indices themselves
+        when the Dataset covers the whole dataset, else relative paths."""
+        if self.root == self.dataset:
+            n = len(self.paths)
+            for i in indices:
+                if not -n <= i < n:
+                    raise IndexError("sampler index %d out of range for %d files" % (i, n))
+            return [i % n for i in indices]
+        return [self.relpath(i) for i in indices]
+
+
+def _flatten(order):
+    """Sample indices of a sampler's output (a batch sampler yields lists)."""
+    out = []
+    for x in order:
+        if isinstance(x, (list, tuple)):
+            out.extend(int(i) for i in x)
+        else:
+            out.append(int(x))
+    return out
+
+
+class PlanSampler(_tud.Sampler):
+    """Wraps a sampler: each __iter__ draws the wrapped sampler's order for
+    the epoch, registers it with tiercached as (job, rank)'s plan, and yields
+    it unchanged. set_epoch() is forwarded, so DistributedSampler works as
+    usual. A batch sampler may be wrapped too (pass it as batch_sampler=).
+
+    rank/world_size: given, else torch.distributed's when initialised, else
+    the wrapped sampler's rank/num_replicas (DistributedSampler), else 0/1.
+    job: an int or a name every rank agrees on. client: the connection that
+    registers (default: the Dataset's in this process).
+
+    A plan is advice: when registering fails (an older daemon or library,
+    the daemon busy, ...) the sampler warns once, logs later failures at
+    debug level on the "tiercache.torch" logger, and training goes on.
+    last_error holds the latest failure (None after a success) and
+    plans_registered counts successes.
+    """
+
+    def __init__(self, sampler, dataset, job, rank=None, world_size=None, append=False,
+                 client=None):
+        self.sampler = sampler
+        self.dataset = dataset
+        self.job = job
+        self.rank = rank
+        self.world_size = world_size
+        self.append = append
+        self.client = client
+        self.last_error = None
+        self.plans_registered = 0
+        self._warned = False
+        self._epoch = None
+        self._iters = 0
+
+    def __len__(self):
+        return len(self.sampler)
+
+    def set_epoch(self, epoch):
+        self._epoch = epoch
+        if hasattr(self.sampler, "set_epoch"):
+            self.sampler.set_epoch(epoch)
+
+    def epoch(self):
+        """The epoch number the next plan is registered with."""
+        if self._epoch is not None:
+            return self._epoch
+        e = getattr(self.sampler, "epoch", None)
+        return e if isinstance(e, int) else self._iters
+
+    def rank_world(self):
+        """(rank, world_size) the plan is registered for."""
+        if self.rank is not None or self.world_size is not None:
+            return (self.rank or 0, self.world_size or 1)
+        try:
+            import torch.distributed as dist
+            if dist.is_available() and dist.is_initialized():
+                return dist.get_rank(), dist.get_world_size()
+        except ImportError:  # pragma: no cover
+            pass
+        r = getattr(self.sampler, "rank", None)
+        w = getattr(self.sampler, "num_replicas", None)
+        if isinstance(r, int) and isinstance(w, int):
+            return r, w
+        return 0, 1
+
+    def __iter__(self):
+        order = list(iter(self.sampler))
+        self._register(order)
+        self._iters += 1
+        return iter(order)
+
+    def _register(self, order):
+        rank, world = self.rank_world()
+        try:
+            items = self.dataset.plan_items(_flatten(order))
+            client = self.client if self.client is not None else self.dataset.client
+            client.plan(self.dataset.dataset, items, job=self.job, rank=rank, world_size=world,
+                        epoch=self.epoch() & _U32_MASK, append=self.append)
+        except Exception as e:  # advice only: never stop training for it
+            self.last_error = e
+            if not self._warned:
+                self._warned = True
+                warnings.warn("tiercache: could not register the read plan of job %r rank %d "
+                              "on %s (reads work, without prefetch): %s"
+                              % (self.job, rank, self.dataset.dataset, e), RuntimeWarning,
+                              stacklevel=3)
+            else:
+                log.debug("job=%r rank=%d dataset=%s plan not registered: %s", self.job, rank,
+                          self.dataset.dataset, e)
+            return
+        self.last_error = None
+        self.plans_registered += 1
