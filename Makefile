@@ -14,6 +14,7 @@
 #   client/lib/*.c    libtiercache.so / .a
 #   client/tierctl/*.c   tierctl
 #   client/mount/*.c  tiercache-mount
+#   client/python/    the Python package (make install-python; part of install)
 #   tests/unit/test_*.c  one cmocka binary each, linked with all the above
 #   bench/*.c         one benchmark binary each (bench/lib_*.c linked into all)
 
@@ -167,8 +168,8 @@ bench: all
 	@bench/run "$(O)"
 
 # ---- install ----
-.PHONY: install
-install: all
+.PHONY: install install-python
+install: all install-python
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/tiercache \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)/etc/tiercache
 	install -m 755 $(filter $(BIN)/%,$(PROGRAMS)) $(DESTDIR)$(PREFIX)/bin/
@@ -180,6 +181,15 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' client/lib/tiercache.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/tiercache.pc
 	[ -e $(DESTDIR)/etc/tiercache/tiercache.conf ] || install -m 644 conf/tiercache.conf $(DESTDIR)/etc/tiercache/
+
+# the Python package (client/python/tiercache) into the site-packages of
+# PREFIX for Debian's python3; _install.py records where libtiercache went
+PYTHON ?= /usr/bin/python3
+PYTHON_SITEDIR ?= $(PREFIX)/lib/python$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages
+install-python:
+	install -d $(DESTDIR)$(PYTHON_SITEDIR)/tiercache
+	install -m 644 $(filter-out %/_install.py,$(wildcard client/python/tiercache/*.py)) $(DESTDIR)$(PYTHON_SITEDIR)/tiercache/
+	printf '# written by make install\nLIBDIR = "%s"\n' '$(PREFIX)/lib' >$(DESTDIR)$(PYTHON_SITEDIR)/tiercache/_install.py
 
 .PHONY: clean
 clean:

@@ -32,6 +32,25 @@ print(l.load()._name, tc.open("ds/one.bin").read() == open("'"$T"'/cold/one.bin"
 ' >"$T/nextto.out" 2>&1
 check "library next to the package is found and reads" grep -q "^$T/pkg/tiercache/libtiercache.so.0 True" "$T/nextto.out"
 
+# make install puts the package in PREFIX's site-packages, and the installed
+# package finds the library in PREFIX/lib without TIERCACHE_LIBRARY
+san=$(basename "$O")
+[ "$san" = default ] && san=
+check "make install into a staging root" make -s -C "$TC_SRC" install SANITIZER="$san" DESTDIR="$T/root" \
+	PREFIX=/usr/local >"$T/install.log" 2>&1
+site=$("$PY" -c 'import sys; print("lib/python%d.%d/dist-packages" % sys.version_info[:2])')
+check "package installed under PREFIX/$site" [ -f "$T/root/usr/local/$site/tiercache/torch.py" ]
+check "installed _install.py records PREFIX/lib" grep -qx 'LIBDIR = "/usr/local/lib"' "$T/root/usr/local/$site/tiercache/_install.py"
+check "make install-python PREFIX=..." make -s -C "$TC_SRC" install-python PREFIX="$T/prefix" >>"$T/install.log" 2>&1
+cp "$TIERCACHE_LIBRARY" "$T/prefix/lib/"
+"${PY_ENV[@]}" env -u TIERCACHE_LIBRARY PYTHONPATH="$T/prefix/$site" "$PY" -c '
+import tiercache, tiercache._lib as l
+tc = tiercache.Client()
+print(tiercache.__file__, l.load()._name, tc.open("ds/multi.bin").read() == open("'"$T"'/cold/multi.bin", "rb").read())
+' >"$T/installed.out" 2>&1
+check "installed package finds PREFIX/lib/libtiercache.so.0 and reads" \
+	grep -q "^$T/prefix/$site/tiercache/__init__.py $T/prefix/lib/libtiercache.so.0 True" "$T/installed.out"
+
 # the daemon goes away under a connected client
 mkfifo "$T/ready" "$T/go"
 # opened read-write: neither side blocks in open() if the other one died
