@@ -170,10 +170,13 @@ class PlanSampler(_tud.Sampler):
         return 0, 1
 
     def __iter__(self):
+        # a generator: nothing is drawn or registered until the first item
+        # is asked for (a multi-worker DataLoader calls iter() on a batch
+        # sampler twice per epoch and drops the first iterator unused)
         order = list(iter(self.sampler))
         self._register(order)
         self._iters += 1
-        return iter(order)
+        yield from order
 
     def _register(self, order):
         rank, world = self.rank_world()
