@@ -179,4 +179,15 @@ with warnings.catch_warnings(record=True) as caught:
     order2 = list(pw)
 check(order == order2 == list(range(len(w))) and pw.last_error is not None and len(caught) == 1,
       "plan registration failing: order unchanged, warned once (%s)" % (pw.last_error,))
+# 6. torch.distributed, when initialised, gives the rank and world size
+import tempfile  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+
+with tempfile.TemporaryDirectory() as tmp:
+    dist.init_process_group("gloo", init_method="file://" + os.path.join(tmp, "store"), rank=0, world_size=1)
+    pd = PlanSampler(DistributedSampler(ds, num_replicas=2, rank=1), ds, job="dist")
+    explicit = PlanSampler(SequentialSampler(ds), ds, job="dist", rank=1, world_size=4)
+    check(pd.rank_world() == (0, 1) and explicit.rank_world() == (1, 4),
+          "rank/world_size: torch.distributed's when initialised, explicit arguments first")
+    dist.destroy_process_group()
 sys.exit(1 if failures else 0)
