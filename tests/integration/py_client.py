@@ -169,6 +169,11 @@ check(e is not None, "open for writing: EROFS (%s)" % e)
 check(raises(OSError, tc.open, DS + "/a\0b", errno_=errno.EINVAL) is not None, "NUL in a path: EINVAL")
 check(raises(TypeError, tc.open, 42) is not None, "a path that is not str/bytes: TypeError")
 
+import pickle  # noqa: E402
+with tc.open(DS + "/one.bin") as f:
+    check(raises(TypeError, pickle.dumps, tc) is not None and raises(TypeError, pickle.dumps, f) is not None,
+          "a Client or File cannot be pickled (it would dangle in another process)")
+
 # ---- threads share one client ----
 results = {}
 

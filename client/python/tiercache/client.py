@@ -180,6 +180,9 @@ class File(io.RawIOBase):
         return "<tiercache.File name=%r size=%d%s>" % (
             self.name, self.size, " closed" if self.closed else "")
 
+    def __reduce__(self):
+        raise TypeError("a tiercache.File cannot be pickled: open it again in the other process")
+
     def readable(self):
         self._checkClosed()
         return True
@@ -307,8 +310,8 @@ class Client:
     """
 
     def __init__(self, socket=None):
-        lib = _lib.load()
         self._tc = None
+        lib = _lib.load()
         tc = lib.tiercache_connect(None if socket is None else _path(socket))
         if not tc:
             where = socket if socket is not None else os.environ.get(
@@ -316,6 +319,12 @@ class Client:
             raise _fail(where)
         self._tc = tc
         self.socket = socket
+
+    def __reduce__(self):
+        # the connection is a pointer in this process: a copy elsewhere
+        # would be a dangling one
+        raise TypeError("a tiercache.Client cannot be pickled: create one in each process "
+                        "(tiercache.torch.Dataset does)")
 
     def _check(self):
         if self._tc is None:
