@@ -12,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 #include <event2/thread.h>
+#include <systemd/sd-daemon.h>
 
 #include "chunk.h"
 #include "dataset.h"
@@ -23,6 +25,7 @@
 #include "log.h"
 #include "mover.h"
 #include "policy_glue.h"
+#include "reload.h"
 #include "server.h"
 #include "workers.h"
 
@@ -174,8 +177,43 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	(void)what;
 	struct daemon *d = arg;
 	log_info("op=shutdown signal=%d", (int)sig);
+	sd_notify(0, "STOPPING=1\nSTATUS=stopping");
 	d->stopping = true;
 	event_base_loopbreak(d->base);
+}
+
+/* SIGHUP: reload the config file; a bad file is logged, one line per
+ * message, and the running config stays. */
+static void on_hup(evutil_socket_t sig, short what, void *arg)
+{
+	(void)sig;
+	(void)what;
+	struct daemon *d = arg;
+	char *report = NULL;
+	log_info("op=reload signal=HUP file=%s", d->cfg->file);
+	int rc = daemon_reload(d, &report);
+	for (char *line = report, *nl; line && *line; line = nl ? nl + 1 : line + strlen(line)) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (rc < 0)
+			log_err("op=reload err=\"%s\"", line);
+		else
+			log_info("op=reload change=\"%s\"", line);
+	}
+	if (rc < 0)
+		log_err("op=reload result=rejected err=\"%s\" (the running config stays)",
+			strerror(-rc));
+	free(report);
+}
+
+int daemon_reload(struct daemon *d, char **report)
+{
+	sd_notify(0, "RELOADING=1\nSTATUS=reloading the configuration");
+	int rc = reload_config(d, report);
+	sd_notifyf(0, "READY=1\nSTATUS=serving %u datasets%s", d->nds,
+		   rc < 0 ? " (last reload rejected: see the log)" : "");
+	return rc;
 }
 
 int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
@@ -235,21 +273,29 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 
 int daemon_run(struct daemon *d)
 {
-	struct event *sigs[2];
-	const int which[2] = {SIGTERM, SIGINT};
+	struct event *sigs[3] = {NULL};
+	const int which[3] = {SIGTERM, SIGINT, SIGHUP};
+	int rc = 0;
 	signal(SIGPIPE, SIG_IGN);
-	for (int i = 0; i < 2; i++) {
-		sigs[i] = evsignal_new(d->base, which[i], on_signal, d);
-		if (!sigs[i] || event_add(sigs[i], NULL) < 0)
-			return -ENOMEM;
+	for (int i = 0; i < 3; i++) {
+		sigs[i] = evsignal_new(d->base, which[i], which[i] == SIGHUP ? on_hup : on_signal, d);
+		if (!sigs[i] || event_add(sigs[i], NULL) < 0) {
+			rc = -ENOMEM;
+			goto out;
+		}
 	}
 	log_info("op=ready socket=%s datasets=%u chunks=%zu hot_used=%llu warm_used=%llu", d->cfg->socket,
 		 d->nds, d->chunks.n, (unsigned long long)d->tiers[TIER_HOT].used,
 		 (unsigned long long)d->tiers[TIER_WARM].used);
-	int rc = event_base_dispatch(d->base);
-	for (int i = 0; i < 2; i++)
-		event_free(sigs[i]);
-	return rc < 0 ? -EIO : 0;
+	/* systemd (Type=notify): serving now; a no-op without NOTIFY_SOCKET */
+	sd_notifyf(0, "READY=1\nSTATUS=serving %u datasets\nMAINPID=%lu", d->nds,
+		   (unsigned long)getpid());
+	rc = event_base_dispatch(d->base) < 0 ? -EIO : 0;
+out:
+	for (int i = 0; i < 3; i++)
+		if (sigs[i])
+			event_free(sigs[i]);
+	return rc;
 }
 
 void daemon_free(struct daemon *d)
@@ -277,6 +323,7 @@ void daemon_free(struct daemon *d)
 	for (unsigned i = 0; i < d->nds; i++)
 		dataset_free(d, d->ds[i]);
 	free(d->ds);
+	reload_free_retired(d);
 	policy_glue_free(d);
 	mover_free(d);
 	index_close(d->ix);

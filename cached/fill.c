@@ -249,6 +249,8 @@ static void fill_done(struct job *j)
 	}
 	if (c && !f->keep)
 		chunk_unkept_free(d, c); /* what the waiters hold keeps it */
+	else if (c && f->ds->removed)
+		chunk_drop(d, c, "dataset_removed"); /* a reload removed it meanwhile */
 	free(f->buf);
 	free(f->path);
 	free(f);

@@ -471,6 +471,11 @@ static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 		conn_reply_err(c, h->op, h->id, EBADF, "no such handle");
 		return;
 	}
+	if (hd->ds->removed) {
+		conn_reply_err(c, h->op, h->id, ESTALE, "dataset %s was removed from the daemon's "
+			       "config (reload); open the file again once it is configured", hd->ds->name);
+		return;
+	}
 	if (idx >= hd->nchunks) {
 		conn_reply_err(c, h->op, h->id, EINVAL, "chunk %u is past the end of the file (%u chunks)", idx,
 			       hd->nchunks);
@@ -631,6 +636,11 @@ static void op_read(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	struct handle *hd = handle_get(c, hid);
 	if (!hd) {
 		conn_reply_err(c, h->op, h->id, EBADF, "no such handle");
+		return;
+	}
+	if (hd->ds->removed) {
+		conn_reply_err(c, h->op, h->id, ESTALE, "dataset %s was removed from the daemon's "
+			       "config (reload); open the file again once it is configured", hd->ds->name);
 		return;
 	}
 	if (len > TC_READ_MAX)
@@ -902,6 +912,8 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 	case TC_OP_REFRESH: op_refresh(c, h, &r); break;
 	case TC_OP_POLICY_GET: handlers_policy_get(c, h, &r); break;
 	case TC_OP_POLICY_SET: handlers_policy_set(c, h, &r); break;
+	case TC_OP_CONFIG_SHOW: handlers_config_show(c, h, &r); break;
+	case TC_OP_RELOAD: handlers_reload(c, h, &r); break;
 	default:
 		c->d->ctr.bad_frames++;
 		conn_reply_err(c, h->op, h->id, ENOSYS, "unknown operation %u", h->op);
