@@ -100,7 +100,43 @@ open(p, "w").write(t)
 PY
 res_before=$(jget "sum(d['resident_hot_bytes']+d['resident_warm_bytes'] for d in s['datasets'] if d['name']=='ds')")
 check "ds has resident chunks before removal" [ "$res_before" -gt 0 ]
+# a client holds a handle of ds across the removal
+cat >"$T/holder.py" <<'PY'
+import os, socket, struct, sys, time
+sock, t = sys.argv[1], sys.argv[2]
+def frame(op, payload, rid):
+    return struct.pack("<HBBIII", 0x4354, 1, op, len(payload), rid, 0) + payload
+def recv(s):
+    b = b""
+    while len(b) < 16:
+        b += s.recv(16 - len(b))
+    _, _, op, n, rid, aux = struct.unpack("<HBBIII", b)
+    p = b""
+    while len(p) < n:
+        p += s.recv(n - len(p))
+    return aux, p
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sock)
+path = b"ds/f5.bin"
+s.sendall(frame(2, struct.pack("<I", len(path)) + path, 1))
+aux, p = recv(s)
+assert aux == 0, aux
+h = struct.unpack_from("<Q", p)[0]
+open(t + "/opened", "w").close()
+while not os.path.exists(t + "/go"):
+    time.sleep(0.02)
+s.sendall(frame(3, struct.pack("<QI", h, 1), 2))
+aux, p = recv(s)
+n = struct.unpack_from("<I", p)[0] if aux else 0
+open(t + "/holder.out", "w").write("%d %s\n" % (aux, p[4:4 + n].decode()))
+PY
+python3 "$T/holder.py" "$T/sock" "$T" &
+hpid=$!
+check "a client opened ds/f5.bin" until_ok test -f "$T/opened"
 "$TC" reload >"$T/r.out" 2>"$T/r.err"
+touch "$T/go"
+wait $hpid
+check "the open handle gets ESTALE after the removal" grep -q "^116 dataset ds was removed from the daemon's config" "$T/holder.out"
 check "report: ds removed" grep -qx "removed: dataset.ds (cached chunks dropped)" "$T/r.out"
 check "status: ds gone" [ "$(jget "len([d for d in s['datasets'] if d['name']=='ds'])")" = 0 ]
 "$TC" cat ds/f1.bin >/dev/null 2>"$T/r.err"
