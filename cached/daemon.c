@@ -23,6 +23,7 @@
 #include "fill.h"
 #include "index.h"
 #include "log.h"
+#include "metrics.h"
 #include "mover.h"
 #include "policy_glue.h"
 #include "reload.h"
@@ -268,7 +269,7 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 	rc = server_start(d, &d->srv, err, errlen);
 	if (rc < 0)
 		return rc;
-	return 0;
+	return metrics_start(d, err, errlen);
 }
 
 int daemon_run(struct daemon *d)
@@ -301,6 +302,7 @@ out:
 void daemon_free(struct daemon *d)
 {
 	d->stopping = true;
+	metrics_stop(d);
 	server_stop(d->srv);
 	d->srv = NULL;
 	workers_stop(d->workers); /* runs what is queued, delivers completions */

@@ -21,6 +21,7 @@
 
 #include "backend.h"
 #include "config.h"
+#include "histogram.h"
 #include "placement.h" /* after config.h: see placement.h */
 #include "policy.h"
 #include "policy_spec.h"
@@ -162,6 +163,9 @@ struct daemon {
 	unsigned nretired;
 	uint64_t reloads, reload_failures;
 	struct metrics *metrics; /* metrics.c: the HTTP endpoint, NULL when off */
+	/* latency (metrics.c exports them): CHUNK requests from dispatch to
+	 * reply, by hit / miss; fills from the miss to the chunk being ready */
+	struct histogram lat_chunk_hit, lat_chunk_miss, lat_fill;
 };
 
 /* Monotonic nanoseconds: the policies' clock. */
