@@ -828,7 +828,7 @@ static void check_listen(struct load *ld, struct config *cfg)
 			 shown(sb, sizeof(sb), host), hint);
 		return;
 	}
-	snprintf(cfg->metrics_host, sizeof(cfg->metrics_host), "%s", host);
+	memcpy(cfg->metrics_host, host, strlen(host) + 1); /* fits: checked above */
 	cfg->metrics_port = (uint16_t)port;
 }
 
