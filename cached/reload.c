@@ -102,9 +102,10 @@ static void report_live_keys(const struct config *oc, const struct config *nc, F
 			nc->admin_group);
 }
 
-static void apply_tiers(struct daemon *d, const struct config *oc, const struct config *nc,
+static bool apply_tiers(struct daemon *d, const struct config *oc, const struct config *nc,
 			FILE *out)
 {
+	bool changed = false;
 	for (int t = 0; t < TIER_COUNT; t++) {
 		const struct tier_conf *a = &oc->tiers[t], *b = &nc->tiers[t];
 		char cap[32];
@@ -112,11 +113,29 @@ static void apply_tiers(struct daemon *d, const struct config *oc, const struct 
 				    a->low_water == b->low_water))
 			continue;
 		tier_set_limits(&d->tiers[t], b);
+		changed = true;
 		fprintf(out, "applied: [tier %s] capacity = %s high_water = %u low_water = %u\n",
 			d->tiers[t].name, config_fmt_size(cap, sizeof(cap), b->capacity),
 			b->high_water, b->low_water);
 		log_info("op=reload tier=%s capacity=%llu high_water=%u low_water=%u", d->tiers[t].name,
 			 (unsigned long long)b->capacity, b->high_water, b->low_water);
+	}
+	return changed;
+}
+
+/* Policy instances learn their tier's budget when they are created
+ * (policy_env.capacity): after a tier's limits changed, give every dataset
+ * new instances of the same policy, residents moved over in the order they
+ * were read (what tierctl policy set does). */
+static void rebudget(struct daemon *d)
+{
+	char err[512];
+	for (unsigned i = 0; i < d->nds; i++) {
+		struct dataset *ds = d->ds[i];
+		struct policy_spec spec = ds->spec;
+		if (policy_glue_set(d, ds, ds->spec_by_admin ? &spec : NULL, err, sizeof(err)) < 0)
+			log_warn("dataset=%s op=reload err=\"policy keeps the old tier budget: %s\"",
+				 ds->name, err);
 	}
 }
 
@@ -222,7 +241,7 @@ int reload_config(struct daemon *d, char **report)
 	/* phase 2: apply; nothing below fails */
 	log_set_level(nc->log_level);
 	report_live_keys(oc, nc, out);
-	apply_tiers(d, oc, nc, out);
+	bool tiers_changed = apply_tiers(d, oc, nc, out);
 	for (unsigned i = 0; i < d->nds; i++) {
 		struct dataset *ds = d->ds[i];
 		const struct dataset_conf *nd = config_dataset(nc, ds->name);
@@ -257,6 +276,8 @@ int reload_config(struct daemon *d, char **report)
 	d->nds = nall;
 	all = NULL;
 	d->cfg = nc;
+	if (tiers_changed)
+		rebudget(d);
 	for (unsigned i = 0; i < nadded; i++)
 		if (dataset_refresh(d, added[i], NULL, NULL) < 0) /* on a worker: the loop goes on */
 			log_warn("dataset=%s op=reload err=\"cannot start listing the source\"",
