@@ -183,8 +183,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	event_base_loopbreak(d->base);
 }
 
-/* SIGHUP: reload the config file; a bad file is logged, one line per
- * message, and the running config stays. */
+/* SIGHUP: reload the config file; daemon_reload() logs what happened. */
 static void on_hup(evutil_socket_t sig, short what, void *arg)
 {
 	(void)sig;
@@ -192,26 +191,42 @@ static void on_hup(evutil_socket_t sig, short what, void *arg)
 	struct daemon *d = arg;
 	char *report = NULL;
 	log_info("op=reload signal=HUP file=%s", d->cfg->file);
-	int rc = daemon_reload(d, &report);
-	for (char *line = report, *nl; line && *line; line = nl ? nl + 1 : line + strlen(line)) {
-		nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
+	daemon_reload(d, &report);
+	free(report);
+}
+
+/* Log a reload's report, one line per log line: the changes, or the
+ * file's errors. */
+static void log_report(const char *report, int rc)
+{
+	char q[1024];
+	const char *line = report;
+	while (line && *line) {
+		/* the value goes in double quotes: escape the ones it has */
+		size_t o = 0;
+		for (; *line && *line != '\n'; line++)
+			if (o + 3 < sizeof(q)) {
+				if (*line == '"' || *line == '\\')
+					q[o++] = '\\';
+				q[o++] = *line;
+			}
+		q[o] = '\0';
+		if (*line == '\n')
+			line++;
 		if (rc < 0)
-			log_err("op=reload err=\"%s\"", line);
+			log_err("op=reload err=\"%s\"", q);
 		else
-			log_info("op=reload change=\"%s\"", line);
+			log_info("op=reload change=\"%s\"", q);
 	}
 	if (rc < 0)
-		log_err("op=reload result=rejected err=\"%s\" (the running config stays)",
-			strerror(-rc));
-	free(report);
+		log_err("op=reload result=rejected running_config=kept err=\"%s\"", strerror(-rc));
 }
 
 int daemon_reload(struct daemon *d, char **report)
 {
 	sd_notify(0, "RELOADING=1\nSTATUS=reloading the configuration");
 	int rc = reload_config(d, report);
+	log_report(*report, rc);
 	sd_notifyf(0, "READY=1\nSTATUS=serving %u datasets%s", d->nds,
 		   rc < 0 ? " (last reload rejected: see the log)" : "");
 	return rc;

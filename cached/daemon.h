@@ -182,7 +182,8 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen);
  * READY=1 once serving and STOPPING=1 on the way out (sd_notify). */
 int daemon_run(struct daemon *d);
 /* Reload d->cfg->file (reload.h), telling systemd RELOADING=1 and READY=1
- * around it. The new config replaces d->cfg (the old one is freed). */
+ * around it and logging the report line by line. The new config replaces
+ * d->cfg (the old one is freed). */
 int daemon_reload(struct daemon *d, char **report);
 void daemon_free(struct daemon *d);
 

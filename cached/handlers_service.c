@@ -102,7 +102,6 @@ void handlers_reload(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 		size_t n = strlen(text);
 		while (n && text[n - 1] == '\n')
 			n--;
-		log_err("op=reload result=rejected errors=\"%.*s\"", (int)(n > 4000 ? 4000 : n), text);
 		if (n > DETAIL_MAX)
 			conn_reply_err(c, h->op, h->id, -rc,
 				       "%.*s\n... (more in the daemon's log); the running config stays",
