@@ -2,7 +2,10 @@
  * Service ops: the effective configuration and reloading it. Loop thread.
  *
  * TC_OP_CONFIG_SHOW
- *   req: empty
+ *   req: empty, or str section ("" = all; "daemon", "tier hot", "tier
+ *        warm", "dataset NAME": only that section's keys; a node with
+ *        thousands of datasets needs this, as the whole config would not
+ *        fit one reply)
  *   rep: a record set: "file" (one record: path, reloads, reload_failures)
  *        and "config" (one record per key that applies: section ("daemon",
  *        "tier hot", "dataset NAME"), key, value (as a file writes it),
@@ -46,13 +49,31 @@ void handlers_config_show(struct conn *c, const struct tc_hdr *h, struct proto_r
 	struct proto_wr w;
 	struct proto_rs rs;
 	struct config_key_info k;
-	char value[PATH_MAX + 16], section[CONFIG_NAME_MAX + 16];
+	char value[PATH_MAX + 16], section[CONFIG_NAME_MAX + 16], only[CONFIG_NAME_MAX + 16] = "";
 	bool dflt;
 
-	if (!proto_rd_done(r)) {
-		conn_reply_err(c, h->op, h->id, EBADMSG, "malformed CONFIG_SHOW (takes no payload)");
+	if (h->len && !proto_rd_str_copy(r, only, sizeof(only))) {
+		conn_reply_err(c, h->op, h->id, EBADMSG,
+			       "malformed CONFIG_SHOW (an optional section name of at most %zu bytes)",
+			       sizeof(only) - 1);
 		return;
 	}
+	if (!proto_rd_done(r)) {
+		conn_reply_err(c, h->op, h->id, EBADMSG, "malformed CONFIG_SHOW (trailing bytes)");
+		return;
+	}
+	bool found = !only[0] || strcmp(only, "daemon") == 0;
+	for (unsigned t = 0; t < TIER_COUNT && !found; t++)
+		found = cfg->tiers[t].present &&
+			strcmp(only, t == TIER_HOT ? "tier hot" : "tier warm") == 0;
+	found = found || (strncmp(only, "dataset ", 8) == 0 && config_dataset(cfg, only + 8));
+	if (!found) {
+		conn_reply_err(c, h->op, h->id, ENOENT,
+			       "no section [%s] in the running config (use daemon, \"tier hot\", "
+			       "\"tier warm\" or \"dataset NAME\")", only);
+		return;
+	}
+#define WANT(sec) (!only[0] || strcmp(only, (sec)) == 0)
 	proto_wr_init(&w);
 	proto_wr_begin(&w);
 	proto_rs_begin(&rs, &w);
@@ -62,24 +83,25 @@ void handlers_config_show(struct conn *c, const struct tc_hdr *h, struct proto_r
 	proto_rs_u64(&rs, "reloads", c->d->reloads);
 	proto_rs_u64(&rs, "reload_failures", c->d->reload_failures);
 	proto_rs_section(&rs, "config", TC_SHAPE_ARRAY);
-	for (size_t i = 0; config_key_at(i, &k) == 0; i++)
+	for (size_t i = 0; WANT("daemon") && config_key_at(i, &k) == 0; i++)
 		if (strcmp(k.section, "daemon") == 0 &&
 		    config_key_value(cfg, i, 0, value, sizeof(value), &dflt) == 0)
 			key_record(&rs, "daemon", k.name, value, dflt);
 	for (unsigned t = 0; t < TIER_COUNT; t++) {
 		snprintf(section, sizeof(section), "tier %s", t == TIER_HOT ? "hot" : "warm");
-		for (size_t i = 0; config_key_at(i, &k) == 0; i++)
+		for (size_t i = 0; WANT(section) && config_key_at(i, &k) == 0; i++)
 			if (strcmp(k.section, "tier") == 0 &&
 			    config_key_value(cfg, i, t, value, sizeof(value), &dflt) == 0)
 				key_record(&rs, section, k.name, value, dflt);
 	}
 	for (unsigned n = 0; n < cfg->ndatasets; n++) {
 		snprintf(section, sizeof(section), "dataset %s", cfg->datasets[n].name);
-		for (size_t i = 0; config_key_at(i, &k) == 0; i++)
+		for (size_t i = 0; WANT(section) && config_key_at(i, &k) == 0; i++)
 			if (strcmp(k.section, "dataset") == 0 &&
 			    config_key_value(cfg, i, n, value, sizeof(value), &dflt) == 0)
 				key_record(&rs, section, k.name, value, dflt);
 	}
+#undef WANT
 	proto_rs_end(&rs);
 	conn_reply(c, h->op, h->id, &w, -1);
 	proto_wr_free(&w);

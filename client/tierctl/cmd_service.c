@@ -50,10 +50,28 @@ static int config_show(struct tiercache *tc, int argc, char **argv)
 	int rc = tierctl_parse_flags(argc, argv, flags, &npos);
 	if (rc)
 		return rc;
-	if (npos != 1 || strcmp(argv[1], "show") != 0)
-		return tierctl_usage_error("config: use 'tierctl config show [--json]'");
+	if (npos < 1 || npos > 3 || strcmp(argv[1], "show") != 0)
+		return tierctl_usage_error("config: use 'tierctl config show [--json] [SECTION]'");
+	/* "dataset imagenet" or dataset imagenet: one section */
+	char section[160] = "";
+	if (npos == 3)
+		snprintf(section, sizeof(section), "%s %s", argv[2], argv[3]);
+	else if (npos == 2)
+		snprintf(section, sizeof(section), "%s", argv[2]);
+	struct proto_wr w;
+	proto_wr_init(&w);
+	proto_wr_begin(&w);
+	if (section[0])
+		proto_wr_str(&w, section);
 	struct proto_recset rs;
-	rc = tierctl_call_recset(tc, TC_OP_CONFIG_SHOW, NULL, 0, "config show", &rs);
+	if (w.oom) {
+		proto_wr_free(&w);
+		tierctl_err("config show: out of memory");
+		return TIERCTL_EXIT_FAIL;
+	}
+	rc = tierctl_call_recset(tc, TC_OP_CONFIG_SHOW, w.buf + TC_HDR_SIZE,
+				 w.len - TC_HDR_SIZE, "config show", &rs);
+	proto_wr_free(&w);
 	if (rc)
 		return rc;
 	if (json)

@@ -73,11 +73,11 @@ const struct tierctl_cmd tierctl_cmds[] = {
 	},
 	{
 		.name = "config",
-		.usage = "show [--json]",
+		.usage = "show [--json] [SECTION]",
 		.summary = "the daemon's effective configuration, defaults marked",
 		.fn = tierctl_cmd_config,
 		.min_args = 1,
-		.max_args = 1,
+		.max_args = 3,
 	},
 	{
 		.name = "reload",

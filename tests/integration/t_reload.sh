@@ -77,6 +77,12 @@ show >"$T/show3"
 check "show: hot capacity now 2M" grep -qx "capacity = 2M" "$T/show3"
 check "show: workers keeps the running value" grep -qx "workers = 4  # default" "$T/show3"
 check "show: ds2 present" grep -qx "\[dataset ds2\]" "$T/show3"
+"$TC" config show dataset ds2 >"$T/show_ds2"
+check "show one section: only [dataset ds2]" [ "$(grep -c '^\[' "$T/show_ds2")" = 1 ]
+check "show one section: its keys" grep -qx "chunk_size = 128K" "$T/show_ds2"
+check "show one section (quoted form)" bash -c "'$TC' config show 'tier hot' | grep -qx 'capacity = 2M'"
+"$TC" config show dataset nope >/dev/null 2>"$T/r.err"
+check "show an unknown section: ENOENT, says which" grep -q 'no section \[dataset nope\] in the running config' "$T/r.err"
 hot_used() { [ "$(jget "[t['used_bytes'] for t in s['tiers'] if t['name']=='hot'][0]")" -le $((2 * 1024 * 1024 * 90 / 100)) ]; }
 check "the mover brings hot under its new high watermark" until_ok hot_used
 check "ds2 serves its bytes" until_ok "$TC" cat ds2/g.bin
