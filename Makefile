@@ -27,6 +27,10 @@ SANITIZER ?=
 O := build/$(if $(SANITIZER),$(SANITIZER),default)
 PREFIX ?= /usr/local
 DESTDIR ?=
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+DOCDIR ?= $(PREFIX)/share/doc/tiercache
+UNITS := tiercached.service tiercache-lifecycle.service tiercache-lifecycle.timer
 VERSION := 0.1.0
 
 CC ?= cc
@@ -171,7 +175,8 @@ bench: all
 .PHONY: install install-python
 install: all install-python
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/tiercache \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)/etc/tiercache
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(SYSCONFDIR)/tiercache $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(DOCDIR)
 	install -m 755 $(filter $(BIN)/%,$(PROGRAMS)) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(LIBTC_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBTC_SO) $(DESTDIR)$(PREFIX)/lib/
@@ -180,7 +185,14 @@ install: all install-python
 	install -m 644 include/tiercache/protocol.h $(DESTDIR)$(PREFIX)/include/tiercache/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' client/lib/tiercache.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/tiercache.pc
-	[ -e $(DESTDIR)/etc/tiercache/tiercache.conf ] || install -m 644 conf/tiercache.conf $(DESTDIR)/etc/tiercache/
+	for u in $(UNITS); do \
+		sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' systemd/$$u \
+			> $(DESTDIR)$(UNITDIR)/$$u && chmod 644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
+	install -m 644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	# an existing config is the admin's: never overwritten
+	[ -e $(DESTDIR)$(SYSCONFDIR)/tiercache/tiercache.conf ] || \
+		install -m 644 conf/tiercache.conf $(DESTDIR)$(SYSCONFDIR)/tiercache/
 
 # the Python package (client/python/tiercache) into the site-packages of
 # PREFIX for Debian's python3; _install.py records where libtiercache went

@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <arpa/inet.h>
 #include <ini.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -65,6 +66,7 @@ enum key_type {
 	KEY_ENUM,     /* one of values[], stored as the string */
 	KEY_LOG_LEVEL,
 	KEY_POLICY,   /* a name in the policy registry */
+	KEY_MODE,     /* octal permission bits, "0660" */
 };
 
 enum key_flag {
@@ -109,6 +111,12 @@ static const struct key_def keys[] = {
 	 FIELD(struct config, workers)},
 	{.sect = SECT_DAEMON, .name = "admin_group", .type = KEY_STRING,
 	 FIELD(struct config, admin_group)},
+	{.sect = SECT_DAEMON, .name = "socket_mode", .type = KEY_MODE, .def = "0660", .max = 0777,
+	 FIELD(struct config, socket_mode)},
+	{.sect = SECT_DAEMON, .name = "socket_group", .type = KEY_STRING,
+	 FIELD(struct config, socket_group)},
+	{.sect = SECT_DAEMON, .name = "metrics_listen", .type = KEY_STRING,
+	 FIELD(struct config, metrics_listen)},
 
 	{.sect = SECT_TIER, .name = "path", .type = KEY_PATH, .flags = KEY_REQUIRED | KEY_NONEMPTY,
 	 .example = "path = /nvme/tiercache", FIELD(struct tier_conf, path)},
@@ -408,6 +416,19 @@ static int key_set(struct load *ld, const struct key_def *k, const char *label, 
 		}
 		memcpy(field, &rc, sizeof(rc));
 		return 0;
+
+	case KEY_MODE: {
+		const char *p = v;
+		x = 0;
+		while (*p >= '0' && *p <= '7' && p - v < 5)
+			x = x * 8 + (uint64_t)(*p++ - '0');
+		if (p == v || *p || x > k->max) {
+			key_msg(ld, line, label, k,
+				"\"%s\" is not an octal mode (use 0600, 0660, 0666)", q);
+			return -EINVAL;
+		}
+		break;
+	}
 
 	case KEY_POLICY:
 		if (policy_find(v) && strlen(v) < k->size) {
@@ -774,6 +795,43 @@ static void check_apart(struct load *ld, const char *subject, const char *path,
 			 shown(a, sizeof(a), path), other, shown(b, sizeof(b), other_path), hint);
 }
 
+/* metrics_listen = HOST:PORT, HOST an IPv4 address, [IPv6] or localhost;
+ * split into metrics_host and metrics_port. Any address is allowed (the
+ * default is off; the documented example is loopback). */
+static void check_listen(struct load *ld, struct config *cfg)
+{
+	char host[sizeof(cfg->metrics_listen)], sb[160];
+	const char *v = cfg->metrics_listen;
+	const char *colon = strrchr(v, ':');
+	const char *hint = "use HOST:PORT, e.g. 127.0.0.1:9464 or [::1]:9464";
+	uint64_t port = 0;
+	const char *p = colon ? colon + 1 : NULL;
+	if (!colon || config_parse_digits(&p, &port) < 0 || *p || port < 1 || port > 65535) {
+		load_msg(ld, 0, "daemon.metrics_listen: \"%s\" has no valid port (%s)",
+			 shown(sb, sizeof(sb), v), hint);
+		return;
+	}
+	size_t n = (size_t)(colon - v);
+	memcpy(host, v, n);
+	host[n] = '\0';
+	if (n >= 2 && host[0] == '[' && host[n - 1] == ']') {
+		memmove(host, host + 1, n - 2);
+		host[n - 2] = '\0';
+	}
+	struct in6_addr a6;
+	struct in_addr a4;
+	if (strcmp(host, "localhost") == 0)
+		snprintf(host, sizeof(host), "127.0.0.1");
+	if ((inet_pton(AF_INET, host, &a4) != 1 && inet_pton(AF_INET6, host, &a6) != 1) ||
+	    strlen(host) >= sizeof(cfg->metrics_host)) {
+		load_msg(ld, 0, "daemon.metrics_listen: \"%s\" is not an IP address (%s)",
+			 shown(sb, sizeof(sb), host), hint);
+		return;
+	}
+	memcpy(cfg->metrics_host, host, strlen(host) + 1); /* fits: checked above */
+	cfg->metrics_port = (uint16_t)port;
+}
+
 static void cross_check(struct load *ld)
 {
 	struct config *cfg = ld->cfg;
@@ -790,6 +848,19 @@ static void cross_check(struct load *ld)
 			load_msg(ld, 0, "daemon.admin_group: no group named \"%s\" on this system "
 				 "(create it, or leave admin_group empty for root only)", cfg->admin_group);
 	}
+	cfg->socket_gid = (gid_t)-1;
+	if (cfg->socket_group[0]) {
+		struct group gr, *res = NULL;
+		char buf[4096];
+		if (getgrnam_r(cfg->socket_group, &gr, buf, sizeof(buf), &res) == 0 && res)
+			cfg->socket_gid = gr.gr_gid;
+		else
+			load_msg(ld, 0, "daemon.socket_group: no group named \"%s\" on this system "
+				 "(create it, or leave socket_group empty for the daemon's group)",
+				 cfg->socket_group);
+	}
+	if (cfg->metrics_listen[0])
+		check_listen(ld, cfg);
 	if (!cfg->tiers[TIER_HOT].present)
 		load_msg(ld, 0, "hot: missing [tier hot] (required; give it a path and a capacity)");
 	for (int t = 0; t < TIER_COUNT; t++) {
@@ -1005,5 +1076,94 @@ int config_key_at(size_t i, struct config_key_info *out)
 		.required = k->flags & KEY_REQUIRED,
 		.backend = k->flags & KEY_POSIX ? "posix" : k->flags & KEY_RADOS ? "rados" : NULL,
 	};
+	return 0;
+}
+
+/* KEY's field at BASE as text, the way a file writes it. */
+static void key_format(const struct key_def *k, const void *base, char *buf, size_t n)
+{
+	const char *field = (const char *)base + k->off;
+	uint64_t x = 0;
+	if (k->type == KEY_SIZE || k->type == KEY_PERCENT || k->type == KEY_UINT ||
+	    k->type == KEY_DURATION || k->type == KEY_MODE) {
+		if (k->size == sizeof(uint64_t)) {
+			memcpy(&x, field, sizeof(x));
+		} else {
+			uint32_t w;
+			memcpy(&w, field, sizeof(w));
+			x = w;
+		}
+	}
+	switch (k->type) {
+	case KEY_STRING:
+	case KEY_PATH:
+	case KEY_ENUM:
+	case KEY_POLICY:
+		snprintf(buf, n, "%s", field);
+		break;
+	case KEY_SIZE:
+		config_fmt_size(buf, n, x);
+		break;
+	case KEY_PERCENT:
+	case KEY_UINT:
+		snprintf(buf, n, "%" PRIu64, x);
+		break;
+	case KEY_DURATION:
+		config_fmt_duration(buf, n, (k->flags & KEY_SECONDS) ? x * SEC_MS : x);
+		break;
+	case KEY_MODE:
+		snprintf(buf, n, "%04" PRIo64, x);
+		break;
+	case KEY_LOG_LEVEL: {
+		int level;
+		memcpy(&level, field, sizeof(level));
+		snprintf(buf, n, "%s", log_level_name(level));
+		break;
+	}
+	}
+}
+
+int config_key_value(const struct config *cfg, size_t i, unsigned which, char *buf, size_t n,
+		     bool *is_default)
+{
+	if (i >= ARRAY_SIZE(keys))
+		return -ENOENT;
+	const struct key_def *k = &keys[i];
+	const void *base = cfg;
+	union {
+		struct config c;
+		struct tier_conf t;
+		struct dataset_conf d;
+	} *dflt = NULL;
+	switch (k->sect) {
+	case SECT_TIER:
+		if (which >= TIER_COUNT || !cfg->tiers[which].present)
+			return -ENOENT;
+		base = &cfg->tiers[which];
+		break;
+	case SECT_DATASET: {
+		if (which >= cfg->ndatasets)
+			return -ENOENT;
+		const struct dataset_conf *ds = &cfg->datasets[which];
+		unsigned only = k->flags & (KEY_POSIX | KEY_RADOS);
+		if (only && only != (strcmp(ds->backend, "rados") == 0 ? KEY_RADOS : KEY_POSIX))
+			return -ENOENT;
+		base = ds;
+		break;
+	}
+	default:
+		break;
+	}
+	key_format(k, base, buf, n);
+	*is_default = false;
+	if (!(dflt = calloc(1, sizeof(*dflt))))
+		return 0;
+	/* parse the default the way loading does (none: zero / empty), then
+	 * compare the fields */
+	struct load ld = {.file = cfg->file, .cfg = &dflt->c};
+	if (!k->def || key_set(&ld, k, "", 0, dflt, k->def) == 0)
+		*is_default = memcmp((const char *)dflt + k->off, (const char *)base + k->off,
+				     k->size) == 0;
+	free(dflt);
 	return 0;
 }

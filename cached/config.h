@@ -67,6 +67,12 @@ struct config {
 	unsigned workers;          /* blocking-I/O worker threads */
 	char admin_group[64];      /* members may run admin ops ("" = root only) */
 	gid_t admin_gid;           /* admin_group resolved at load; (gid_t)-1 if none */
+	unsigned socket_mode;      /* permission bits of the socket file, default 0660 */
+	char socket_group[64];     /* group of the socket file ("" = the daemon's) */
+	gid_t socket_gid;          /* socket_group resolved at load; (gid_t)-1 if none */
+	char metrics_listen[128];  /* "HOST:PORT" of the Prometheus endpoint, "" = off */
+	char metrics_host[64];     /* metrics_listen split at load */
+	uint16_t metrics_port;
 	/* [tier hot], [tier warm] */
 	struct tier_conf tiers[TIER_COUNT];
 	/* [dataset NAME] */
@@ -102,5 +108,13 @@ struct config_key_info {
 /* The i-th key in table (and reference file) order: 0, or -ENOENT past the
  * end. */
 int config_key_at(size_t i, struct config_key_info *out);
+
+/* The value of the i-th key in CFG, written as a file would write it, into
+ * BUF; *is_default tells whether it equals the key's default. For a tier key
+ * `which` is the tier id, for a dataset key the dataset's index in
+ * cfg->datasets (ignored for [daemon]). Returns 0, or -ENOENT when the key
+ * does not apply (tier absent, key of another backend, past the end). */
+int config_key_value(const struct config *cfg, size_t i, unsigned which, char *buf, size_t n,
+		     bool *is_default);
 
 #endif

@@ -12,17 +12,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 #include <event2/thread.h>
+#include <systemd/sd-daemon.h>
 
 #include "chunk.h"
 #include "dataset.h"
 #include "fill.h"
 #include "index.h"
 #include "log.h"
+#include "metrics.h"
 #include "mover.h"
 #include "policy_glue.h"
+#include "reload.h"
 #include "server.h"
 #include "workers.h"
 
@@ -174,8 +178,58 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	(void)what;
 	struct daemon *d = arg;
 	log_info("op=shutdown signal=%d", (int)sig);
+	sd_notify(0, "STOPPING=1\nSTATUS=stopping");
 	d->stopping = true;
 	event_base_loopbreak(d->base);
+}
+
+/* SIGHUP: reload the config file; daemon_reload() logs what happened. */
+static void on_hup(evutil_socket_t sig, short what, void *arg)
+{
+	(void)sig;
+	(void)what;
+	struct daemon *d = arg;
+	char *report = NULL;
+	log_info("op=reload signal=HUP file=%s", d->cfg->file);
+	daemon_reload(d, &report);
+	free(report);
+}
+
+/* Log a reload's report, one line per log line: the changes, or the
+ * file's errors. */
+static void log_report(const char *report, int rc)
+{
+	char q[1024];
+	const char *line = report;
+	while (line && *line) {
+		/* the value goes in double quotes: escape the ones it has */
+		size_t o = 0;
+		for (; *line && *line != '\n'; line++)
+			if (o + 3 < sizeof(q)) {
+				if (*line == '"' || *line == '\\')
+					q[o++] = '\\';
+				q[o++] = *line;
+			}
+		q[o] = '\0';
+		if (*line == '\n')
+			line++;
+		if (rc < 0)
+			log_err("op=reload err=\"%s\"", q);
+		else
+			log_info("op=reload change=\"%s\"", q);
+	}
+	if (rc < 0)
+		log_err("op=reload result=rejected running_config=kept err=\"%s\"", strerror(-rc));
+}
+
+int daemon_reload(struct daemon *d, char **report)
+{
+	sd_notify(0, "RELOADING=1\nSTATUS=reloading the configuration");
+	int rc = reload_config(d, report);
+	log_report(*report, rc);
+	sd_notifyf(0, "READY=1\nSTATUS=serving %u datasets%s", d->nds,
+		   rc < 0 ? " (last reload rejected: see the log)" : "");
+	return rc;
 }
 
 int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
@@ -230,31 +284,40 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 	rc = server_start(d, &d->srv, err, errlen);
 	if (rc < 0)
 		return rc;
-	return 0;
+	return metrics_start(d, err, errlen);
 }
 
 int daemon_run(struct daemon *d)
 {
-	struct event *sigs[2];
-	const int which[2] = {SIGTERM, SIGINT};
+	struct event *sigs[3] = {NULL};
+	const int which[3] = {SIGTERM, SIGINT, SIGHUP};
+	int rc = 0;
 	signal(SIGPIPE, SIG_IGN);
-	for (int i = 0; i < 2; i++) {
-		sigs[i] = evsignal_new(d->base, which[i], on_signal, d);
-		if (!sigs[i] || event_add(sigs[i], NULL) < 0)
-			return -ENOMEM;
+	for (int i = 0; i < 3; i++) {
+		sigs[i] = evsignal_new(d->base, which[i], which[i] == SIGHUP ? on_hup : on_signal, d);
+		if (!sigs[i] || event_add(sigs[i], NULL) < 0) {
+			rc = -ENOMEM;
+			goto out;
+		}
 	}
 	log_info("op=ready socket=%s datasets=%u chunks=%zu hot_used=%llu warm_used=%llu", d->cfg->socket,
 		 d->nds, d->chunks.n, (unsigned long long)d->tiers[TIER_HOT].used,
 		 (unsigned long long)d->tiers[TIER_WARM].used);
-	int rc = event_base_dispatch(d->base);
-	for (int i = 0; i < 2; i++)
-		event_free(sigs[i]);
-	return rc < 0 ? -EIO : 0;
+	/* systemd (Type=notify): serving now; a no-op without NOTIFY_SOCKET */
+	sd_notifyf(0, "READY=1\nSTATUS=serving %u datasets\nMAINPID=%lu", d->nds,
+		   (unsigned long)getpid());
+	rc = event_base_dispatch(d->base) < 0 ? -EIO : 0;
+out:
+	for (int i = 0; i < 3; i++)
+		if (sigs[i])
+			event_free(sigs[i]);
+	return rc;
 }
 
 void daemon_free(struct daemon *d)
 {
 	d->stopping = true;
+	metrics_stop(d);
 	server_stop(d->srv);
 	d->srv = NULL;
 	workers_stop(d->workers); /* runs what is queued, delivers completions */
@@ -277,6 +340,7 @@ void daemon_free(struct daemon *d)
 	for (unsigned i = 0; i < d->nds; i++)
 		dataset_free(d, d->ds[i]);
 	free(d->ds);
+	reload_free_retired(d);
 	policy_glue_free(d);
 	mover_free(d);
 	index_close(d->ix);

@@ -21,6 +21,7 @@
 
 #include "backend.h"
 #include "config.h"
+#include "histogram.h"
 #include "placement.h" /* after config.h: see placement.h */
 #include "policy.h"
 #include "policy_spec.h"
@@ -33,6 +34,7 @@ struct index;
 struct manifest;
 struct server;
 struct plan_store;
+struct metrics;
 
 enum chunk_state {
 	CHUNK_RESIDENT = 0, /* in its tier's policy */
@@ -103,6 +105,8 @@ struct dataset {
 	uint64_t hits, misses;
 	uint64_t bytes_from_cold;
 	uint64_t served_unkept; /* fills served without keeping the chunk */
+	bool removed;         /* left the config in a reload (reload.c): kept only
+			       * for handles and jobs that still point here */
 };
 
 struct counters {
@@ -153,6 +157,15 @@ struct daemon {
 	bool draining[TIER_COUNT];
 	int64_t start_s;
 	bool stopping;
+	/* reload.c: datasets removed by a reload, freed at exit (handles and
+	 * jobs in flight may still point at them) */
+	struct dataset **retired;
+	unsigned nretired;
+	uint64_t reloads, reload_failures;
+	struct metrics *metrics; /* metrics.c: the HTTP endpoint, NULL when off */
+	/* latency (metrics.c exports them): CHUNK requests from dispatch to
+	 * reply, by hit / miss; fills from the miss to the chunk being ready */
+	struct histogram lat_chunk_hit, lat_chunk_miss, lat_fill;
 };
 
 /* Monotonic nanoseconds: the policies' clock. */
@@ -165,8 +178,13 @@ struct dataset *daemon_dataset(struct daemon *d, const char *name, size_t n);
  * reconciled with the tier directories, workers, socket. On failure a
  * message in err and -errno; daemon_free() cleans up either way. */
 int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen);
-/* Serve until SIGTERM / SIGINT. */
+/* Serve until SIGTERM / SIGINT; SIGHUP reloads the config. Tells systemd
+ * READY=1 once serving and STOPPING=1 on the way out (sd_notify). */
 int daemon_run(struct daemon *d);
+/* Reload d->cfg->file (reload.h), telling systemd RELOADING=1 and READY=1
+ * around it and logging the report line by line. The new config replaces
+ * d->cfg (the old one is freed). */
+int daemon_reload(struct daemon *d, char **report);
 void daemon_free(struct daemon *d);
 
 #endif

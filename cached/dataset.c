@@ -165,6 +165,8 @@ static void persist_manifest(struct daemon *d, struct dataset *ds)
 {
 	struct proto_wr w;
 	uint64_t live = 0;
+	if (ds->removed)
+		return; /* its record went with it (dataset_forget) */
 	for (size_t i = 0; i < ds->mf->n; i++)
 		live += !ds->mf->v[i].gone;
 	proto_wr_init(&w);
@@ -191,6 +193,15 @@ void dataset_flush_manifest(struct daemon *d, struct dataset *ds)
 {
 	if (ds->mf && ds->mf_dirty)
 		persist_manifest(d, ds);
+}
+
+void dataset_forget(struct daemon *d, struct dataset *ds)
+{
+	ds->removed = true;
+	event_del(ds->retry_ev);
+	event_del(ds->persist_ev);
+	ds->mf_dirty = false;
+	index_kv_delete(d->ix, MANIFEST_NS, ds->name);
 }
 
 static void persist_cb(evutil_socket_t fd, short what, void *arg)
@@ -282,7 +293,7 @@ bool dataset_cold_failing(const struct dataset *ds, uint64_t now_ns)
 static void schedule_retry(struct daemon *d, struct dataset *ds)
 {
 	struct timeval tv = {.tv_sec = RETRY_SECONDS};
-	if (!d->stopping)
+	if (!d->stopping && !ds->removed)
 		evtimer_add(ds->retry_ev, &tv);
 }
 

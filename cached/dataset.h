@@ -19,6 +19,11 @@ int dataset_new(struct daemon *d, const struct dataset_conf *dc, struct dataset 
 		size_t errlen);
 void dataset_free(struct daemon *d, struct dataset *ds);
 
+/* A reload removed ds: stop its timers, delete its persisted manifest and
+ * mark it removed so that jobs still in flight persist nothing. Its chunks
+ * are the caller's to drop. */
+void dataset_forget(struct daemon *d, struct dataset *ds);
+
 /* Startup: the manifest persisted by the last run, so that what is cached
  * can be served before (or without) the source answering. */
 void dataset_restore_manifest(struct daemon *d, struct dataset *ds);

@@ -62,6 +62,7 @@ struct fill {
 	char tmp[PATH_MAX + 96];
 	char final[PATH_MAX + 96];
 	struct waiter *waiters, **wtail;
+	uint64_t start_ns; /* the miss, for the cold-read latency histogram */
 };
 
 int fill_table_init(struct fill_table *t)
@@ -196,6 +197,7 @@ static void fill_done(struct job *j)
 	int err = f->err;
 
 	fill_unlink(&d->fills, f);
+	histogram_observe(&d->lat_fill, daemon_now_ns() - f->start_ns);
 	dataset_note_cold(d, f->ds, err);
 	if (f->keep)
 		policy_glue_arrived(f->ds, f->tier, f->len);
@@ -249,6 +251,8 @@ static void fill_done(struct job *j)
 	}
 	if (c && !f->keep)
 		chunk_unkept_free(d, c); /* what the waiters hold keeps it */
+	else if (c && f->ds->removed)
+		chunk_drop(d, c, "dataset_removed"); /* a reload removed it meanwhile */
 	free(f->buf);
 	free(f->path);
 	free(f);
@@ -368,6 +372,7 @@ int fill_get(struct daemon *d, struct dataset *ds, const char *path, const struc
 		free(f);
 		return rc;
 	}
+	f->start_ns = daemon_now_ns();
 	f->d = d;
 	f->ds = ds;
 	f->key = key;

@@ -64,6 +64,7 @@ struct pending {
 	ssize_t rres;
 	/* OPEN after revalidation */
 	char *path;
+	uint64_t start_ns; /* CHUNK: arrival, for the latency histogram */
 };
 
 /* ---- paths ---- */
@@ -428,7 +429,7 @@ static void chunk_waited(struct daemon *d, struct waiter *w, struct chunk *ch, i
 {
 	struct pending *p = (struct pending *)w;
 	struct conn *c = p->c;
-	(void)d;
+	histogram_observe(&d->lat_chunk_miss, daemon_now_ns() - p->start_ns);
 	if (!c->dead) {
 		struct handle *hd = handle_get(c, p->hid);
 		if (err < 0) {
@@ -460,6 +461,7 @@ static void chunk_waited(struct daemon *d, struct waiter *w, struct chunk *ch, i
 
 static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 {
+	uint64_t start_ns = daemon_now_ns();
 	uint64_t hid = proto_rd_u64(r);
 	uint32_t idx = proto_rd_u32(r);
 	if (!proto_rd_done(r)) {
@@ -469,6 +471,11 @@ static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	struct handle *hd = handle_get(c, hid);
 	if (!hd) {
 		conn_reply_err(c, h->op, h->id, EBADF, "no such handle");
+		return;
+	}
+	if (hd->ds->removed) {
+		conn_reply_err(c, h->op, h->id, ESTALE, "dataset %s was removed from the daemon's "
+			       "config (reload); open the file again once it is configured", hd->ds->name);
 		return;
 	}
 	if (idx >= hd->nchunks) {
@@ -486,6 +493,7 @@ static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	p->id = h->id;
 	p->hid = hid;
 	p->idx = idx;
+	p->start_ns = start_ns;
 	struct chunk *ch = NULL;
 	int rc = fill_get(c->d, hd->ds, hd->path, &hd->src, idx, &p->w, &ch);
 	if (rc == 1) {
@@ -502,6 +510,7 @@ static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 			conn_reply(c, h->op, h->id, &w, fd);
 		}
 		proto_wr_free(&w);
+		histogram_observe(&c->d->lat_chunk_hit, daemon_now_ns() - start_ns);
 	} else if (rc == 0) {
 		count_miss(c->d, hd->ds);
 		conn_get(c);
@@ -631,6 +640,11 @@ static void op_read(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	struct handle *hd = handle_get(c, hid);
 	if (!hd) {
 		conn_reply_err(c, h->op, h->id, EBADF, "no such handle");
+		return;
+	}
+	if (hd->ds->removed) {
+		conn_reply_err(c, h->op, h->id, ESTALE, "dataset %s was removed from the daemon's "
+			       "config (reload); open the file again once it is configured", hd->ds->name);
 		return;
 	}
 	if (len > TC_READ_MAX)
@@ -902,6 +916,8 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 	case TC_OP_REFRESH: op_refresh(c, h, &r); break;
 	case TC_OP_POLICY_GET: handlers_policy_get(c, h, &r); break;
 	case TC_OP_POLICY_SET: handlers_policy_set(c, h, &r); break;
+	case TC_OP_CONFIG_SHOW: handlers_config_show(c, h, &r); break;
+	case TC_OP_RELOAD: handlers_reload(c, h, &r); break;
 	default:
 		c->d->ctr.bad_frames++;
 		conn_reply_err(c, h->op, h->id, ENOSYS, "unknown operation %u", h->op);

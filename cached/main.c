@@ -69,6 +69,6 @@ int main(int argc, char **argv)
 	else
 		log_err("op=start err=\"%s\"", err);
 	daemon_free(&d);
-	config_free(cfg);
+	config_free(d.cfg); /* a reload may have replaced cfg */
 	return rc < 0 ? 1 : 0;
 }

@@ -3,7 +3,8 @@
  *
  * The socket file gets its final mode while it cannot yet accept anyone:
  * bind() under a 0177 umask creates it owner-only, chmod() widens it to
- * the configured mode, and only then listen() opens it for connections.
+ * the configured mode (daemon.socket_mode) and group (daemon.socket_group),
+ * and only then listen() opens it for connections.
  */
 #include "server.h"
 
@@ -22,7 +23,6 @@
 
 #include "log.h"
 
-#define SOCKET_MODE 0660
 #define IN_MIN 4096
 
 struct out {
@@ -481,7 +481,14 @@ int server_start(struct daemon *d, struct server **out, char *err, size_t n)
 		snprintf(err, n, "cannot bind %s: %s", path, strerror(errno));
 		goto fail;
 	}
-	if (chmod(path, SOCKET_MODE) < 0 || listen(s->lfd, 128) < 0) {
+	if (d->cfg->socket_gid != (gid_t)-1 && chown(path, (uid_t)-1, d->cfg->socket_gid) < 0) {
+		rc = -errno;
+		snprintf(err, n, "cannot give %s to group %s: %s (daemon.socket_group)", path,
+			 d->cfg->socket_group, strerror(errno));
+		unlink(path);
+		goto fail;
+	}
+	if (chmod(path, (mode_t)d->cfg->socket_mode) < 0 || listen(s->lfd, 128) < 0) {
 		rc = -errno;
 		snprintf(err, n, "cannot listen on %s: %s", path, strerror(errno));
 		unlink(path);

@@ -72,6 +72,20 @@ const struct tierctl_cmd tierctl_cmds[] = {
 		.max_args = -1,
 	},
 	{
+		.name = "config",
+		.usage = "show [--json] [SECTION]",
+		.summary = "the daemon's effective configuration, defaults marked",
+		.fn = tierctl_cmd_config,
+		.min_args = 1,
+		.max_args = 3,
+	},
+	{
+		.name = "reload",
+		.usage = "",
+		.summary = "re-read the daemon's config file (admin; as SIGHUP)",
+		.fn = tierctl_cmd_reload,
+	},
+	{
 		.name = "import",
 		.usage = TIERCTL_IMPORT_USAGE,
 		.summary = TIERCTL_IMPORT_SUMMARY,

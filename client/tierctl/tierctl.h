@@ -86,6 +86,8 @@ int tierctl_cmd_refresh(struct tiercache *tc, int argc, char **argv);
 int tierctl_cmd_ls(struct tiercache *tc, int argc, char **argv);
 int tierctl_cmd_stat(struct tiercache *tc, int argc, char **argv);
 int tierctl_cmd_cat(struct tiercache *tc, int argc, char **argv);
+int tierctl_cmd_config(struct tiercache *tc, int argc, char **argv);
+int tierctl_cmd_reload(struct tiercache *tc, int argc, char **argv);
 int tierctl_cmd_help(struct tiercache *tc, int argc, char **argv);
 
 #endif

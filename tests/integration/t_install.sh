@@ -11,6 +11,47 @@ for f in bin/tiercached bin/tierctl lib/libtiercache.so.0 lib/libtiercache.a inc
 	check "installed $f" [ -e "$ROOT/usr/local/$f" ]
 done
 check "default config installed" [ -f "$ROOT/etc/tiercache/tiercache.conf" ]
+for u in tiercached.service tiercache-lifecycle.service tiercache-lifecycle.timer; do
+	check "installed unit $u" [ -f "$ROOT/usr/local/lib/systemd/system/$u" ]
+done
+check "units carry the install prefix" grep -qx "ExecStart=/usr/local/bin/tiercached -c /etc/tiercache/tiercache.conf" \
+	"$ROOT/usr/local/lib/systemd/system/tiercached.service"
+check "no placeholder left in the units" bash -c "! grep -q @ '$ROOT/usr/local/lib/systemd/system/'*"
+check "docs installed" [ -f "$ROOT/usr/local/share/doc/tiercache/operations.md" ]
+echo "# the admin's edit" >>"$ROOT/etc/tiercache/tiercache.conf"
+check "make install again" make -s -C "${TIERCACHE_SRCDIR:-.}" install SANITIZER="$san" DESTDIR="$ROOT" PREFIX=/usr/local >>"$T/install.log" 2>&1
+check "an existing config is not overwritten" grep -qx "# the admin's edit" "$ROOT/etc/tiercache/tiercache.conf"
+ROOT2=$T/root2
+check "make install PREFIX=/usr SYSCONFDIR=/etc" make -s -C "${TIERCACHE_SRCDIR:-.}" install SANITIZER="$san" DESTDIR="$ROOT2" PREFIX=/usr >"$T/install2.log" 2>&1
+check "PREFIX=/usr: units in /usr/lib/systemd/system" [ -f "$ROOT2/usr/lib/systemd/system/tiercached.service" ]
+check "PREFIX=/usr: binaries in /usr/bin" [ -x "$ROOT2/usr/bin/tiercached" ]
+
+# systemd-analyze verify checks that the Exec binaries exist on this host, so
+# verify an install whose PREFIX is real (no DESTDIR). It needs no running
+# systemd. Unknown keys only print a warning: require empty output too.
+PFX=$T/pfx
+check "make install PREFIX=$PFX (for verify)" make -s -C "${TIERCACHE_SRCDIR:-.}" install SANITIZER="$san" PREFIX="$PFX" SYSCONFDIR="$PFX/etc" >"$T/install3.log" 2>&1
+if command -v systemd-analyze >/dev/null; then
+	(cd "$PFX/lib/systemd/system" && systemd-analyze verify ./tiercached.service \
+		./tiercache-lifecycle.service ./tiercache-lifecycle.timer) >"$T/verify.out" 2>&1
+	check "systemd-analyze verify passes on the units" [ $? -eq 0 ]
+	check "systemd-analyze verify has nothing to say" [ ! -s "$T/verify.out" ]
+	[ -s "$T/verify.out" ] && cat "$T/verify.out"
+	# and it does catch a mistake, so the two checks above mean something
+	sed 's/^NoNewPrivileges=/NoNewPrivilegez=/' "$PFX/lib/systemd/system/tiercached.service" >"$T/bad.service"
+	(cd "$PFX/lib/systemd/system" && systemd-analyze verify "$T/bad.service") >"$T/verify_bad.out" 2>&1
+	check "systemd-analyze verify reports a misspelt key" grep -q "Unknown key 'NoNewPrivilegez'" "$T/verify_bad.out"
+else
+	fail "systemd-analyze missing (scripts/install-deps installs the systemd package)"
+fi
+svc=$PFX/lib/systemd/system/tiercached.service
+for line in Type=notify 'ExecReload=/bin/kill -HUP $MAINPID' RuntimeDirectory=tiercache StateDirectory=tiercache \
+	ConfigurationDirectory=tiercache NoNewPrivileges=yes ProtectSystem=strict PrivateTmp=yes; do
+	check "tiercached.service: $line" grep -qxF "$line" "$svc"
+done
+check "lifecycle timer is persistent" grep -qx "Persistent=true" "$PFX/lib/systemd/system/tiercache-lifecycle.timer"
+check "lifecycle service is a oneshot of tierctl lifecycle run" grep -qx "ExecStart=$PFX/bin/tierctl lifecycle run" \
+	"$PFX/lib/systemd/system/tiercache-lifecycle.service"
 
 cat >"$T/reader.c" <<'C'
 #include <stdio.h>

@@ -141,6 +141,9 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg->log_level, LOG_INFO);
 	assert_int_equal(cfg->max_clients, 1024);
 	assert_int_equal(cfg->workers, 4);
+	assert_int_equal(cfg->socket_mode, 0660);
+	assert_int_equal(cfg->socket_gid, (gid_t)-1);
+	assert_string_equal(cfg->metrics_listen, "");
 
 	const struct tier_conf *hot = &cfg->tiers[TIER_HOT];
 	assert_true(hot->present);
@@ -295,6 +298,22 @@ static const struct bad_case bad_values[] = {
 	 "@:2: daemon.max_clients: \"0\" is out of range (use 1..65536)\n"},
 	{"[daemon]\nmax_clients = 99999999999999999999999\n" HOT,
 	 "@:2: daemon.max_clients: \"99999999999999999999999\" is out of range (use 1..65536)\n"},
+	{"[daemon]\nsocket_mode = 0860\n" HOT,
+	 "@:2: daemon.socket_mode: \"0860\" is not an octal mode (use 0600, 0660, 0666)\n"},
+	{"[daemon]\nsocket_mode = 01777\n" HOT,
+	 "@:2: daemon.socket_mode: \"01777\" is not an octal mode (use 0600, 0660, 0666)\n"},
+	{"[daemon]\nsocket_group = no-such-group-xyz\n" HOT,
+	 "@: daemon.socket_group: no group named \"no-such-group-xyz\" on this system (create it, "
+	 "or leave socket_group empty for the daemon's group)\n"},
+	{"[daemon]\nmetrics_listen = 127.0.0.1\n" HOT,
+	 "@: daemon.metrics_listen: \"127.0.0.1\" has no valid port (use HOST:PORT, e.g. "
+	 "127.0.0.1:9464 or [::1]:9464)\n"},
+	{"[daemon]\nmetrics_listen = 127.0.0.1:70000\n" HOT,
+	 "@: daemon.metrics_listen: \"127.0.0.1:70000\" has no valid port (use HOST:PORT, e.g. "
+	 "127.0.0.1:9464 or [::1]:9464)\n"},
+	{"[daemon]\nmetrics_listen = example.com:9464\n" HOT,
+	 "@: daemon.metrics_listen: \"example.com\" is not an IP address (use HOST:PORT, e.g. "
+	 "127.0.0.1:9464 or [::1]:9464)\n"},
 	{"[daemon]\nworkers = 65\n" HOT, "@:2: daemon.workers: \"65\" is out of range (use 1..64)\n"},
 	{"[daemon]\nworkers = -1\n" HOT, "@:2: daemon.workers: \"-1\" is not a whole number (use 1..64)\n"},
 	{"[daemon]\nworkers = 4 threads\n" HOT,
@@ -353,6 +372,65 @@ static const struct bad_case bad_values[] = {
 	 "127 bytes)\n"},
 };
 
+/* socket_mode, metrics_listen forms, and config_key_value() (config show) */
+static void test_service_keys(void **state)
+{
+	struct fx *fx = *state;
+	struct config *cfg = load_ok(write_conf(fx, "t.conf",
+		"[daemon]\nsocket_mode = 666\nmetrics_listen = [::1]:9464\nworkers = 4\n"
+		"log_level = debug\n" HOT "[dataset d]\npath = /c\nrevalidate_after = 2m\n"));
+	assert_int_equal(cfg->socket_mode, 0666);
+	assert_string_equal(cfg->metrics_host, "::1");
+	assert_int_equal(cfg->metrics_port, 9464);
+	struct config_key_info k;
+	char buf[256];
+	bool dflt;
+	size_t i;
+	int seen = 0;
+	for (i = 0; config_key_at(i, &k) == 0; i++) {
+		unsigned which = strcmp(k.section, "tier") == 0 ? TIER_WARM : 0;
+		int rc = config_key_value(cfg, i, which, buf, sizeof(buf), &dflt);
+		if (strcmp(k.section, "tier") == 0) {
+			assert_int_equal(rc, -ENOENT); /* no [tier warm] */
+			assert_int_equal(config_key_value(cfg, i, TIER_HOT, buf, sizeof(buf), &dflt), 0);
+		}
+		if (strcmp(k.name, "socket_mode") == 0) {
+			assert_string_equal(buf, "0666");
+			assert_false(dflt);
+			seen++;
+		} else if (strcmp(k.name, "workers") == 0) {
+			assert_string_equal(buf, "4");
+			assert_true(dflt); /* written, but the default value */
+			seen++;
+		} else if (strcmp(k.name, "log_level") == 0) {
+			assert_string_equal(buf, "debug");
+			assert_false(dflt);
+			seen++;
+		} else if (strcmp(k.name, "capacity") == 0) {
+			assert_string_equal(buf, "1G");
+			seen++;
+		} else if (strcmp(k.name, "revalidate_after") == 0) {
+			assert_string_equal(buf, "2m");
+			assert_false(dflt);
+			seen++;
+		} else if (strcmp(k.name, "chunk_size") == 0) {
+			assert_string_equal(buf, "4M");
+			assert_true(dflt);
+			seen++;
+		} else if (strcmp(k.name, "pool") == 0) {
+			assert_int_equal(rc, -ENOENT); /* rados key of a posix dataset */
+			seen++;
+		} else if (strcmp(k.name, "socket_group") == 0) {
+			assert_string_equal(buf, "");
+			assert_true(dflt);
+			seen++;
+		}
+	}
+	assert_int_equal(seen, 8);
+	assert_int_equal(config_key_value(cfg, i, 0, buf, sizeof(buf), &dflt), -ENOENT);
+	config_free(cfg);
+}
+
 static void test_bad_values(void **state)
 {
 	struct fx *fx = *state;
@@ -384,7 +462,8 @@ static void test_unknown_keys_and_sections(void **state)
 	struct fx *fx = *state;
 	expect_errors(fx, "[daemon]\n\nlog_levl = debug\n" HOT,
 		      "@:3: daemon.log_levl: unknown key (keys of [daemon]: socket, state_dir, "
-		      "log_level, max_clients, workers, admin_group)\n");
+		      "log_level, max_clients, workers, admin_group, socket_mode, socket_group, "
+		      "metrics_listen)\n");
 	expect_errors(fx, HOT "size = 1G\n",
 		      "@:4: hot.size: unknown key (keys of [tier hot]: path, capacity, "
 		      "high_water, low_water)\n");
@@ -851,7 +930,7 @@ static void test_reference_conf_documents_every_key(void **state)
 		assert_non_null(s);
 		at = s + 1;
 	}
-	assert_int_equal(nkeys, 24);
+	assert_int_equal(nkeys, 27);
 	assert_int_equal(config_key_at(nkeys, &k), -ENOENT);
 	free(open);
 	free(text);
@@ -865,6 +944,7 @@ int main(void)
 		T(test_every_key),
 		T(test_line_numbers),
 		T(test_bad_values),
+		T(test_service_keys),
 		T(test_bad_policy),
 		T(test_unknown_keys_and_sections),
 		T(test_syntax_errors),
