@@ -44,6 +44,8 @@ struct dataset_conf {
 	uint32_t chunk_size;       /* bytes, default 4 MiB */
 	char policy[32];           /* default "lru" */
 	uint64_t revalidate_after_ms; /* re-check a source entry older than this on open */
+	uint64_t demote_after_s;   /* lifecycle: hot -> warm after this long unread (0: never) */
+	uint64_t evict_after_s;    /* lifecycle: drop warm after this long unread (0: never) */
 	/* rados */
 	char ceph_conf[PATH_MAX];
 	char client_id[64];        /* default "admin" */
@@ -67,6 +69,8 @@ struct config {
 	unsigned workers;          /* blocking-I/O worker threads */
 	char admin_group[64];      /* members may run admin ops ("" = root only) */
 	gid_t admin_gid;           /* admin_group resolved at load; (gid_t)-1 if none */
+	uint64_t demote_after_s;   /* lifecycle defaults for datasets (0: never) */
+	uint64_t evict_after_s;
 	/* [tier hot], [tier warm] */
 	struct tier_conf tiers[TIER_COUNT];
 	/* [dataset NAME] */

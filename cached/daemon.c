@@ -23,6 +23,7 @@
 #include "log.h"
 #include "mover.h"
 #include "policy_glue.h"
+#include "residency.h"
 #include "server.h"
 #include "workers.h"
 
@@ -219,6 +220,11 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 	rc = load_chunks(d, err, errlen);
 	if (rc < 0)
 		return rc;
+	rc = residency_init(d);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot load the pins from the index: %s", strerror(-rc));
+		return rc;
+	}
 	rc = workers_start(&d->workers, d->base, cfg->workers);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot start %u worker threads", cfg->workers);
@@ -278,6 +284,7 @@ void daemon_free(struct daemon *d)
 		dataset_free(d, d->ds[i]);
 	free(d->ds);
 	policy_glue_free(d);
+	residency_free(d);
 	mover_free(d);
 	index_close(d->ix);
 	if (d->base)

@@ -384,13 +384,14 @@ static void test_unknown_keys_and_sections(void **state)
 	struct fx *fx = *state;
 	expect_errors(fx, "[daemon]\n\nlog_levl = debug\n" HOT,
 		      "@:3: daemon.log_levl: unknown key (keys of [daemon]: socket, state_dir, "
-		      "log_level, max_clients, workers, admin_group)\n");
+		      "log_level, max_clients, workers, admin_group, demote_after, evict_after)\n");
 	expect_errors(fx, HOT "size = 1G\n",
 		      "@:4: hot.size: unknown key (keys of [tier hot]: path, capacity, "
 		      "high_water, low_water)\n");
 	expect_errors(fx, HOT "[dataset d]\npath = /c\ncache = yes\n",
 		      "@:6: dataset.d.cache: unknown key (keys of [dataset NAME]: backend, path, "
-		      "chunk_size, policy, revalidate_after, ceph_conf, client_id, keyring, pool, "
+		      "chunk_size, policy, revalidate_after, demote_after, evict_after, ceph_conf, "
+		      "client_id, keyring, pool, "
 		      "namespace, prefix, layout, op_timeout, max_inflight)\n");
 	/* keys of a bad section are not reported again */
 	expect_errors(fx, HOT "[foo]\nbar = 1\n[tier cold]\npath = /x\n[daemon x]\n[dataset]\n",
@@ -567,7 +568,8 @@ static void test_many_errors(void **state)
 		      "@:6: hot.capacity: \"lots\" is not a size (use 64G, 512M, ...)\n"
 		      "@:10: dataset.d.chunk_size: \"1G\" is too large (at most 64M)\n"
 		      "@:11: dataset.d.colour: unknown key (keys of [dataset NAME]: backend, path, "
-		      "chunk_size, policy, revalidate_after, ceph_conf, client_id, keyring, pool, "
+		      "chunk_size, policy, revalidate_after, demote_after, evict_after, ceph_conf, "
+		      "client_id, keyring, pool, "
 		      "namespace, prefix, layout, op_timeout, max_inflight)\n"
 		      "@: hot: need low_water < high_water (got 60 >= 50)\n"
 		      "@:9: dataset.d.path: missing (required for backend = posix; e.g. path = "
@@ -851,7 +853,7 @@ static void test_reference_conf_documents_every_key(void **state)
 		assert_non_null(s);
 		at = s + 1;
 	}
-	assert_int_equal(nkeys, 24);
+	assert_int_equal(nkeys, 28);
 	assert_int_equal(config_key_at(nkeys, &k), -ENOENT);
 	free(open);
 	free(text);
