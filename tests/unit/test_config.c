@@ -353,6 +353,37 @@ static const struct bad_case bad_values[] = {
 	 "127 bytes)\n"},
 };
 
+/* Lifecycle thresholds: [daemon] gives the default of every dataset that
+ * does not set its own; "off" is 0 (never). */
+static void test_lifecycle_inherit(void **state)
+{
+	struct fx *fx = *state;
+	struct config *cfg = load_ok(write_conf(fx, "t.conf",
+		"[daemon]\ndemote_after = 2h\nevict_after = 7d\n" HOT
+		"[dataset a]\npath = /a\n"
+		"[dataset b]\npath = /b\ndemote_after = 30m\nevict_after = off\n"));
+	assert_int_equal(cfg->demote_after_s, 7200);
+	assert_int_equal(cfg->evict_after_s, 7 * 86400);
+	assert_int_equal(cfg->datasets[0].demote_after_s, 7200);
+	assert_int_equal(cfg->datasets[0].evict_after_s, 7 * 86400);
+	assert_int_equal(cfg->datasets[1].demote_after_s, 1800);
+	assert_int_equal(cfg->datasets[1].evict_after_s, 0);
+	config_free(cfg);
+
+	/* the defaults: never */
+	cfg = load_ok(write_conf(fx, "u.conf", HOT "[dataset a]\npath = /a\n"));
+	assert_int_equal(cfg->datasets[0].demote_after_s, 0);
+	assert_int_equal(cfg->datasets[0].evict_after_s, 0);
+	config_free(cfg);
+
+	expect_errors(fx, HOT "[dataset d]\npath = /c\ndemote_after = soon\n",
+		      "@:6: dataset.d.demote_after: \"soon\" is not a duration (use 250ms, 30s, 5m, "
+		      "2h, 1d)\n");
+	expect_errors(fx, HOT "[dataset d]\npath = /c\nevict_after = 1500ms\n",
+		      "@:6: dataset.d.evict_after: \"1500ms\" is not a whole number of seconds (use "
+		      "0s..3650d)\n");
+}
+
 static void test_bad_values(void **state)
 {
 	struct fx *fx = *state;
@@ -867,6 +898,7 @@ int main(void)
 		T(test_every_key),
 		T(test_line_numbers),
 		T(test_bad_values),
+		T(test_lifecycle_inherit),
 		T(test_bad_policy),
 		T(test_unknown_keys_and_sections),
 		T(test_syntax_errors),
