@@ -145,6 +145,47 @@ check "absolute path: usage error" [ $? -eq 2 ]
 tierctl verify nope >/dev/null 2>"$T/b5"
 check "verify of an unknown dataset: exit 1" [ $? -eq 1 ]
 
+# malformed residency frames get an error each, and the connection lives on
+check "malformed residency requests are answered with errors" python3 - "$T/sock" <<'PY'
+import errno, socket, struct, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(10)
+s.connect(sys.argv[1])
+def string(b):
+    return struct.pack("<I", len(b)) + b
+def call(op, payload, rid):
+    s.sendall(struct.pack("<HBBIII", 0x4354, 1, op, len(payload), rid, 0) + payload)
+    h = b""
+    while len(h) < 16:
+        h += s.recv(16 - len(h))
+    _, _, rop, n, rrid, aux = struct.unpack("<HBBIII", h)
+    body = b""
+    while len(body) < n:
+        body += s.recv(n - len(body))
+    return aux
+cases = [
+    (16, string(b"ds/c.bin") + b"\x00", errno.EBADMSG),            # WARM cut short
+    (16, string(b"ds/c.bin") + b"\x07\x00" + b"\x00" * 8, errno.EINVAL),  # tier 7
+    (16, string(b"ds/c.bin") + b"\x00\x80" + b"\x00" * 8, errno.EINVAL),  # unknown flag
+    (16, string(b"ds") + b"\x00\x00" + b"\x00" * 8, errno.EISDIR),      # a dataset, not a file
+    (17, struct.pack("<I", 1 << 30), errno.EBADMSG),                  # string longer than the frame
+    (20, string(b"ds/c.bin") + b"\x00", errno.EINVAL),                # demote to hot
+    (21, string(b"x" * 65), errno.EINVAL),                            # dataset name too long
+    (22, string(b"") + b"\x80" + b"\x00" * 16, errno.EBADMSG),        # unknown lifecycle flag
+    (22, string(b"") + b"\x00" + struct.pack("<qq", -5, 0), errno.EBADMSG),
+]
+bad = 0
+for i, (op, payload, want) in enumerate(cases):
+    got = call(op, payload, i + 1)
+    if got != want:
+        print("op %d case %d: errno %d, want %d" % (op, i, got, want))
+        bad += 1
+if call(10, b"", 99) != 0:
+    print("STATUS after the bad frames failed")
+    bad += 1
+sys.exit(1 if bad else 0)
+PY
+
 # --- a non-admin gets EPERM (daemon as root, client as nobody; the test
 # opens the socket to everyone after start, which deployments do with the
 # socket mode/group settings) ---
