@@ -14,9 +14,11 @@
  * (namespace "pin"). Its chunks are in state CHUNK_PINNED: out of every
  * policy, so no victim selection sees them, yet counted in their tier's
  * used bytes, so they take room from everything else; the mover shrinks
- * the policies' budget by the pinned bytes. Pins may fill a tier up to its
- * high watermark, no further: the band above stays for fills in flight and
- * held files. A pin covers the files present when it is set (and, after a
+ * the policies' budget by the pinned bytes. Pins may take a tier's whole
+ * policy budget (its low watermark), no more: the band above stays for
+ * fills in flight and held files, so a pin can still read its own chunks
+ * when the tier is full of pins. A chunk that lands on a tier with no pin
+ * room left is copied to the other tier and pinned there. A pin covers the files present when it is set (and, after a
  * restart, whatever of them is still resident); a file that changes at the
  * source is read again on demand and not pinned until pinned again.
  */
@@ -38,12 +40,14 @@
 #include "log.h"
 #include "manifest.h"
 #include "mover.h"
+#include "policy_glue.h"
 #include "tiercache/protocol.h"
 #include "workers.h"
 
 #define PIN_NS "pin"
 #define WINDOW_FILL 8u  /* chunks of one op in flight: fills */
 #define WINDOW_MOVE 4u  /* ... copies between tiers (the mover's own limit) */
+#define WINDOW_PIN 2u   /* ... pins: fills must fit the band a full tier keeps */
 #define ROP_ITEMS_MAX (64u << 20) /* chunks in one op: far beyond any dataset we serve */
 
 struct residency {
@@ -94,6 +98,7 @@ struct slot {
 	struct job job;
 	struct rop *op;
 	size_t i;
+	bool moved;      /* pin: already copied to the other tier once */
 	int fd;
 	struct cfile *f;
 	uint64_t checksum;
@@ -171,10 +176,10 @@ void residency_pin_moved(struct daemon *d, struct chunk *c)
 /* Room a tier has left for pins (see the top of the file). */
 static uint64_t pin_room(const struct daemon *d, int t)
 {
-	const struct tier *tr = &d->tiers[t];
-	if (!tr->present || d->pinned[t] >= tr->high_bytes)
+	if (!d->tiers[t].present)
 		return 0;
-	return tr->high_bytes - d->pinned[t];
+	uint64_t budget = policy_glue_budget(d, (enum tier_id)t);
+	return d->pinned[t] >= budget ? 0 : budget - d->pinned[t];
 }
 
 /* May c be pinned on the tier it is on? */
@@ -271,7 +276,7 @@ static struct rop *rop_new(struct daemon *d, enum rop_kind kind, const struct re
 	op->d = d;
 	op->kind = kind;
 	op->tier = TIER_COUNT;
-	op->window = kind == ROP_DEMOTE ? WINDOW_MOVE : WINDOW_FILL;
+	op->window = kind == ROP_DEMOTE ? WINDOW_MOVE : kind == ROP_PIN ? WINDOW_PIN : WINDOW_FILL;
 	if (cb)
 		op->cb = *cb;
 	return op;
@@ -523,20 +528,37 @@ static void slot_verify(struct slot *s, struct chunk *c)
 	workers_submit(s->op->d->workers, &s->job);
 }
 
+static void slot_moved(struct daemon *d, void *arg, int err);
+
 static void slot_after_move(struct slot *s, struct chunk *c)
 {
 	struct rop *op = s->op;
 	if (op->kind == ROP_PIN) {
 		struct rop_item *it = &op->items[s->i];
-		if (c->state == CHUNK_MOVING) {
+		if (c->state == CHUNK_PINNED && s->moved && !it->pinned_here) {
+			/* pinned by the mover when the copy to the other tier ended */
+			it->pinned_here = true;
+			count(&op->r.pinned, it->len);
+		} else if (c->state == CHUNK_MOVING) {
 			c->pin_after_move = true;
 			it->pinned_here = true;
 			count(&op->r.pinned, it->len);
 		} else if (c->state == CHUNK_RESIDENT) {
+			int other = c->tier == TIER_HOT ? TIER_WARM : TIER_HOT;
 			if (d_pin_fits(op->d, c)) {
 				pin_chunk(op->d, c);
 				it->pinned_here = true;
 				count(&op->r.pinned, it->len);
+			} else if (!s->moved && pin_room(op->d, other) >= c->len) {
+				/* its tier's pin room is used up: pin it on the other */
+				s->moved = true;
+				c->pin_after_move = true;
+				if (mover_move(op->d, c, (enum tier_id)other, true, slot_moved, s) == 0)
+					return;
+				c->pin_after_move = false;
+				count(&op->r.failed, it->len);
+				slot_end(s);
+				return;
 			} else {
 				count(&op->r.failed, it->len);
 				slot_end(s);
@@ -758,7 +780,7 @@ int residency_pin(struct daemon *d, struct dataset *ds, const char *rest, const 
 		rop_free(op);
 		return fail(r, -ENOSPC,
 			    "%s does not fit: pinning it needs %s more bytes, the tiers can pin %s more "
-			    "(pins may fill each tier up to its high watermark; %" PRIu64 " bytes pinned "
+			    "(pins may take each tier up to its low watermark; %" PRIu64 " bytes pinned "
 			    "now); pinned nothing",
 			    spec, a, b, d->pinned[TIER_HOT] + d->pinned[TIER_WARM]);
 	}

@@ -6,7 +6,9 @@
 . "$(dirname "$0")/lib.sh"
 
 CS=262144
-mkdir -p "$T/cold/keep" "$T/cold/bulk"
+mkdir -p "$T/cold/keep" "$T/cold/bulk" "$T/cold/mid"
+for i in $(seq -w 1 12); do head -c "$CS" /dev/urandom >"$T/cold/mid/m$i.bin"; done
+MID=$((12 * CS))
 for i in 1 2 3 4; do head -c "$CS" /dev/urandom >"$T/cold/keep/k$i.bin"; done
 KEEP=$((4 * CS))
 for i in $(seq -w 1 60); do head -c 204800 /dev/urandom >"$T/cold/bulk/b$i.bin"; done
@@ -66,6 +68,18 @@ tierctl pin ds/bulk >"$T/pin2.out" 2>"$T/pin2.err"
 check "a pin that does not fit exits 1" [ $? -eq 1 ]
 check "... with the numbers" grep -q "does not fit: pinning it needs .* bytes, the tiers can pin .* more" "$T/pin2.err"
 check "... and pins nothing" [ "$(ds pinned_bytes)" = "$KEEP" ]
+
+# a pin larger than hot's pin room (hot 2.8M budget, 1M taken by keep) is
+# split: what hot cannot pin is pinned on warm
+tierctl pin ds/mid >"$T/pin3.out" 2>&1
+check "a pin spilling over to warm exits 0" [ $? -eq 0 ]
+check "... pins all 12 chunks" grep -qE "newly pinned +12 chunks" "$T/pin3.out"
+check "... hot and warm pins add up" [ $(($(tier hot pinned_bytes) + $(tier warm pinned_bytes))) = $((KEEP + MID)) ]
+check "... some of it on warm" [ "$(tier warm pinned_bytes)" -gt 0 ]
+check "... hot pins stay within hot's budget" [ "$(tier hot pinned_bytes)" -le $((4 * 1048576 * 70 / 100)) ]
+check "pinned mid reads the source bytes" "$TC_TESTS/tcverify" file ds/mid/m07.bin "$T/cold/mid/m07.bin"
+check "unpin mid" [ "$(rj "r['pinned_chunks']" unpin ds/mid)" = 12 ]
+check "... leaves keep pinned" [ "$(ds pinned_bytes)" = "$KEEP" ]
 
 # restart: the pin is in the index
 tc_stop
