@@ -255,11 +255,12 @@ void handlers_admin(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 			return;
 		}
 		if (!manifest_find(ds->mf, rest)) {
-			conn_reply_err(c, h->op, h->id, manifest_dir_exists(ds->mf, rest) ? EISDIR : ENOENT,
-				       manifest_dir_exists(ds->mf, rest)
-					       ? "%s is a directory; WARM takes one file"
-					       : "no file \"%s\" in dataset %s",
-				       manifest_dir_exists(ds->mf, rest) ? buf : rest, ds->name);
+			if (manifest_dir_exists(ds->mf, rest))
+				conn_reply_err(c, h->op, h->id, EISDIR, "%s is a directory; WARM takes one file",
+					       buf);
+			else
+				conn_reply_err(c, h->op, h->id, ENOENT, "no file \"%s\" in dataset %s", rest,
+					       ds->name);
 			return;
 		}
 		if (!(q = req_new(c, h, &cb)))

@@ -334,16 +334,16 @@ static int rop_add_item(struct rop *op, uint32_t idx, uint32_t len)
 	return 0;
 }
 
-/* Chunks [first, first + count) of a file of the manifest (count 0: all). */
+/* Chunks [first, first + nchunks) of a file of the manifest (0: all). */
 static int rop_add_chunks(struct rop *op, struct dataset *ds, const struct mf_entry *e,
-			  uint32_t first, uint32_t count)
+			  uint32_t first, uint32_t nchunks)
 {
 	uint64_t cs = ds->conf.chunk_size;
 	uint64_t n = (e->st.size + cs - 1) / cs;
 	int rc = rop_add_file(op, ds, e->path, &e->st);
 	if (rc < 0)
 		return rc;
-	uint64_t end = count ? (uint64_t)first + count : n;
+	uint64_t end = nchunks ? (uint64_t)first + nchunks : n;
 	if (end > n)
 		end = n;
 	for (uint64_t i = first; i < end; i++) {
@@ -727,7 +727,7 @@ static int build_failed(struct rop *op, struct res_result *r, int rc)
 }
 
 int residency_warm(struct daemon *d, struct dataset *ds, const char *path, uint32_t first,
-		   uint32_t count, int tier, unsigned flags, const struct res_cb *cb,
+		   uint32_t nchunks, int tier, unsigned flags, const struct res_cb *cb,
 		   struct res_result *r)
 {
 	struct mf_entry *e = manifest_find(ds->mf, path);
@@ -741,7 +741,7 @@ int residency_warm(struct daemon *d, struct dataset *ds, const char *path, uint3
 		return fail(r, -ENOMEM, "out of memory");
 	op->tier = tier;
 	op->flags = flags;
-	int rc = rop_add_chunks(op, ds, e, first, count);
+	int rc = rop_add_chunks(op, ds, e, first, nchunks);
 	if (rc < 0)
 		return build_failed(op, r, rc);
 	rop_pump(op);

@@ -69,11 +69,11 @@ void residency_pin_moved(struct daemon *d, struct chunk *c);
 #define RES_WARM_VERIFY 0x1u /* re-read each chunk and check its checksum */
 #define RES_WARM_CHECK 0x2u  /* fill nothing: only report what is resident */
 
-/* Chunks [first, first + count) of one file (count 0: to its end) onto
+/* Chunks [first, first + nchunks) of one file (0: to its end) onto
  * tier (TIER_COUNT: where the placement puts them). Returns 0 (cb
  * follows) or -errno with r->msg set (nothing started). */
 int residency_warm(struct daemon *d, struct dataset *ds, const char *path, uint32_t first,
-		   uint32_t count, int tier, unsigned flags, const struct res_cb *cb,
+		   uint32_t nchunks, int tier, unsigned flags, const struct res_cb *cb,
 		   struct res_result *r);
 
 /* rest: "" (the whole dataset), a file or a directory. Async ones return 0

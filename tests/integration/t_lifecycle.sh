@@ -96,6 +96,11 @@ check "no warm tier: nothing to demote to, not yet dropped ($out)" [ "$out" = "0
 out=$(rj "r['dropped_chunks']" lifecycle run --as-of +25h)
 check "no warm tier: dropped past evict_after ($out)" [ "$out" = 2 ]
 
+"$TC_TESTS/tcverify" file ds/a1.bin "$T/cold/a1.bin" >/dev/null
+tierctl demote ds/a1.bin --to warm >/dev/null 2>"$T/e0"
+check "demote without a warm tier: exit 1" [ $? -eq 1 ]
+check "... says there is no warm tier" grep -q "no warm tier" "$T/e0"
+
 # bad input
 tierctl lifecycle run --older-than 5x >/dev/null 2>"$T/e1"
 check "bad duration: usage error" [ $? -eq 2 ]
