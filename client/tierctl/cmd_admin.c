@@ -84,9 +84,10 @@ static int parse_time(const char *s, int64_t *out)
 {
 	int64_t d;
 	if (*s == '+') {
-		if (tierctl_parse_duration_s(s + 1, &d) < 0)
+		int64_t now = (int64_t)time(NULL);
+		if (tierctl_parse_duration_s(s + 1, &d) < 0 || d > INT64_MAX - now)
 			return -EINVAL;
-		*out = (int64_t)time(NULL) + d;
+		*out = now + d;
 		return 0;
 	}
 	if (*s == '@') {
