@@ -53,6 +53,17 @@ check "warm --tier warm exits 0" [ $? -eq 0 ]
 check "... and everything is on warm" [ "$(wj "w['warm_bytes']" --check ds/data/sub)" = $((4 * 3 * CS)) ]
 check "... nothing on hot" [ "$(wj "w['hot_bytes']" --check ds/data/sub)" = 0 ]
 check "bytes from warm match" "$TC_TESTS/tcverify" file ds/data/sub/g4.bin "$T/cold/data/sub/g4.bin"
+tierctl warm --tier hot ds/data/sub >/dev/null 2>&1
+check "warm --tier hot brings them back to hot" [ "$(wj "w['hot_bytes']" --check ds/data/sub)" = $((4 * 3 * CS)) ]
+check "... none left on warm" [ "$(wj "w['warm_bytes']" --check ds/data/sub)" = 0 ]
+
+# on a terminal the progress is a bar redrawn in place
+if command -v script >/dev/null; then
+	tierctl evict ds/data >/dev/null
+	script -qec "$TC_BIN/tierctl warm ds/data" "$T/tty.log" >/dev/null 2>&1
+	check "on a terminal: a progress bar with rate and ETA" grep -qE '\[#+\.*\] +[0-9.]+% .*/s ETA' "$T/tty.log"
+	check "... redrawn in place (carriage returns)" grep -q $'\r' "$T/tty.log"
+fi
 
 # --- interrupt and resume ---
 # ^C arrives once the warmup has read a few chunks: tierctl is stopped
