@@ -322,7 +322,13 @@ void chunk_drop(struct daemon *d, struct chunk *c, const char *why)
 	}
 	log_debug("dataset=%s path=%s chunk=%u tier=%s op=drop why=%s", c->ds->name, c->path, c->idx,
 		  d->tiers[c->tier].name, why);
-	chunk_policy_remove(d, c);
+	if (c->state == CHUNK_PINNED) {
+		/* in no policy (a stale source version, a bad checksum) */
+		d->pinned[c->tier] -= c->len;
+		c->ds->pinned_bytes -= c->len;
+	} else {
+		chunk_policy_remove(d, c);
+	}
 	index_chunk_delete(d->ix, c->key);
 	chunk_table_del(&d->chunks, c);
 	c->ds->resident[c->tier] -= c->len;

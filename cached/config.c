@@ -76,6 +76,8 @@ enum key_flag {
 	KEY_RADOS = 1 << 3,    /* dataset key of backend = rados only */
 	KEY_SECONDS = 1 << 4,  /* duration stored as whole seconds */
 	KEY_SUN_PATH = 1 << 5, /* a Unix socket path: the field is sun_path sized */
+	KEY_OFF = 1 << 6,      /* duration: "off" means 0 (never) */
+	KEY_INHERIT = 1 << 7,  /* dataset key: unset takes [daemon]'s key of that name */
 };
 
 struct key_def {
@@ -117,6 +119,12 @@ static const struct key_def keys[] = {
 	 FIELD(struct config, socket_group)},
 	{.sect = SECT_DAEMON, .name = "metrics_listen", .type = KEY_STRING,
 	 FIELD(struct config, metrics_listen)},
+	{.sect = SECT_DAEMON, .name = "demote_after", .type = KEY_DURATION,
+	 .flags = KEY_SECONDS | KEY_OFF, .def = "off", .min = 0, .max = 3650 * DAY_MS,
+	 FIELD(struct config, demote_after_s)},
+	{.sect = SECT_DAEMON, .name = "evict_after", .type = KEY_DURATION,
+	 .flags = KEY_SECONDS | KEY_OFF, .def = "off", .min = 0, .max = 3650 * DAY_MS,
+	 FIELD(struct config, evict_after_s)},
 
 	{.sect = SECT_TIER, .name = "path", .type = KEY_PATH, .flags = KEY_REQUIRED | KEY_NONEMPTY,
 	 .example = "path = /nvme/tiercache", FIELD(struct tier_conf, path)},
@@ -139,6 +147,12 @@ static const struct key_def keys[] = {
 	 FIELD(struct dataset_conf, policy)},
 	{.sect = SECT_DATASET, .name = "revalidate_after", .type = KEY_DURATION, .def = "5s",
 	 .min = 0, .max = DAY_MS, FIELD(struct dataset_conf, revalidate_after_ms)},
+	{.sect = SECT_DATASET, .name = "demote_after", .type = KEY_DURATION,
+	 .flags = KEY_SECONDS | KEY_OFF | KEY_INHERIT, .min = 0, .max = 3650 * DAY_MS,
+	 FIELD(struct dataset_conf, demote_after_s)},
+	{.sect = SECT_DATASET, .name = "evict_after", .type = KEY_DURATION,
+	 .flags = KEY_SECONDS | KEY_OFF | KEY_INHERIT, .min = 0, .max = 3650 * DAY_MS,
+	 FIELD(struct dataset_conf, evict_after_s)},
 	{.sect = SECT_DATASET, .name = "ceph_conf", .type = KEY_PATH,
 	 .flags = KEY_RADOS | KEY_NONEMPTY, .def = "/etc/ceph/ceph.conf",
 	 FIELD(struct dataset_conf, ceph_conf)},
@@ -162,7 +176,7 @@ static const struct key_def keys[] = {
 	 .def = "16", .min = 1, .max = 1024, FIELD(struct dataset_conf, max_inflight)},
 };
 
-#define KEYS_MAX 32
+#define KEYS_MAX 64
 #define LINE_BUF 4096 /* longest line we copy; inih's own buffer is smaller */
 _Static_assert(ARRAY_SIZE(keys) <= KEYS_MAX, "raise KEYS_MAX");
 
@@ -374,6 +388,10 @@ static int key_set(struct load *ld, const struct key_def *k, const char *label, 
 	}
 
 	case KEY_DURATION:
+		if ((k->flags & KEY_OFF) && strcmp(v, "off") == 0) {
+			x = 0;
+			break;
+		}
 		rc = config_parse_duration_ms(v, &x);
 		config_fmt_duration(lo, sizeof(lo), k->min);
 		config_fmt_duration(hi, sizeof(hi), k->max);
@@ -832,6 +850,21 @@ static void check_listen(struct load *ld, struct config *cfg)
 	cfg->metrics_port = (uint16_t)port;
 }
 
+/* Dataset keys left unset take the [daemon] key of the same name (its
+ * value, or its default). */
+static void inherit_daemon_keys(struct load *ld, struct dataset_conf *ds, const struct sect_state *st)
+{
+	for (size_t j = 0; j < ARRAY_SIZE(keys); j++) {
+		const struct key_def *k = &keys[j];
+		if (k->sect != SECT_DATASET || !(k->flags & KEY_INHERIT) || st->key_line[j])
+			continue;
+		size_t di = key_index(SECT_DAEMON, k->name);
+		const struct key_def *dk = &keys[di];
+		assert(dk->size == k->size);
+		memcpy((char *)ds + k->off, (char *)ld->cfg + dk->off, k->size);
+	}
+}
+
 static void cross_check(struct load *ld)
 {
 	struct config *cfg = ld->cfg;
@@ -901,6 +934,7 @@ static void cross_check(struct load *ld)
 				only == KEY_RADOS ? "rados" : "posix", ds->backend);
 		}
 		check_missing(ld, st, SECT_DATASET, label, mine, ds->backend);
+		inherit_daemon_keys(ld, &cfg->datasets[i], st);
 		if (rados || !key_ok(st, SECT_DATASET, "path"))
 			continue;
 		/* the cold directory is the source of truth: a tier or the index

@@ -44,6 +44,8 @@ struct dataset_conf {
 	uint32_t chunk_size;       /* bytes, default 4 MiB */
 	char policy[32];           /* default "lru" */
 	uint64_t revalidate_after_ms; /* re-check a source entry older than this on open */
+	uint64_t demote_after_s;   /* lifecycle: hot -> warm after this long unread (0: never) */
+	uint64_t evict_after_s;    /* lifecycle: drop warm after this long unread (0: never) */
 	/* rados */
 	char ceph_conf[PATH_MAX];
 	char client_id[64];        /* default "admin" */
@@ -73,6 +75,8 @@ struct config {
 	char metrics_listen[128];  /* "HOST:PORT" of the Prometheus endpoint, "" = off */
 	char metrics_host[64];     /* metrics_listen split at load */
 	uint16_t metrics_port;
+	uint64_t demote_after_s;   /* lifecycle defaults for datasets (0: never) */
+	uint64_t evict_after_s;
 	/* [tier hot], [tier warm] */
 	struct tier_conf tiers[TIER_COUNT];
 	/* [dataset NAME] */

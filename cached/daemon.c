@@ -27,6 +27,7 @@
 #include "mover.h"
 #include "policy_glue.h"
 #include "reload.h"
+#include "residency.h"
 #include "server.h"
 #include "workers.h"
 
@@ -273,6 +274,11 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 	rc = load_chunks(d, err, errlen);
 	if (rc < 0)
 		return rc;
+	rc = residency_init(d);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot load the pins from the index: %s", strerror(-rc));
+		return rc;
+	}
 	rc = workers_start(&d->workers, d->base, cfg->workers);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot start %u worker threads", cfg->workers);
@@ -342,6 +348,7 @@ void daemon_free(struct daemon *d)
 	free(d->ds);
 	reload_free_retired(d);
 	policy_glue_free(d);
+	residency_free(d);
 	mover_free(d);
 	index_close(d->ix);
 	if (d->base)

@@ -35,12 +35,16 @@ struct manifest;
 struct server;
 struct plan_store;
 struct metrics;
+struct residency;
 
 enum chunk_state {
 	CHUNK_RESIDENT = 0, /* in its tier's policy */
 	CHUNK_MOVING = 1,   /* being copied to another tier: out of every policy */
 	CHUNK_UNKEPT = 2,   /* filled but not admitted anywhere: served once, in
 			     * no table, policy or index (see fill.c) */
+	CHUNK_PINNED = 3,   /* pinned by an admin (residency.c): resident, in no
+			     * policy, so never a victim: not demoted, evicted
+			     * or promoted until unpinned */
 };
 
 /* cfile.tier of an unkept chunk whose bytes are in memory, not on a tier
@@ -72,6 +76,7 @@ struct chunk {
 	uint8_t state;
 	bool doomed;          /* drop when the move in flight ends */
 	bool seen;            /* startup: its file was found on disk */
+	bool pin_after_move;  /* pin it when the move in flight ends (residency.c) */
 };
 
 struct chunk_table {
@@ -107,6 +112,7 @@ struct dataset {
 	uint64_t served_unkept; /* fills served without keeping the chunk */
 	bool removed;         /* left the config in a reload (reload.c): kept only
 			       * for handles and jobs that still point here */
+	uint64_t pinned_bytes;  /* bytes of its chunks in state CHUNK_PINNED */
 };
 
 struct counters {
@@ -155,6 +161,8 @@ struct daemon {
 	uint64_t unkept_filling[TIER_COUNT]; /* reserved by fills that will not be kept */
 	uint64_t unkept_ram; /* bytes of unkept chunks in memory (filling or held) */
 	bool draining[TIER_COUNT];
+	uint64_t pinned[TIER_COUNT]; /* bytes of pinned chunks per tier */
+	struct residency *res; /* pins and admin residency ops (residency.h) */
 	int64_t start_s;
 	bool stopping;
 	/* reload.c: datasets removed by a reload, freed at exit (handles and

@@ -918,6 +918,13 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 	case TC_OP_POLICY_SET: handlers_policy_set(c, h, &r); break;
 	case TC_OP_CONFIG_SHOW: handlers_config_show(c, h, &r); break;
 	case TC_OP_RELOAD: handlers_reload(c, h, &r); break;
+	case TC_OP_WARM:
+	case TC_OP_PIN:
+	case TC_OP_UNPIN:
+	case TC_OP_EVICT:
+	case TC_OP_DEMOTE:
+	case TC_OP_VERIFY:
+	case TC_OP_LIFECYCLE: handlers_admin(c, h, &r); break;
 	default:
 		c->d->ctr.bad_frames++;
 		conn_reply_err(c, h->op, h->id, ENOSYS, "unknown operation %u", h->op);

@@ -25,6 +25,7 @@
 #include "chunk.h"
 #include "log.h"
 #include "policy_glue.h"
+#include "residency.h"
 #include "workers.h"
 
 #define MOVES_MAX 4
@@ -37,6 +38,8 @@ struct move {
 	uint32_t len;
 	uint64_t checksum;
 	int err;
+	mover_done_fn cb; /* mover_move(): told how it ended */
+	void *arg;
 	char src[PATH_MAX + 96];
 	char tmp[PATH_MAX + 96];
 	char dst[PATH_MAX + 96];
@@ -125,6 +128,7 @@ static void move_done(struct job *j)
 	struct move *m = (struct move *)j;
 	struct daemon *d = m->d;
 	struct chunk *c = m->c;
+	int err = m->err ? m->err : c->doomed ? -ENOENT : 0;
 	d->moves_inflight--;
 	d->moving_bytes[m->from] -= m->len;
 	policy_glue_arrived(c->ds, m->to, m->len);
@@ -153,19 +157,25 @@ static void move_done(struct job *j)
 			d->ctr.demotions++;
 		else
 			d->ctr.promotions++;
+		if (c->pin_after_move)
+			residency_pin_moved(d, c);
 	}
+	if (m->cb)
+		m->cb(d, m->arg, err);
 	free(m);
 	mover_kick(d);
 }
 
 /* Start copying c to tier `to`, whose space is already reserved. */
-static void move_start(struct daemon *d, struct chunk *c, uint8_t to)
+static int move_start(struct daemon *d, struct chunk *c, uint8_t to, mover_done_fn cb, void *arg)
 {
 	struct move *m = calloc(1, sizeof(*m));
 	if (!m) {
 		tier_unreserve(&d->tiers[to], c->len);
-		return;
+		return -ENOMEM;
 	}
+	m->cb = cb;
+	m->arg = arg;
 	chunk_policy_remove(d, c);
 	c->state = CHUNK_MOVING;
 	m->d = d;
@@ -183,6 +193,23 @@ static void move_start(struct daemon *d, struct chunk *c, uint8_t to)
 	d->moving_bytes[m->from] += m->len;
 	policy_glue_arriving(c->ds, to, m->len);
 	workers_submit(d->workers, &m->job);
+	return 0;
+}
+
+int mover_move(struct daemon *d, struct chunk *c, enum tier_id to, bool make_room, mover_done_fn cb,
+	       void *arg)
+{
+	struct tier *t = &d->tiers[to];
+	if (!t->present)
+		return -ENODEV;
+	if (c->state != CHUNK_RESIDENT || d->stopping)
+		return -EBUSY;
+	if (c->tier == to)
+		return -EALREADY;
+	if (!tier_reserve(t, c->len) &&
+	    !(make_room && mover_make_room(d, to, c->len) == 0 && tier_reserve(t, c->len)))
+		return -ENOSPC;
+	return move_start(d, c, (uint8_t)to, cb, arg);
 }
 
 void mover_promote(struct daemon *d, struct chunk *c)
@@ -192,7 +219,7 @@ void mover_promote(struct daemon *d, struct chunk *c)
 		return;
 	if (d->moves_inflight >= MOVES_MAX || !tier_reserve(hot, c->len))
 		return;
-	move_start(d, c, TIER_HOT);
+	move_start(d, c, TIER_HOT, NULL, NULL);
 }
 
 static uint64_t tier_load(const struct daemon *d, enum tier_id t)
@@ -220,7 +247,7 @@ static enum give_up give_up_one(struct daemon *d, enum tier_id t)
 		struct tier *wt = &d->tiers[TIER_WARM];
 		if (tier_reserve(wt, v->len) ||
 		    (mover_make_room(d, TIER_WARM, v->len) == 0 && tier_reserve(wt, v->len))) {
-			move_start(d, v, TIER_WARM);
+			move_start(d, v, TIER_WARM, NULL, NULL);
 			return GAVE_UP;
 		}
 		/* warm cannot take it: drop it */
@@ -236,6 +263,8 @@ static void drain(struct daemon *d, enum tier_id t)
 	if (!tr->present)
 		return;
 	uint64_t budget = policy_glue_budget(d, t);
+	/* pinned chunks are in no policy but take their room all the same */
+	budget = budget > d->pinned[t] ? budget - d->pinned[t] : 0;
 	while (policy_glue_tier_bytes(d, t) > budget) {
 		g = give_up_one(d, t);
 		if (g != GAVE_UP)

@@ -23,4 +23,16 @@ void mover_promote(struct daemon *d, struct chunk *c);
 /* Evict one chunk (counted as an eviction). */
 void mover_evict(struct daemon *d, struct chunk *c);
 
+/* How a mover_move() ended: 0 (the chunk now lives on the new tier), or
+ * -errno (a failed copy drops the chunk: -EBADMSG for a bad checksum).
+ * Loop thread; the chunk may be gone: look it up by key. */
+typedef void (*mover_done_fn)(struct daemon *d, void *arg, int err);
+/* Admin moves (residency.c): copy resident chunk c to tier `to` now,
+ * regardless of MOVES_MAX (the caller bounds its own moves). make_room:
+ * evict `to`'s policy victims if it has no room. Returns 0 (cb follows),
+ * -ENODEV (no such tier), -EBUSY (not in state CHUNK_RESIDENT), -EALREADY
+ * (already there), -ENOSPC, -ENOMEM. */
+int mover_move(struct daemon *d, struct chunk *c, enum tier_id to, bool make_room, mover_done_fn cb,
+	       void *arg);
+
 #endif

@@ -79,6 +79,8 @@ void handlers_policy_set(struct conn *c, const struct tc_hdr *h, struct proto_rd
 /* handlers_service.c: TC_OP_CONFIG_SHOW / TC_OP_RELOAD. */
 void handlers_config_show(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 void handlers_reload(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+/* handlers_admin.c: TC_OP_WARM .. TC_OP_LIFECYCLE (residency ops). */
+void handlers_admin(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 /* handlers.c: release everything a connection holds (it is closing). */
 void handlers_conn_closed(struct conn *c);
 

@@ -73,6 +73,7 @@ void status_fill(struct daemon *d, struct proto_rs *rs)
 		proto_rs_u64(rs, "high_water_bytes", tr->high_bytes);
 		proto_rs_u64(rs, "low_water_bytes", tr->low_bytes);
 		proto_rs_u64(rs, "read_bytes", tr->read_bytes);
+		proto_rs_u64(rs, "pinned_bytes", d->pinned[t]);
 	}
 
 	proto_rs_section(rs, "counters", TC_SHAPE_OBJECT);
@@ -103,5 +104,6 @@ void status_fill(struct daemon *d, struct proto_rs *rs)
 		proto_rs_u64(rs, "misses", ds->misses);
 		proto_rs_u64(rs, "bytes_from_cold", ds->bytes_from_cold);
 		proto_rs_u64(rs, "served_unkept", ds->served_unkept);
+		proto_rs_u64(rs, "pinned_bytes", ds->pinned_bytes);
 	}
 }

@@ -9,6 +9,7 @@
  * Single-threaded.
  */
 #include "tierctl.h"
+#include "cmd_admin.h"
 #include "cmd_policy.h"
 #include "import.h"
 
@@ -84,6 +85,57 @@ const struct tierctl_cmd tierctl_cmds[] = {
 		.usage = "",
 		.summary = "re-read the daemon's config file (admin; as SIGHUP)",
 		.fn = tierctl_cmd_reload,
+	},
+	{
+		.name = "warm",
+		.usage = "[--tier hot|warm] [--verify] [--check] [--json] DATASET[/PATH]...",
+		.summary = "load files into the cache ahead of a job (any reader may)",
+		.fn = tierctl_cmd_warm,
+		.min_args = 1,
+		.max_args = -1,
+	},
+	{
+		.name = "pin",
+		.usage = "[--json] DATASET[/PATH]",
+		.summary = "keep files resident: never demoted or evicted (admin)",
+		.fn = tierctl_cmd_pin,
+		.min_args = 1,
+		.max_args = 1,
+	},
+	{
+		.name = "unpin",
+		.usage = "[--json] DATASET[/PATH]",
+		.summary = "give pinned files back to the cache policy (admin)",
+		.fn = tierctl_cmd_unpin,
+		.min_args = 1,
+		.max_args = 1,
+	},
+	{
+		.name = "evict",
+		.usage = "[--json] DATASET[/PATH]",
+		.summary = "drop cached chunks now; pinned ones stay (admin)",
+		.fn = tierctl_cmd_evict,
+		.min_args = 1,
+		.max_args = 1,
+	},
+	{
+		.name = "demote",
+		.usage = "[--json] DATASET[/PATH] --to warm",
+		.summary = "move cached chunks from hot to warm (admin)",
+		.fn = tierctl_cmd_demote,
+	},
+	{
+		.name = "verify",
+		.usage = "[--json] [DATASET]",
+		.summary = "re-checksum resident chunks, drop bad ones (admin)",
+		.fn = tierctl_cmd_verify,
+		.max_args = 1,
+	},
+	{
+		.name = "lifecycle",
+		.usage = "run [--dry-run] [--older-than DUR] [--dataset NAME] [--as-of TIME] [--json]",
+		.summary = "demote / drop data not read for a while (admin)",
+		.fn = tierctl_cmd_lifecycle,
 	},
 	{
 		.name = "import",

@@ -122,13 +122,25 @@ enum tc_op {
 	TC_OP_PLAN_CANCEL = 15,
 
 	/* Residency ops for admins and warmup (cached/handlers_admin.c
-	 * documents the payloads). All but WARM need an admin. */
+	 * documents them in full). All but WARM need an admin (EPERM).
+	 * Each reply is a record set with an object section "result" of
+	 * <what>_chunks / <what>_bytes counts.
+	 *
+	 * req: str "dataset/path" (a file), u8 tier (TC_TIER_HOT, TC_TIER_WARM,
+	 *      TC_TIER_NONE: where placement puts it), u8 flags (TC_WARM_F_*),
+	 *      u32 first chunk, u32 count (0: to the end of the file) */
 	TC_OP_WARM = 16,
+	/* req: str "dataset[/path]" (a file or a directory) */
 	TC_OP_PIN = 17,
 	TC_OP_UNPIN = 18,
 	TC_OP_EVICT = 19,
+	/* req: str "dataset[/path]", u8 to (TC_TIER_WARM) */
 	TC_OP_DEMOTE = 20,
+	/* req: str dataset ("" = every dataset) */
 	TC_OP_VERIFY = 21,
+	/* req: str dataset ("" = every dataset), u8 flags (TC_LC_F_*),
+	 *      i64 older_than_s (-1: the datasets' demote_after/evict_after),
+	 *      i64 as_of_s (reference time of the ages, 0: now) */
 	TC_OP_LIFECYCLE = 22,
 
 	/* Service ops (cached/handlers_service.c documents the payloads). */
@@ -137,6 +149,12 @@ enum tc_op {
 
 	TC_OP_MAX_
 };
+
+/* WARM flags. */
+#define TC_WARM_F_VERIFY 0x1u /* re-read each chunk and check its checksum */
+#define TC_WARM_F_CHECK 0x2u  /* fill nothing: report what is resident */
+/* LIFECYCLE flags. */
+#define TC_LC_F_DRY_RUN 0x1u  /* report what it would do, change nothing */
 
 enum tc_type {
 	TC_TYPE_FILE = 1,

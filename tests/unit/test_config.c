@@ -431,6 +431,37 @@ static void test_service_keys(void **state)
 	config_free(cfg);
 }
 
+/* Lifecycle thresholds: [daemon] gives the default of every dataset that
+ * does not set its own; "off" is 0 (never). */
+static void test_lifecycle_inherit(void **state)
+{
+	struct fx *fx = *state;
+	struct config *cfg = load_ok(write_conf(fx, "t.conf",
+		"[daemon]\ndemote_after = 2h\nevict_after = 7d\n" HOT
+		"[dataset a]\npath = /a\n"
+		"[dataset b]\npath = /b\ndemote_after = 30m\nevict_after = off\n"));
+	assert_int_equal(cfg->demote_after_s, 7200);
+	assert_int_equal(cfg->evict_after_s, 7 * 86400);
+	assert_int_equal(cfg->datasets[0].demote_after_s, 7200);
+	assert_int_equal(cfg->datasets[0].evict_after_s, 7 * 86400);
+	assert_int_equal(cfg->datasets[1].demote_after_s, 1800);
+	assert_int_equal(cfg->datasets[1].evict_after_s, 0);
+	config_free(cfg);
+
+	/* the defaults: never */
+	cfg = load_ok(write_conf(fx, "u.conf", HOT "[dataset a]\npath = /a\n"));
+	assert_int_equal(cfg->datasets[0].demote_after_s, 0);
+	assert_int_equal(cfg->datasets[0].evict_after_s, 0);
+	config_free(cfg);
+
+	expect_errors(fx, HOT "[dataset d]\npath = /c\ndemote_after = soon\n",
+		      "@:6: dataset.d.demote_after: \"soon\" is not a duration (use 250ms, 30s, 5m, "
+		      "2h, 1d)\n");
+	expect_errors(fx, HOT "[dataset d]\npath = /c\nevict_after = 1500ms\n",
+		      "@:6: dataset.d.evict_after: \"1500ms\" is not a whole number of seconds (use "
+		      "0s..3650d)\n");
+}
+
 static void test_bad_values(void **state)
 {
 	struct fx *fx = *state;
@@ -463,13 +494,14 @@ static void test_unknown_keys_and_sections(void **state)
 	expect_errors(fx, "[daemon]\n\nlog_levl = debug\n" HOT,
 		      "@:3: daemon.log_levl: unknown key (keys of [daemon]: socket, state_dir, "
 		      "log_level, max_clients, workers, admin_group, socket_mode, socket_group, "
-		      "metrics_listen)\n");
+		      "metrics_listen, demote_after, evict_after)\n");
 	expect_errors(fx, HOT "size = 1G\n",
 		      "@:4: hot.size: unknown key (keys of [tier hot]: path, capacity, "
 		      "high_water, low_water)\n");
 	expect_errors(fx, HOT "[dataset d]\npath = /c\ncache = yes\n",
 		      "@:6: dataset.d.cache: unknown key (keys of [dataset NAME]: backend, path, "
-		      "chunk_size, policy, revalidate_after, ceph_conf, client_id, keyring, pool, "
+		      "chunk_size, policy, revalidate_after, demote_after, evict_after, ceph_conf, "
+		      "client_id, keyring, pool, "
 		      "namespace, prefix, layout, op_timeout, max_inflight)\n");
 	/* keys of a bad section are not reported again */
 	expect_errors(fx, HOT "[foo]\nbar = 1\n[tier cold]\npath = /x\n[daemon x]\n[dataset]\n",
@@ -646,7 +678,8 @@ static void test_many_errors(void **state)
 		      "@:6: hot.capacity: \"lots\" is not a size (use 64G, 512M, ...)\n"
 		      "@:10: dataset.d.chunk_size: \"1G\" is too large (at most 64M)\n"
 		      "@:11: dataset.d.colour: unknown key (keys of [dataset NAME]: backend, path, "
-		      "chunk_size, policy, revalidate_after, ceph_conf, client_id, keyring, pool, "
+		      "chunk_size, policy, revalidate_after, demote_after, evict_after, ceph_conf, "
+		      "client_id, keyring, pool, "
 		      "namespace, prefix, layout, op_timeout, max_inflight)\n"
 		      "@: hot: need low_water < high_water (got 60 >= 50)\n"
 		      "@:9: dataset.d.path: missing (required for backend = posix; e.g. path = "
@@ -930,7 +963,7 @@ static void test_reference_conf_documents_every_key(void **state)
 		assert_non_null(s);
 		at = s + 1;
 	}
-	assert_int_equal(nkeys, 27);
+	assert_int_equal(nkeys, 31);
 	assert_int_equal(config_key_at(nkeys, &k), -ENOENT);
 	free(open);
 	free(text);
@@ -945,6 +978,7 @@ int main(void)
 		T(test_line_numbers),
 		T(test_bad_values),
 		T(test_service_keys),
+		T(test_lifecycle_inherit),
 		T(test_bad_policy),
 		T(test_unknown_keys_and_sections),
 		T(test_syntax_errors),
