@@ -16,6 +16,7 @@
 #include "log.h"
 #include "manifest.h"
 #include "policy_glue.h"
+#include "residency.h"
 #include "workers.h"
 
 #define RETRY_SECONDS 5
@@ -202,6 +203,7 @@ void dataset_forget(struct daemon *d, struct dataset *ds)
 	event_del(ds->persist_ev);
 	ds->mf_dirty = false;
 	index_kv_delete(d->ix, MANIFEST_NS, ds->name);
+	residency_forget_dataset(d, ds);
 }
 
 static void persist_cb(evutil_socket_t fd, short what, void *arg)

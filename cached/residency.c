@@ -233,6 +233,36 @@ static int pin_load_one(void *arg, const char *key, const void *v, size_t n)
 	return pins_add(d->res, key) < 0 ? -ENOMEM : 0;
 }
 
+/* Forget (in memory and in the index) every pin of ds at or under rest
+ * ("" = the whole dataset). Returns how many. */
+static size_t pins_remove_under(struct daemon *d, const struct dataset *ds, const char *rest)
+{
+	struct residency *res = d->res;
+	size_t removed = 0;
+	for (size_t i = 0; i < res->n;) {
+		size_t dn;
+		const char *prest;
+		pin_split(res->pins[i], &dn, &prest);
+		if (dn == strlen(ds->name) && strncmp(res->pins[i], ds->name, dn) == 0 &&
+		    path_under(prest, rest)) {
+			index_kv_delete(d->ix, PIN_NS, res->pins[i]);
+			free(res->pins[i]);
+			res->pins[i] = res->pins[--res->n];
+			removed++;
+		} else {
+			i++;
+		}
+	}
+	return removed;
+}
+
+void residency_forget_dataset(struct daemon *d, const struct dataset *ds)
+{
+	size_t n = d->res ? pins_remove_under(d, ds, "") : 0;
+	if (n)
+		log_info("dataset=%s op=unpin pins=%zu why=\"the dataset left the config\"", ds->name, n);
+}
+
 int residency_init(struct daemon *d)
 {
 	d->res = calloc(1, sizeof(*d->res));
@@ -804,21 +834,7 @@ int residency_unpin(struct daemon *d, struct dataset *ds, const char *rest, stru
 				    "%s is inside the pin on %s: unpin %s (then pin what should stay)",
 				    spec, res->pins[i], res->pins[i]);
 	}
-	size_t removed = 0;
-	for (size_t i = 0; i < res->n;) {
-		size_t dn;
-		const char *prest;
-		pin_split(res->pins[i], &dn, &prest);
-		if (dn == strlen(ds->name) && strncmp(res->pins[i], ds->name, dn) == 0 &&
-		    path_under(prest, rest)) {
-			index_kv_delete(d->ix, PIN_NS, res->pins[i]);
-			free(res->pins[i]);
-			res->pins[i] = res->pins[--res->n];
-			removed++;
-		} else {
-			i++;
-		}
-	}
+	size_t removed = pins_remove_under(d, ds, rest);
 	if (!removed)
 		return fail(r, -ENOENT, "nothing is pinned at or under %s (tierctl status shows pinned bytes)",
 			    spec);

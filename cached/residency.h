@@ -62,6 +62,9 @@ struct res_cb {
  * pin the chunks they cover. */
 int residency_init(struct daemon *d);
 void residency_free(struct daemon *d);
+/* A dataset left the config (reload): its pins go too, so a dataset added
+ * later under the same name starts unpinned. */
+void residency_forget_dataset(struct daemon *d, const struct dataset *ds);
 
 /* mover.c: a chunk with pin_after_move finished moving. */
 void residency_pin_moved(struct daemon *d, struct chunk *c);

@@ -104,6 +104,8 @@ p = sys.argv[1]; t = open(p).read()
 t = re.sub(r"\[dataset ds\]\n(?:[^\[].*\n)*", "", t)
 open(p, "w").write(t)
 PY
+"$TC" pin ds/f4.bin >"$T/pin.out" 2>&1
+check "ds/f4.bin pinned before the removal" [ "$(jget "[d['pinned_bytes'] for d in s['datasets'] if d['name']=='ds'][0]")" -gt 0 ]
 res_before=$(jget "sum(d['resident_hot_bytes']+d['resident_warm_bytes'] for d in s['datasets'] if d['name']=='ds')")
 check "ds has resident chunks before removal" [ "$res_before" -gt 0 ]
 # a client holds a handle of ds across the removal
@@ -154,6 +156,9 @@ check "ds added back" grep -qx "added: dataset.ds" "$T/r.out"
 check "ds serves again" until_ok "$TC" cat ds/f2.bin
 "$TC" cat ds/f2.bin >"$T/out"
 check "ds added back: exact bytes" cmp -s "$T/out" "$T/cold/f2.bin"
+check "ds added back: its old pin went with the removal" [ "$(jget "[d['pinned_bytes'] for d in s['datasets'] if d['name']=='ds'][0]")" = 0 ]
+"$TC" unpin ds/f4.bin >"$T/unpin.out" 2>&1
+check "ds added back: nothing left to unpin" grep -q "nothing is pinned" "$T/unpin.out"
 # a changed source setting replaces the dataset
 sed -i -e 's/^chunk_size = 128K/chunk_size = 64K/' "$T/tc.conf"
 "$TC" reload >"$T/r.out" 2>"$T/r.err"
