@@ -180,9 +180,8 @@ static int target_cmd(struct tiercache *tc, int argc, char **argv, unsigned op,
 	int rc;
 	if (op == TC_OP_DEMOTE && (rc = tierctl_take_option(&argc, argv, "--to", &to)))
 		return rc;
-	const struct tierctl_flag flags[] = {{"--json", &json}, {NULL, NULL}};
 	int npos;
-	if ((rc = tierctl_parse_flags(argc, argv, flags, &npos)))
+	if ((rc = tierctl_parse_json(argc, argv, &json, &npos)))
 		return rc;
 	if (npos != 1)
 		return tierctl_usage_error("%s: need exactly one DATASET[/PATH]", argv[0]);
@@ -252,10 +251,9 @@ int tierctl_cmd_verify(struct tiercache *tc, int argc, char **argv)
 		{"failed", "unreadable", false},
 		{NULL, NULL, false},
 	};
-	bool json = false;
-	const struct tierctl_flag flags[] = {{"--json", &json}, {NULL, NULL}};
+	bool json;
 	int npos;
-	int rc = tierctl_parse_flags(argc, argv, flags, &npos);
+	int rc = tierctl_parse_json(argc, argv, &json, &npos);
 	if (rc)
 		return rc;
 	if (npos > 1)

@@ -74,10 +74,9 @@ int tierctl_cmd_ls(struct tiercache *tc, int argc, char **argv)
 
 int tierctl_cmd_stat(struct tiercache *tc, int argc, char **argv)
 {
-	bool json = false;
-	const struct tierctl_flag flags[] = {{"--json", &json}, {NULL, NULL}};
+	bool json;
 	int npos;
-	int rc = tierctl_parse_flags(argc, argv, flags, &npos);
+	int rc = tierctl_parse_json(argc, argv, &json, &npos);
 	if (rc)
 		return rc;
 	if (npos != 1)

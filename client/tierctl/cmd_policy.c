@@ -160,10 +160,9 @@ static int call(struct tiercache *tc, unsigned op, struct proto_wr *w, const cha
 
 static int policy_show(struct tiercache *tc, int argc, char **argv)
 {
-	bool json = false;
-	const struct tierctl_flag flags[] = {{"--json", &json}, {NULL, NULL}};
+	bool json;
 	int npos;
-	int rc = tierctl_parse_flags(argc, argv, flags, &npos);
+	int rc = tierctl_parse_json(argc, argv, &json, &npos);
 	if (rc)
 		return rc;
 	if (npos > 1)

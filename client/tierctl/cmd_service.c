@@ -44,10 +44,9 @@ static void config_human(FILE *f, const struct proto_recset *rs)
 
 static int config_show(struct tiercache *tc, int argc, char **argv)
 {
-	bool json = false;
-	const struct tierctl_flag flags[] = {{"--json", &json}, {NULL, NULL}};
+	bool json;
 	int npos;
-	int rc = tierctl_parse_flags(argc, argv, flags, &npos);
+	int rc = tierctl_parse_json(argc, argv, &json, &npos);
 	if (rc)
 		return rc;
 	if (npos < 1 || npos > 3 || strcmp(argv[1], "show") != 0)

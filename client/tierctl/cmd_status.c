@@ -30,10 +30,9 @@ int tierctl_call_recset(struct tiercache *tc, unsigned op, const void *req, size
 
 static int report(struct tiercache *tc, int argc, char **argv, unsigned op)
 {
-	bool json = false;
-	const struct tierctl_flag flags[] = {{"--json", &json}, {NULL, NULL}};
+	bool json;
 	int npos;
-	int rc = tierctl_parse_flags(argc, argv, flags, &npos);
+	int rc = tierctl_parse_json(argc, argv, &json, &npos);
 	if (rc)
 		return rc;
 	if (npos)
@@ -62,10 +61,9 @@ int tierctl_cmd_datasets(struct tiercache *tc, int argc, char **argv)
 
 int tierctl_cmd_refresh(struct tiercache *tc, int argc, char **argv)
 {
-	bool json = false;
-	const struct tierctl_flag flags[] = {{"--json", &json}, {NULL, NULL}};
+	bool json;
 	int npos;
-	int rc = tierctl_parse_flags(argc, argv, flags, &npos);
+	int rc = tierctl_parse_json(argc, argv, &json, &npos);
 	if (rc)
 		return rc;
 	if (npos != 1)

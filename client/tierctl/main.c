@@ -220,6 +220,13 @@ int tierctl_parse_flags(int argc, char **argv, const struct tierctl_flag *flags,
 	return 0;
 }
 
+int tierctl_parse_json(int argc, char **argv, bool *json, int *npos)
+{
+	*json = false;
+	const struct tierctl_flag flags[] = {{"--json", json}, {NULL, NULL}};
+	return tierctl_parse_flags(argc, argv, flags, npos);
+}
+
 static void usage(FILE *f)
 {
 	fputs("usage: tierctl [--socket PATH] COMMAND [ARGS...]\n\ncommands:\n", f);

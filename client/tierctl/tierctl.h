@@ -59,6 +59,8 @@ struct tierctl_flag {
  * positional arguments, which end up in argv[1..1+*npos) in order. "--"
  * ends the flags. Returns 0, or TIERCTL_EXIT_USAGE for an unknown flag. */
 int tierctl_parse_flags(int argc, char **argv, const struct tierctl_flag *flags, int *npos);
+/* The same for the commands whose only flag is --json. */
+int tierctl_parse_json(int argc, char **argv, bool *json, int *npos);
 
 /* ---- rendering (render.c) ---- */
 /* 1536 -> "1.5K"; below 1 KiB plain bytes ("512B"). */
