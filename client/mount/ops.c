@@ -4,9 +4,13 @@
  * (init), and EROFS for every operation that would change anything. The
  * directory operations are in dirs.c, statfs in statfs.c.
  *
- * Reads: one tiercache_pread per FUSE read, which preads from the chunk
- * fds libtiercache holds (no bytes through the daemon), into a per-thread
- * buffer that is then written to /dev/fuse.
+ * Reads: the reply to a FUSE read is the chunk files themselves: a dup of
+ * each chunk fd libtiercache holds (tiercache_chunk_fd), which libfuse
+ * splices into /dev/fuse, so the bytes are copied once, in the kernel,
+ * from the tier file's page cache into the mount's (no bytes through the
+ * daemon, none through our memory). Without splice (-o no_splice, a
+ * kernel without it, streamed handles) one tiercache_pread into a
+ * per-thread buffer that is then written to /dev/fuse.
  *
  * Caching: the kernel keeps names and attributes for entry_timeout /
  * attr_timeout, and keeps file pages across opens while the version is the
@@ -142,6 +146,7 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_SPLICE_WRITE;
 		if (conn->max_write > TCM_SPLICE_MAX_READ)
 			conn->max_write = TCM_SPLICE_MAX_READ;
+		m->splice = true;
 	}
 	/* the kernel keeps the smaller of this and the window main() set
 	 * in sysfs (read_ahead_kb) before this INIT was answered */
@@ -469,7 +474,9 @@ out:
 static void reply_read_any(fuse_req_t req, struct tcm *m, struct tiercache *tc, int h,
 			   size_t size, off_t off, const char *path)
 {
-	if (!m->o.no_splice && reply_read_fds(req, m, tc, h, size, off, path) == 0)
+	/* without splice, libfuse would read an fd buffer into a fresh
+	 * malloc'd one per reply: our own buffer is cheaper */
+	if (m->splice && reply_read_fds(req, m, tc, h, size, off, path) == 0)
 		return;
 	reply_read(req, m, tc, h, size, off, path);
 }

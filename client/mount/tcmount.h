@@ -208,6 +208,7 @@ struct tcm {
 	gid_t gid;
 	struct timespec dir_time; /* directories have no mtime: the mount time */
 	char *dataset;            /* the dataset's name (for statfs) */
+	bool splice;              /* reads splice chunk fds (set by init) */
 };
 
 /* ---- ops.c / dirs.c ---- */
