@@ -9,12 +9,19 @@
  * immutable once published, so the dup reads the right bytes for as long
  * as it is open, even after the daemon evicts the chunk.
  *
+ * A consumer that splices gets no error for a short file, only fewer
+ * bytes (which a FUSE reply passes on as an early end of file), so the
+ * descriptor's size is checked here, as pread_full checks every read: a
+ * chunk file shorter than its chunk is EIO, never short data.
+ *
  * Threads: like tiercache_pread (any thread, the chunk pinned while dup'd).
  */
 #include "libtc_private.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int tiercache_chunk_fd(struct tiercache *tc, int h, uint64_t off, uint64_t *fd_off, size_t *len)
 {
@@ -60,12 +67,23 @@ int tiercache_chunk_fd(struct tiercache *tc, int h, uint64_t off, uint64_t *fd_o
 		rc = -ENOTSUP;
 		goto out;
 	}
+	struct stat st;
 	int fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
-	if (fd < 0)
+	if (fd < 0) {
 		rc = -errno;
+	} else if (fstat(fd, &st) < 0) {
+		rc = -errno;
+	} else if ((uint64_t)st.st_size < clen) {
+		tc_err_detail("%s chunk %llu: cached file shorter than its %llu bytes", hd->path,
+			      (unsigned long long)idx, (unsigned long long)clen);
+		rc = -EIO;
+	}
 	tc_chunk_put(tc, hd, c);
-	if (rc < 0)
+	if (rc < 0) {
+		if (fd >= 0)
+			close(fd);
 		goto out;
+	}
 	*fd_off = off - start;
 	*len = (size_t)(clen - (off - start));
 	tc_handle_put(tc, hd);

@@ -3,8 +3,9 @@
  * daemon of fake_daemon.c: the descriptor it hands out reads the file's
  * bytes at *fd_off for *len bytes, chunk boundaries and the file's end
  * are honoured, chunks come from the handle's cache (chunk 0 from OPEN)
- * or one CHUNK request, the descriptor outlives the handle, and streamed
- * connections and bad arguments fail with the documented errno.
+ * or one CHUNK request, the descriptor outlives the handle, a short chunk
+ * file is EIO, and streamed connections and bad arguments fail with the
+ * documented errno.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -131,12 +132,34 @@ static void test_chunk_fd_streamed(void **state)
 	tiercache_disconnect(tc);
 }
 
+/* A chunk file shorter than its chunk: EIO, never a descriptor that
+ * would splice fewer bytes than promised. */
+static void test_chunk_fd_short_file_is_eio(void **state)
+{
+	struct fake *f = *state;
+	uint64_t fd_off;
+	size_t len;
+	f->mb = MB_SHORT_CHUNK;
+	struct tiercache *tc = tiercache_connect(f->sock);
+	assert_non_null(tc);
+	int h = tiercache_open(tc, "ds/a.bin", 0);
+	assert_true(h >= 0);
+	assert_int_equal(tiercache_chunk_fd(tc, h, 0, &fd_off, &len), -1);
+	assert_int_equal(errno, EIO);
+	assert_non_null(strstr(tiercache_last_error(), "shorter"));
+	assert_int_equal(tiercache_chunk_fd(tc, h, 3 * CS + 5, &fd_off, &len), -1);
+	assert_int_equal(errno, EIO);
+	tiercache_close(tc, h);
+	tiercache_disconnect(tc);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fake_setup, fake_teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_chunk_fd_bytes),
 		T(test_chunk_fd_streamed),
+		T(test_chunk_fd_short_file_is_eio),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);
