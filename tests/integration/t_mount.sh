@@ -1,7 +1,7 @@
 # tiercache-mount with real programs: the mounted tree equals the source
 # for find, ls -lR, sha256sum and tar; fio sequential and random reads
 # verify; every write fails with EROFS; errors map to the right errno; a
-# subdirectory mounts; -o immutable and -o no_splice read the same bytes; the command line is checked before mounting; the
+# subdirectory mounts; -o immutable, -o no_splice and streamed reads give the same bytes; the command line is checked before mounting; the
 # mount goes away cleanly with fusermount3 -u, SIGTERM and SIGINT, in the
 # foreground and in the background.
 . "$(dirname "$0")/lib.sh"
@@ -205,6 +205,11 @@ check "no_splice: sha256sum of every file equals the source" diff <(sums "$T/col
 check "no_splice: odd-sized reads across chunk boundaries" \
 	bash -c "dd if='$N/multi.bin' bs=12345 skip=7 2>/dev/null | cmp - <(dd if='$T/cold/multi.bin' bs=12345 skip=7 2>/dev/null)"
 check "no_splice: unmounts cleanly" tcm_umount "$N" "$npid"
+# no descriptors passed at all: splicing falls back to streamed reads
+TIERCACHE_NO_FD_PASSING=1 tcm_mount "$N" ds || exit 1
+npid=$MPID
+check "no fd passing: sha256sum of every file equals the source" diff <(sums "$T/cold") <(sums "$N")
+check "no fd passing: unmounts cleanly" tcm_umount "$N" "$npid"
 
 # ---- a subdirectory, a second mount at the same time ----
 S=$T/mnt_sub
