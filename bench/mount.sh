@@ -20,6 +20,8 @@
 #   disk-cold    tier files and local files dropped from the OS page cache
 #                (posix_fadvise DONTNEED per file, checked with fincore),
 #                daemon restarted, remounted: both sides read from disk.
+# QUICK=1 measures only the default first and second pass and local (for
+# iterating on one change); RUNS=N sets the number of runs (default 3).
 # Goals from the issue: seq first pass >= 0.8 of local, small first pass
 # >= 0.4 of local; the second pass is reported against local.
 set -uo pipefail
@@ -31,6 +33,7 @@ export TIERCACHE_SOCKET=$B/sock
 DPID=
 MPID=
 RUNS=${RUNS:-3}
+QUICK=${QUICK:-0}
 
 cleanup() {
 	mountpoint -q "$M" 2>/dev/null && fusermount3 -u -z "$M" 2>/dev/null
@@ -198,25 +201,51 @@ echo "fill pass (cold store -> hot tier through the mount): $(echo "$(date +%s.%
 mount_down
 "$RD" seq "${BIG_L[@]}" >/dev/null # local files into the page cache
 
-declare -A R
-add() { R[$1]="${R[$1]:-} $2"; }
+declare -A R C
+TCK=$(getconf CLK_TCK)
+pcpu() { # pcpu PID: CPU ms the process used so far (0 without one)
+	if [ -n "$1" ] && [ -r "/proc/$1/stat" ]; then
+		awk -v t="$TCK" '{print int(($14 + $15) * 1000 / t)}' "/proc/$1/stat"
+	else
+		echo 0
+	fi
+}
+# run KEY RD-ARGS...: one measurement. R[KEY] gets the reader's rate, C[KEY]
+# the CPU it cost in ms: the reader's own plus tiercache-mount's and
+# tiercached's meanwhile (0 for local reads). On a shared machine wall-clock
+# rates move with the other work; CPU per pass does much less.
+run() {
+	local k=$1 m0 d0 u s
+	shift
+	m0=$(pcpu "$MPID")
+	d0=$(pcpu "$DPID")
+	{ TIMEFORMAT='%3U %3S'; time "$RD" "$@" >"$B/rate"; } 2>"$B/time" || exit 1
+	read -r u s <"$B/time"
+	R[$k]="${R[$k]:-} $(cat "$B/rate")"
+	C[$k]="${C[$k]:-} $(awk -v u="$u" -v s="$s" -v m=$(($(pcpu "$MPID") - m0)) \
+		-v d=$(($(pcpu "$DPID") - d0)) 'BEGIN {printf "%d", (u + s) * 1000 + m + d}')"
+}
 for run in $(seq 1 "$RUNS"); do
 	# first and second pass, default options
 	daemon_stop
 	daemon_start
 	mount_up
-	add seq1_mount "$("$RD" seq "${BIG_M[@]}")"
-	add small1_mount "$("$RD" small 4 "$B/list.mount")"
-	add seq2_mount "$("$RD" seq "${BIG_M[@]}")"
-	add small2_mount "$("$RD" small 4 "$B/list.mount")"
+	run seq1_mount seq "${BIG_M[@]}"
+	run small1_mount small 4 "$B/list.mount"
+	run seq2_mount seq "${BIG_M[@]}"
+	run small2_mount small 4 "$B/list.mount"
 	mount_down
-	add seq_local "$("$RD" seq "${BIG_L[@]}")"
-	add small_local "$("$RD" small 4 "$B/list.local")"
+	run seq_local seq "${BIG_L[@]}"
+	run small_local small 4 "$B/list.local"
+	if [ "$QUICK" = 1 ]; then
+		echo "run $run done"
+		continue
+	fi
 	# -o immutable
 	mount_up -o immutable
-	add seq1_imm "$("$RD" seq "${BIG_M[@]}")"
-	add small1_imm "$("$RD" small 4 "$B/list.mount")"
-	add small2_imm "$("$RD" small 4 "$B/list.mount")"
+	run seq1_imm seq "${BIG_M[@]}"
+	run small1_imm small 4 "$B/list.mount"
+	run small2_imm small 4 "$B/list.mount"
 	mount_down
 	# disk-cold: nothing of either side in the OS page cache
 	daemon_stop
@@ -226,12 +255,12 @@ for run in $(seq 1 "$RUNS"); do
 		"$(resident "$(find "$B/hot" -type f -size +1M | head -1)") of a tier file resident"
 	daemon_start
 	mount_up
-	add seqc_mount "$("$RD" seq "${BIG_M[@]}")"
-	add smallc_mount "$("$RD" small 4 "$B/list.mount")"
+	run seqc_mount seq "${BIG_M[@]}"
+	run smallc_mount small 4 "$B/list.mount"
 	mount_down
 	drop "$B/cold"
-	add seqc_local "$("$RD" seq "${BIG_L[@]}")"
-	add smallc_local "$("$RD" small 4 "$B/list.local")"
+	run seqc_local seq "${BIG_L[@]}"
+	run smallc_local small 4 "$B/list.local"
 	"$RD" seq "${BIG_L[@]}" >/dev/null # warm again for the next run
 	echo "run $run done"
 done
@@ -239,6 +268,7 @@ done
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 row() { # row LABEL UNIT LOCALKEY MOUNTKEY GOAL
 	local l m
+	[ -n "${R[$3]:-}" ] && [ -n "${R[$4]:-}" ] || return 0 # not measured (QUICK=1)
 	l=$(echo "${R[$3]}" | median)
 	m=$(echo "${R[$4]}" | median)
 	awk -v label="$1" -v unit="$2" -v l="$l" -v m="$m" -v goal="$5" 'BEGIN {
@@ -260,4 +290,18 @@ row "-o immutable: 100 KB files x4, second pass" files/s small_local small2_imm 
 row "disk-cold: seq 1 MiB reads" MB/s seqc_local seqc_mount -
 row "disk-cold: 100 KB files x4" files/s smallc_local smallc_mount -
 echo
-for k in $(echo "${!R[@]}" | tr ' ' '\n' | sort); do printf '  %-14s %s\n' "$k" "${R[$k]}"; done
+echo "CPU per pass (reader + tiercache-mount + tiercached; local: the reader), medians"
+printf '%-44s %10s %10s %-7s %5s\n' "" local mount unit ratio
+cpu_row() { # cpu_row LABEL LOCALKEY MOUNTKEY: ratio = local CPU / mount CPU
+	[ -n "${C[$2]:-}" ] && [ -n "${C[$3]:-}" ] || return 0
+	awk -v label="$1" -v l="$(echo "${C[$2]}" | median)" -v m="$(echo "${C[$3]}" | median)" \
+		'BEGIN { printf "%-44s %10d %10d %-7s %5.2f\n", label, l, m, "ms", m ? l / m : 0 }'
+}
+cpu_row "seq 1 GiB, first pass" seq_local seq1_mount
+cpu_row "4000 x 100 KB files x4, first pass" small_local small1_mount
+cpu_row "seq 1 GiB, second pass (page cache)" seq_local seq2_mount
+cpu_row "4000 x 100 KB files x4, second pass" small_local small2_mount
+cpu_row "-o immutable: 100 KB files, first pass" small_local small1_imm
+cpu_row "-o immutable: 100 KB files, second pass" small_local small2_imm
+echo
+for k in $(echo "${!R[@]}" | tr ' ' '\n' | sort); do printf '  %-14s %s   cpu ms %s\n' "$k" "${R[$k]}" "${C[$k]}"; done

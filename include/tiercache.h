@@ -72,6 +72,18 @@ int64_t tiercache_lseek(struct tiercache *tc, int h, int64_t off, int whence);
 int tiercache_fstat(struct tiercache *tc, int h, struct tiercache_stat *st);
 int tiercache_close(struct tiercache *tc, int h);
 
+/* Zero-copy reads: a new descriptor (O_CLOEXEC; the caller closes it) of
+ * the immutable chunk file that holds byte off of handle h, fetched from
+ * the daemon if the handle does not hold it. *fd_off is that byte's offset
+ * in the descriptor, *len the bytes from there to the end of the chunk
+ * (never past the end of the file): read them with pread, splice or
+ * sendfile at *fd_off, never with read (the offset is shared). Returns
+ * the descriptor, or -1 with errno: ENOTSUP when descriptors are not
+ * passed (TIERCACHE_NO_FD_PASSING, or the daemon streams: use
+ * tiercache_pread), ENXIO for off at or past the end of the file, ESTALE,
+ * EBADF and the errors of tiercache_pread. */
+int tiercache_chunk_fd(struct tiercache *tc, int h, uint64_t off, uint64_t *fd_off, size_t *len);
+
 /* "DATASET" alone is the dataset's root directory. */
 int tiercache_stat(struct tiercache *tc, const char *path, struct tiercache_stat *st);
 

@@ -362,6 +362,8 @@ static int conn_open(struct tiercache *tc)
 	}
 	if (rc < 0)
 		conn_drop(tc);
+	else
+		tc->gave_up = false; /* the daemon answers: requests wait again */
 	return rc;
 }
 
@@ -388,6 +390,12 @@ static bool conn_err_retryable(int rc)
  * restarted while we were idle); after that, attempts back off from 10 ms
  * to 250 ms until $TIERCACHE_RECONNECT_TIMEOUT seconds have passed since
  * the first failure, and the request fails with the last errno.
+ *
+ * The window is the connection's, not each request's: once a request has
+ * waited all of it in vain, the requests queued behind it on io_lock make
+ * one connect attempt each and fail at once, until a connect succeeds.
+ * Otherwise N threads sharing a connection during an outage would wait N
+ * windows in turn.
  */
 int tc_request_locked(struct tiercache *tc, const struct tc_req *rq, struct tc_msg *rep)
 {
@@ -434,11 +442,15 @@ int tc_request_locked(struct tiercache *tc, const struct tc_req *rq, struct tc_m
 		}
 		double now = now_s();
 		if (!have_deadline) {
+			if (tc->gave_up)
+				goto out; /* an earlier request waited the window */
 			deadline = now + tc->reconnect_timeout;
 			have_deadline = true;
 		}
-		if (now >= deadline)
+		if (now >= deadline) {
+			tc->gave_up = true;
 			goto out;
+		}
 		double left_ms = (deadline - now) * 1000;
 		sleep_ms(backoff < left_ms ? backoff : left_ms);
 		backoff = backoff * 2 < TC_BACKOFF_MAX_MS ? backoff * 2 : TC_BACKOFF_MAX_MS;

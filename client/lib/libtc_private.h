@@ -82,6 +82,8 @@ struct tiercache {
 	uint32_t read_max;      /* bytes per streamed READ */
 	bool no_fd_passing;     /* $TIERCACHE_NO_FD_PASSING=1 */
 	double reconnect_timeout; /* seconds, $TIERCACHE_RECONNECT_TIMEOUT */
+	bool gave_up;           /* a request waited the whole reconnect window
+	                         * in vain; cleared by the next good connect */
 	struct tc_handle **slots;
 	int nslots;
 };
@@ -154,6 +156,12 @@ void tc_handles_free_all(struct tiercache *tc);
 void tc_chunks_drop(struct tc_handle *hd);
 
 /* ---- read.c ---- */
+/* Chunk idx (clen bytes) of hd, pinned for the caller: from the handle's
+ * cache or fetched from the daemon. *out NULL (and 0 returned) when the
+ * bytes must be streamed instead (no fd passing). Unpin with tc_chunk_put. */
+int tc_chunk_get(struct tiercache *tc, struct tc_handle *hd, uint32_t idx, uint32_t clen,
+		 struct tc_chunk **out);
+void tc_chunk_put(struct tiercache *tc, struct tc_handle *hd, struct tc_chunk *c);
 /* pread on a handle: >= 0 bytes (exactly min(n, size - off)) or -errno. */
 ssize_t tc_handle_pread(struct tiercache *tc, struct tc_handle *hd, void *buf, size_t n,
 			uint64_t off);

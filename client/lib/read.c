@@ -30,7 +30,7 @@ static struct tc_chunk *chunk_find(struct tc_handle *hd, uint32_t idx)
 	return NULL;
 }
 
-static void chunk_put(struct tiercache *tc, struct tc_handle *hd, struct tc_chunk *c)
+void tc_chunk_put(struct tiercache *tc, struct tc_handle *hd, struct tc_chunk *c)
 {
 	bool gone = false;
 	pthread_mutex_lock(&tc->tbl_lock);
@@ -263,25 +263,37 @@ static int read_streamed(struct tiercache *tc, struct tc_handle *hd, uint64_t of
 	return rc;
 }
 
+int tc_chunk_get(struct tiercache *tc, struct tc_handle *hd, uint32_t idx, uint32_t clen,
+		 struct tc_chunk **out)
+{
+	*out = NULL;
+	if (tc->no_fd_passing)
+		return 0;
+	pthread_mutex_lock(&tc->tbl_lock);
+	struct tc_chunk *c = chunk_find(hd, idx);
+	bool streamed = hd->streamed;
+	pthread_mutex_unlock(&tc->tbl_lock);
+	if (!c && !streamed) {
+		int rc = chunk_fetch(tc, hd, idx, clen, &c);
+		if (rc < 0)
+			return rc;
+	}
+	*out = c;
+	return 0;
+}
+
 /* n bytes at coff inside chunk idx (all within the chunk). */
 static int read_piece(struct tiercache *tc, struct tc_handle *hd, uint32_t idx, uint32_t clen,
 		      uint64_t coff, uint8_t *dst, size_t n)
 {
-	if (!tc->no_fd_passing) {
-		pthread_mutex_lock(&tc->tbl_lock);
-		struct tc_chunk *c = chunk_find(hd, idx);
-		bool streamed = hd->streamed;
-		pthread_mutex_unlock(&tc->tbl_lock);
-		if (!c && !streamed) {
-			int rc = chunk_fetch(tc, hd, idx, clen, &c);
-			if (rc < 0)
-				return rc;
-		}
-		if (c) {
-			int rc = pread_full(hd, c, dst, n, coff);
-			chunk_put(tc, hd, c);
-			return rc;
-		}
+	struct tc_chunk *c;
+	int rc = tc_chunk_get(tc, hd, idx, clen, &c);
+	if (rc < 0)
+		return rc;
+	if (c) {
+		rc = pread_full(hd, c, dst, n, coff);
+		tc_chunk_put(tc, hd, c);
+		return rc;
 	}
 	return read_streamed(tc, hd, (uint64_t)idx * hd->chunk_size + coff, dst, n);
 }

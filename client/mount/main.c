@@ -55,6 +55,7 @@ static const struct fuse_opt cli_spec[] = {
 	CLI_OPT("connections=%u", o.connections),
 	{"immutable", offsetof(struct cli, o.immutable), 1},
 	CLI_OPT("read_ahead_kb=%u", o.read_ahead_kb),
+	{"no_splice", offsetof(struct cli, o.no_splice), 1},
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -112,6 +113,9 @@ static void help(void)
 	       "                           as 1 MiB requests, several in flight; needs\n"
 	       "                           root, else the kernel's 128 stays; 0 = leave\n"
 	       "                           it (default %u)\n"
+	       "    no_splice              copy read bytes through the mount's memory\n"
+	       "                           instead of splicing them from the chunk files\n"
+	       "                           into the kernel (slower; for comparison)\n"
 	       "    allow_other            let other users use the mount (off by default;\n"
 	       "                           needs user_allow_other in /etc/fuse.conf unless\n"
 	       "                           root). They read with the rights tiercached\n"

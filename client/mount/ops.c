@@ -4,9 +4,13 @@
  * (init), and EROFS for every operation that would change anything. The
  * directory operations are in dirs.c, statfs in statfs.c.
  *
- * Reads: one tiercache_pread per FUSE read, which preads from the chunk
- * fds libtiercache holds (no bytes through the daemon), into a per-thread
- * buffer that is then written to /dev/fuse.
+ * Reads: the reply to a FUSE read is the chunk files themselves: a dup of
+ * each chunk fd libtiercache holds (tiercache_chunk_fd), which libfuse
+ * splices into /dev/fuse, so the bytes are copied once, in the kernel,
+ * from the tier file's page cache into the mount's (no bytes through the
+ * daemon, none through our memory). Without splice (-o no_splice, a
+ * kernel without it, streamed handles) one tiercache_pread into a
+ * per-thread buffer that is then written to /dev/fuse.
  *
  * Caching: the kernel keeps names and attributes for entry_timeout /
  * attr_timeout, and keeps file pages across opens while the version is the
@@ -30,6 +34,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* One open file: a libtiercache handle on one pool connection. */
 struct tcm_file {
@@ -129,6 +134,19 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 			conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
 	} else if (conn->capable & FUSE_CAP_EXPLICIT_INVAL_DATA) {
 		conn->want |= FUSE_CAP_EXPLICIT_INVAL_DATA;
+	}
+	/* Reads reply with chunk file descriptors that libfuse splices into
+	 * /dev/fuse (reply_read_fds). libfuse splices only when its pipe
+	 * holds the reply plus a page per buffer and two more, and a pipe
+	 * grows to fs.pipe-max-size (1 MiB) at most without CAP_SYS_RESOURCE:
+	 * a 1 MiB read would always fall back to a copy into a fresh malloc'd
+	 * buffer. The kernel sizes reads by max_pages, which libfuse derives
+	 * from max_write (nothing is written here), so cap that. */
+	if (!m->o.no_splice && (conn->capable & FUSE_CAP_SPLICE_WRITE)) {
+		conn->want |= FUSE_CAP_SPLICE_WRITE;
+		if (conn->max_write > TCM_SPLICE_MAX_READ)
+			conn->max_write = TCM_SPLICE_MAX_READ;
+		m->splice = true;
 	}
 	/* the kernel keeps the smaller of this and the window main() set
 	 * in sysfs (read_ahead_kb) before this INIT was answered */
@@ -384,6 +402,85 @@ static void reply_read(fuse_req_t req, struct tcm *m, struct tiercache *tc, int 
 	fuse_reply_buf(req, buf, (size_t)n);
 }
 
+/* Chunks one spliced reply may come from: a read spans at most two
+ * chunks of the usual sizes (>= 1 MiB), five of 256 KiB; more fall back
+ * to copying. libfuse splices only if its pipe estimate, a page per
+ * buffer + 2 pages + the reply, fits the pipe (1 MiB): with reads of
+ * TCM_SPLICE_MAX_READ that allows 5 buffers. */
+#define TCM_SPLICE_BUFS 5
+
+/* Answer a read with descriptors of the chunk files: libfuse splices the
+ * page-cache pages of the chunk file into a pipe and on into /dev/fuse,
+ * so the bytes are copied once, in the kernel, instead of pread into our
+ * buffer and written out again (two copies through user memory). Returns
+ * 0 once the request is answered, -ENOTSUP (not answered) when the bytes
+ * must be copied instead: no descriptors (streamed), or too many chunks. */
+static int reply_read_fds(fuse_req_t req, struct tcm *m, struct tiercache *tc, int h, size_t size,
+			  off_t off, const char *path)
+{
+	struct {
+		struct fuse_bufvec v;
+		struct fuse_buf more[TCM_SPLICE_BUFS - 1];
+	} bv;
+	struct fuse_buf *b = bv.v.buf;
+	size_t nb = 0, total = 0;
+	int rc = 0;
+
+	while (total < size) {
+		uint64_t fd_off;
+		size_t len;
+		if (nb == TCM_SPLICE_BUFS) {
+			rc = -ENOTSUP;
+			goto out;
+		}
+		int fd = tiercache_chunk_fd(tc, h, (uint64_t)off + total, &fd_off, &len);
+		if (fd < 0) {
+			if (errno == ENXIO) /* end of the file: a short (or empty) reply */
+				break;
+			if (errno == ENOTSUP) {
+				rc = -ENOTSUP;
+				goto out;
+			}
+			rc = -tcm_pool_errno(&m->pool, errno, "read", path);
+			goto out;
+		}
+		if (len > size - total)
+			len = size - total;
+		b[nb++] = (struct fuse_buf){
+			.size = len,
+			.flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK,
+			.fd = fd,
+			.pos = (off_t)fd_off,
+		};
+		total += len;
+	}
+	bv.v.count = nb;
+	bv.v.idx = 0;
+	bv.v.off = 0;
+	if (nb == 0)
+		fuse_reply_buf(req, NULL, 0);
+	else
+		fuse_reply_data(req, &bv.v, 0);
+out:
+	for (size_t i = 0; i < nb; i++)
+		close(b[i].fd);
+	if (rc < 0 && rc != -ENOTSUP) {
+		fuse_reply_err(req, -rc);
+		return 0;
+	}
+	return rc;
+}
+
+static void reply_read_any(fuse_req_t req, struct tcm *m, struct tiercache *tc, int h,
+			   size_t size, off_t off, const char *path)
+{
+	/* without splice, libfuse would read an fd buffer into a fresh
+	 * malloc'd one per reply: our own buffer is cheaper */
+	if (m->splice && reply_read_fds(req, m, tc, h, size, off, path) == 0)
+		return;
+	reply_read(req, m, tc, h, size, off, path);
+}
+
 /* -o immutable: no open came, so read through the node's own handle,
  * opened by the first read of the node. */
 static void read_immutable(fuse_req_t req, struct tcm *m, fuse_ino_t ino, size_t size, off_t off)
@@ -397,7 +494,7 @@ static void read_immutable(fuse_req_t req, struct tcm *m, fuse_ino_t ino, size_t
 	struct tcm_nh *nh = tcm_nodes_nh_pin(&m->nodes, ino);
 	if (nh) {
 		tcm_nh_get(nh, &tc, &h);
-		reply_read(req, m, tc, h, size, off, "-");
+		reply_read_any(req, m, tc, h, size, off, "-");
 		goto out;
 	}
 	int rc = tcm_nodes_path(&m->nodes, ino, &path);
@@ -420,7 +517,7 @@ static void read_immutable(fuse_req_t req, struct tcm *m, fuse_ino_t ino, size_t
 	if (nh)
 		tcm_nh_get(nh, &tc, &h);
 	/* else: kept nowhere (it is in c[]); this read still uses it */
-	reply_read(req, m, tc, h, size, off, path);
+	reply_read_any(req, m, tc, h, size, off, path);
 out:
 	if (nh && tcm_nodes_nh_unpin(&m->nodes, nh, &c[nc]))
 		nc++;
@@ -442,7 +539,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (!f)
 		read_immutable(req, m, ino, size, off);
 	else
-		reply_read(req, m, f->tc, f->h, size, off, f->path);
+		reply_read_any(req, m, f->tc, f->h, size, off, f->path);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

@@ -44,6 +44,7 @@ struct tcm_opts {
 	unsigned connections;    /* libtiercache connections in the pool */
 	int immutable;           /* no open/release round trips (see ops.c) */
 	unsigned read_ahead_kb;  /* kernel readahead window, 0: kernel default */
+	int no_splice;           /* copy read bytes through our memory (ops.c) */
 	int debug;
 	int foreground;
 };
@@ -56,6 +57,9 @@ struct tcm_opts {
 #define TCM_MAX_CONNECTIONS 64u
 #define TCM_DEFAULT_READ_AHEAD_KB 4096u
 #define TCM_MAX_READ_AHEAD_KB (1u << 20)
+/* Largest read the kernel sends when reads are spliced (ops.c): 992 KiB,
+ * so a reply and libfuse's pipe overhead fit a 1 MiB pipe. */
+#define TCM_SPLICE_MAX_READ (248u * 4096u)
 /* st_blksize: what cp / cat take as a good read size */
 #define TCM_BLKSIZE (1u << 20)
 
@@ -204,6 +208,7 @@ struct tcm {
 	gid_t gid;
 	struct timespec dir_time; /* directories have no mtime: the mount time */
 	char *dataset;            /* the dataset's name (for statfs) */
+	bool splice;              /* reads splice chunk fds (set by init) */
 };
 
 /* ---- ops.c / dirs.c ---- */

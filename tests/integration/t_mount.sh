@@ -1,7 +1,7 @@
 # tiercache-mount with real programs: the mounted tree equals the source
 # for find, ls -lR, sha256sum and tar; fio sequential and random reads
 # verify; every write fails with EROFS; errors map to the right errno; a
-# subdirectory mounts; -o immutable reads the same bytes; the command line is checked before mounting; the
+# subdirectory mounts; -o immutable, -o no_splice and streamed reads give the same bytes; the command line is checked before mounting; the
 # mount goes away cleanly with fusermount3 -u, SIGTERM and SIGINT, in the
 # foreground and in the background.
 . "$(dirname "$0")/lib.sh"
@@ -61,7 +61,7 @@ out=$("$MOUNT_BIN" --help)
 check "--help exits 0" [ $? = 0 ]
 missing=
 for w in --socket reconnect_timeout entry_timeout attr_timeout negative_timeout connections \
-	immutable read_ahead_kb allow_other max_threads -f -d -s fusermount3; do
+	immutable read_ahead_kb no_splice allow_other max_threads -f -d -s fusermount3; do
 	grep -q -- "$w" <<<"$out" || missing="$missing $w"
 done
 check "--help documents every option (missing:${missing:- none})" [ -z "$missing" ]
@@ -196,6 +196,20 @@ check "immutable: second pass equal" diff <(sums "$T/cold") <(sums "$I")
 check "immutable: fio random read with verify" [ $? = 0 ]
 check "immutable: writes still fail with EROFS" [ "$(errno_of "open('$I/one.bin', 'r+b')")" = EROFS ]
 check "immutable: unmounts cleanly" tcm_umount "$I" "$ipid"
+
+# ---- -o no_splice: read bytes copied through the mount's memory ----
+N=$T/mnt_nosplice
+tcm_mount "$N" -o no_splice ds || exit 1
+npid=$MPID
+check "no_splice: sha256sum of every file equals the source" diff <(sums "$T/cold") <(sums "$N")
+check "no_splice: odd-sized reads across chunk boundaries" \
+	bash -c "dd if='$N/multi.bin' bs=12345 skip=7 2>/dev/null | cmp - <(dd if='$T/cold/multi.bin' bs=12345 skip=7 2>/dev/null)"
+check "no_splice: unmounts cleanly" tcm_umount "$N" "$npid"
+# no descriptors passed at all: splicing falls back to streamed reads
+TIERCACHE_NO_FD_PASSING=1 tcm_mount "$N" ds || exit 1
+npid=$MPID
+check "no fd passing: sha256sum of every file equals the source" diff <(sums "$T/cold") <(sums "$N")
+check "no fd passing: unmounts cleanly" tcm_umount "$N" "$npid"
 
 # ---- a subdirectory, a second mount at the same time ----
 S=$T/mnt_sub

@@ -34,6 +34,7 @@
 #include "proto.h"
 #include "tiercache.h"
 #include "fake_daemon.h"
+#include "libtc_private.h" /* the reconnect window of a connection */
 
 /* A request/reply round trip: every NOREPLY frame sent before it has been
  * handled by the daemon when it returns (one connection is in order). */
@@ -575,6 +576,34 @@ static void test_reconnect_timeout_zero(void **state)
 	tiercache_disconnect(tc);
 }
 
+/* The reconnect window is the connection's: after one request waited it
+ * in vain, the next fails at once (one connect attempt) instead of
+ * waiting its own window; a good connect opens a new window. The second
+ * window is made an hour long: waiting it would hang the test. */
+static void test_reconnect_window_per_connection(void **state)
+{
+	struct fake *f = *state;
+	setenv("TIERCACHE_RECONNECT_TIMEOUT", "0.2", 1);
+	struct tiercache *tc = tiercache_connect(f->sock);
+	unsetenv("TIERCACHE_RECONNECT_TIMEOUT");
+	assert_non_null(tc);
+	struct tiercache_stat st;
+	fake_stop(f);
+	assert_int_equal(tiercache_stat(tc, "ds", &st), -1);
+	assert_true(errno == ENOENT || errno == ECONNREFUSED);
+	pthread_mutex_lock(&tc->io_lock);
+	tc->reconnect_timeout = 3600;
+	pthread_mutex_unlock(&tc->io_lock);
+	assert_int_equal(tiercache_stat(tc, "ds", &st), -1);
+	assert_true(errno == ENOENT || errno == ECONNREFUSED);
+	assert_int_equal(tiercache_open(tc, "ds/a.bin", 0), -1);
+	/* the daemon is back: the next call connects and works */
+	fake_start(f);
+	assert_int_equal(tiercache_stat(tc, "ds", &st), 0);
+	assert_false(tc->gave_up);
+	tiercache_disconnect(tc);
+}
+
 static void test_restart_with_changed_source_is_estale(void **state)
 {
 	struct fake *f = *state;
@@ -650,6 +679,7 @@ int main(void)
 		T(test_fork_child_reconnects),
 		T(test_reconnect_after_restart),
 		T(test_reconnect_timeout_zero),
+		T(test_reconnect_window_per_connection),
 		T(test_restart_with_changed_source_is_estale),
 		T(test_log_hook),
 	};
