@@ -67,6 +67,10 @@ struct config {
 	unsigned workers;          /* blocking-I/O worker threads */
 	char admin_group[64];      /* members may run admin ops ("" = root only) */
 	gid_t admin_gid;           /* admin_group resolved at load; (gid_t)-1 if none */
+	uint32_t plan_grace_s;     /* a plan outlives its connection this long */
+	uint64_t prefetch_max_bytes; /* a plan's lookahead window at most */
+	unsigned prefetch_inflight; /* prefetch cold reads in flight, all plans */
+	unsigned readahead_chunks; /* sequential readahead depth without a plan (0: off) */
 	/* [tier hot], [tier warm] */
 	struct tier_conf tiers[TIER_COUNT];
 	/* [dataset NAME] */

@@ -22,7 +22,9 @@
 #include "index.h"
 #include "log.h"
 #include "mover.h"
+#include "plans.h"
 #include "policy_glue.h"
+#include "prefetch.h"
 #include "server.h"
 #include "workers.h"
 
@@ -197,7 +199,7 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 	rc = index_open(&d->ix, cfg->state_dir, err, errlen);
 	if (rc < 0)
 		return rc;
-	if ((rc = policy_glue_init(d)) < 0) {
+	if ((rc = policy_glue_init(d)) < 0 || (rc = plans_init(d)) < 0 || (rc = prefetch_init(d)) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return rc;
 	}
@@ -259,6 +261,7 @@ void daemon_free(struct daemon *d)
 	d->srv = NULL;
 	workers_stop(d->workers); /* runs what is queued, delivers completions */
 	d->workers = NULL;
+	plans_free(d); /* after the workers: prefetch completions use the plans */
 	for (unsigned i = 0; i < d->nds; i++)
 		dataset_flush_manifest(d, d->ds[i]);
 	for (size_t b = 0; d->chunks.b && b < d->chunks.nb; b++) {
@@ -277,6 +280,7 @@ void daemon_free(struct daemon *d)
 	for (unsigned i = 0; i < d->nds; i++)
 		dataset_free(d, d->ds[i]);
 	free(d->ds);
+	prefetch_free(d);
 	policy_glue_free(d);
 	mover_free(d);
 	index_close(d->ix);

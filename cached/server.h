@@ -76,6 +76,9 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 /* handlers_policy.c: TC_OP_POLICY_GET / TC_OP_POLICY_SET. */
 void handlers_policy_get(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 void handlers_policy_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+/* handlers_plan.c: TC_OP_PLAN_SET / TC_OP_PLAN_CANCEL. */
+void handlers_plan_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+void handlers_plan_cancel(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 /* handlers.c: release everything a connection holds (it is closing). */
 void handlers_conn_closed(struct conn *c);
 
