@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "chunk.h"
+#include "keymap.h"
 #include "fill.h"
 #include "log.h"
 #include "mover.h"
@@ -33,6 +34,8 @@ struct prefetch {
 	uint64_t unused, unused_bytes; /* prefetched chunks evicted before a read */
 	uint64_t stalls;           /* windows stopped: the victim was needed sooner */
 	uint64_t errors;
+	uint64_t late;             /* reads that found their chunk's prefetch in flight */
+	struct keymap waited;      /* keys read while not resident, prefetches in flight */
 	struct ra_slot ra[RA_SLOTS];
 };
 
@@ -46,11 +49,16 @@ struct pf_req {
 int prefetch_init(struct daemon *d)
 {
 	d->pf = calloc(1, sizeof(*d->pf));
-	return d->pf ? 0 : -ENOMEM;
+	if (!d->pf)
+		return -ENOMEM;
+	keymap_init(&d->pf->waited);
+	return 0;
 }
 
 void prefetch_free(struct daemon *d)
 {
+	if (d->pf)
+		keymap_free(&d->pf->waited);
 	free(d->pf);
 	d->pf = NULL;
 }
@@ -115,8 +123,12 @@ static void pf_done(struct daemon *d, struct waiter *w, struct chunk *c, int err
 	} else if (c && c->state != CHUNK_UNKEPT) {
 		double lat = (double)(daemon_now_ns() - r->t0);
 		pf->lat_ns = pf->lat_ns > 0 ? 0.8 * pf->lat_ns + 0.2 * lat : lat;
+		/* a client that asked before it arrived waited: its read was a miss */
+		bool late = keymap_del(&pf->waited, c->key);
+		if (late)
+			pf->late++;
 		if (!c->prefetched) {
-			c->prefetched = true;
+			c->prefetched = !late;
 			pf->bytes += c->len;
 			if (!r->psid)
 				pf->readahead_bytes += c->len;
@@ -126,6 +138,8 @@ static void pf_done(struct daemon *d, struct waiter *w, struct chunk *c, int err
 		}
 	}
 	free(r);
+	if (!pf->inflight)
+		keymap_clear(&pf->waited); /* keys of misses no prefetch was reading */
 	if (!d->stopping)
 		prefetch_pump_all(d);
 }
@@ -195,9 +209,13 @@ void prefetch_pump_all(struct daemon *d)
 void prefetch_note_read(struct daemon *d, uint64_t key)
 {
 	struct prefetch *pf = d->pf;
-	if (!pf || !pf->bytes)
+	if (!pf || (!pf->bytes && !pf->inflight))
 		return;
 	struct chunk *c = chunk_find(&d->chunks, key);
+	if (!c && pf->inflight) {
+		(void)keymap_put(&pf->waited, key, 1); /* if a prefetch brings it, not a hit */
+		return;
+	}
 	if (c && c->prefetched) {
 		c->prefetched = false;
 		pf->hits++;
@@ -261,6 +279,7 @@ void prefetch_report(struct daemon *d, struct proto_rs *rs)
 	proto_rs_u64(rs, "hit_bytes", pf->hit_bytes);
 	proto_rs_u64(rs, "evicted_unused", pf->unused);
 	proto_rs_u64(rs, "evicted_unused_bytes", pf->unused_bytes);
+	proto_rs_u64(rs, "late", pf->late);
 	proto_rs_u64(rs, "stalls", pf->stalls);
 	proto_rs_u64(rs, "errors", pf->errors);
 	proto_rs_u64(rs, "latency_us", (uint64_t)(pf->lat_ns / 1000));
