@@ -193,6 +193,18 @@ void handlers_plan_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 				q.n);
 	}
 	free(v);
+	if (err == -ENOSPC) {
+		conn_reply_err(c, h->op, h->id, ENOSPC,
+			       "too many plans on this node (%u): cancel plans that are done", PLANS_MAX);
+		return;
+	}
+	if (err == -EFBIG) {
+		conn_reply_err(c, h->op, h->id, EFBIG,
+			       "plan too long: at most %llu chunk reads ahead of its position (append "
+			       "later epochs as the job gets to them)",
+			       (unsigned long long)PLANS_CHUNKS_MAX);
+		return;
+	}
 	if (err < 0) {
 		conn_reply_err(c, h->op, h->id, -err, "cannot register the plan: %s", strerror(-err));
 		return;

@@ -187,6 +187,8 @@ static int plan_extend(struct daemon *d, struct dplan *pl, const struct plan_ent
 	size_t total = 0, at = 0;
 	for (size_t i = 0; i < n; i++)
 		total += (size_t)((v[i].src.size + cs - 1) / cs);
+	if (plan_track_end(&pl->tr) - plan_track_pos(&pl->tr) + total > PLANS_CHUNKS_MAX)
+		return -EFBIG;
 	uint64_t *keys = malloc((total ? total : 1) * sizeof(*keys));
 	uint64_t *aux = malloc((total ? total : 1) * sizeof(*aux));
 	int rc = 0;
@@ -229,6 +231,8 @@ int plans_set(struct daemon *d, struct conn *c, struct dataset *ds, uint64_t job
 	struct dplan *old = plans_find(d, ds, job, rank);
 	struct dplan *pl = append ? old : NULL;
 	bool fresh = pl == NULL;
+	if (!old && d->reg->n >= PLANS_MAX)
+		return -ENOSPC;
 	if (fresh && !(pl = plan_new(d, ds, job, rank)))
 		return -ENOMEM;
 	int rc = plan_extend(d, pl, v, n);

@@ -25,6 +25,10 @@
 
 struct conn;
 
+/* Bounds against a client that registers without end. */
+#define PLANS_MAX 4096u                /* plans on the node */
+#define PLANS_CHUNKS_MAX (1ull << 26)  /* chunk reads ahead in one plan */
+
 /* One file of a plan (deduplicated: a file planned in every epoch is here
  * once). */
 struct plan_file {
@@ -79,8 +83,9 @@ int plans_init(struct daemon *d);
 void plans_free(struct daemon *d);
 
 /* Register (append: extend) (ds, job, rank)'s plan for connection c.
- * Entries are copied. 0, -EINVAL (world_size 0, rank >= world_size) or
- * -ENOMEM (nothing changed then). */
+ * Entries are copied. 0, -EINVAL (world_size 0, rank >= world_size),
+ * -ENOSPC (PLANS_MAX plans already), -EFBIG (more than PLANS_CHUNKS_MAX
+ * chunk reads ahead) or -ENOMEM; nothing changed on error. */
 int plans_set(struct daemon *d, struct conn *c, struct dataset *ds, uint64_t job, uint32_t rank,
 	      uint32_t world_size, uint32_t epoch, bool append, const struct plan_entry *v, size_t n);
 /* 0 or -ENOENT. */

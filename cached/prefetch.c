@@ -17,6 +17,7 @@
 #include "policy_glue.h"
 
 #define RA_SLOTS 64u /* files followed for sequential readahead at once */
+#define WAITED_MAX 65536u
 
 struct ra_slot {
 	uint64_t fkey;   /* key of the file's chunk 0 */
@@ -213,6 +214,8 @@ void prefetch_note_read(struct daemon *d, uint64_t key)
 		return;
 	struct chunk *c = chunk_find(&d->chunks, key);
 	if (!c && pf->inflight) {
+		if (pf->waited.count >= WAITED_MAX)
+			keymap_clear(&pf->waited); /* bounded; at worst a few late reads count as hits */
 		(void)keymap_put(&pf->waited, key, 1); /* if a prefetch brings it, not a hit */
 		return;
 	}
