@@ -55,6 +55,12 @@ check "entry count beyond the payload: EBADMSG" errs EBADMSG raw 14 "${hdr}0002f
 check "unknown kind: EINVAL" errs EINVAL raw 14 "${hdr}000700000000"
 check "continuation frame without a registration: EINVAL" errs EINVAL raw 14 "${hdr}040100000000"
 check "truncated PLAN_CANCEL: EBADMSG" errs EBADMSG raw 15 020000006473
+# the daemon checks what the library checks too (a client need not use it)
+check "daemon: world_size 0 is EINVAL" errs EINVAL raw 14 \
+	"020000006473""0100000000000000""00000000""00000000""00000000""000100000000"
+check "daemon: rank 2 of world_size 2 is EINVAL" errs EINVAL raw 14 \
+	"020000006473""0100000000000000""02000000""02000000""00000000""000100000000"
+check "daemon: unknown flags are EINVAL" errs EINVAL raw 14 "${hdr}800100000000"
 check "no plan was registered by any of that" test "$(nplans)" = 0
 
 # ---- register, follow, prefetch: every read hits ----
