@@ -13,6 +13,7 @@
 
 #include "index.h"
 #include "log.h"
+#include "prefetch.h"
 #include "tiercache/protocol.h"
 
 uint64_t chunk_key(const char *dataset, const char *path, const struct cold_stat *src, uint32_t idx)
@@ -322,6 +323,8 @@ void chunk_drop(struct daemon *d, struct chunk *c, const char *why)
 	}
 	log_debug("dataset=%s path=%s chunk=%u tier=%s op=drop why=%s", c->ds->name, c->path, c->idx,
 		  d->tiers[c->tier].name, why);
+	if (c->prefetched)
+		prefetch_chunk_dropped(d, c);
 	if (c->state == CHUNK_PINNED) {
 		/* in no policy (a stale source version, a bad checksum) */
 		d->pinned[c->tier] -= c->len;

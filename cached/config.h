@@ -77,6 +77,10 @@ struct config {
 	uint16_t metrics_port;
 	uint64_t demote_after_s;   /* lifecycle defaults for datasets (0: never) */
 	uint64_t evict_after_s;
+	uint32_t plan_grace_s;     /* a plan outlives its connection this long */
+	uint64_t prefetch_max_bytes; /* a plan's lookahead window at most */
+	unsigned prefetch_inflight; /* prefetch cold reads in flight, all plans */
+	unsigned readahead_chunks; /* sequential readahead depth without a plan (0: off) */
 	/* [tier hot], [tier warm] */
 	struct tier_conf tiers[TIER_COUNT];
 	/* [dataset NAME] */

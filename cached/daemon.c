@@ -25,9 +25,11 @@
 #include "log.h"
 #include "metrics.h"
 #include "mover.h"
+#include "plans.h"
 #include "policy_glue.h"
 #include "reload.h"
 #include "residency.h"
+#include "prefetch.h"
 #include "server.h"
 #include "workers.h"
 
@@ -252,7 +254,7 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 	rc = index_open(&d->ix, cfg->state_dir, err, errlen);
 	if (rc < 0)
 		return rc;
-	if ((rc = policy_glue_init(d)) < 0) {
+	if ((rc = policy_glue_init(d)) < 0 || (rc = plans_init(d)) < 0 || (rc = prefetch_init(d)) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return rc;
 	}
@@ -328,6 +330,7 @@ void daemon_free(struct daemon *d)
 	d->srv = NULL;
 	workers_stop(d->workers); /* runs what is queued, delivers completions */
 	d->workers = NULL;
+	plans_free(d); /* after the workers: prefetch completions use the plans */
 	for (unsigned i = 0; i < d->nds; i++)
 		dataset_flush_manifest(d, d->ds[i]);
 	for (size_t b = 0; d->chunks.b && b < d->chunks.nb; b++) {
@@ -347,6 +350,7 @@ void daemon_free(struct daemon *d)
 		dataset_free(d, d->ds[i]);
 	free(d->ds);
 	reload_free_retired(d);
+	prefetch_free(d);
 	policy_glue_free(d);
 	residency_free(d);
 	mover_free(d);

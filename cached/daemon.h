@@ -36,6 +36,8 @@ struct server;
 struct plan_store;
 struct metrics;
 struct residency;
+struct plans;
+struct prefetch;
 
 enum chunk_state {
 	CHUNK_RESIDENT = 0, /* in its tier's policy */
@@ -75,6 +77,7 @@ struct chunk {
 	uint8_t tier;
 	uint8_t state;
 	bool doomed;          /* drop when the move in flight ends */
+	bool prefetched;      /* brought in by the prefetcher and not read since */
 	bool seen;            /* startup: its file was found on disk */
 	bool pin_after_move;  /* pin it when the move in flight ends (residency.c) */
 };
@@ -150,7 +153,10 @@ struct daemon {
 	struct dataset **ds;
 	unsigned nds;
 	struct chunk_table chunks;
-	struct plan_store *plans; /* jobs' announced reads, for clairvoyant (empty until the plan API) */
+	struct plan_store *plans; /* jobs' announced reads, for clairvoyant */
+	struct plans *reg;        /* the registered plans (plans.h) */
+	struct prefetch *pf;      /* prefetch.h */
+	bool fill_quiet;          /* fill_get() call from the prefetcher: not a read, lands on hot */
 	struct fdslot *fdcache;
 	struct fill_table fills;
 	struct server *srv;

@@ -315,7 +315,8 @@ out:
 static int fill_place(struct daemon *d, struct dataset *ds, uint64_t key, uint32_t len,
 		      uint8_t *tier, bool *keep)
 {
-	int to = policy_glue_fill(d, ds, key, len);
+	/* a prefetch goes hot: the prefetcher checked it displaces nothing needed sooner */
+	int to = d->fill_quiet ? TIER_HOT : policy_glue_fill(d, ds, key, len);
 	if (to != TIER_NONE && tier_reserve(&d->tiers[to], len)) {
 		*tier = (uint8_t)to;
 		*keep = true;
@@ -330,7 +331,8 @@ int fill_get(struct daemon *d, struct dataset *ds, const char *path, const struc
 	     uint32_t idx, struct waiter *w, struct chunk **out)
 {
 	uint64_t key = chunk_key(ds->name, path, src, idx);
-	policy_glue_access(d, key);
+	if (!d->fill_quiet) /* a prefetch is not a read */
+		policy_glue_access(d, key);
 	struct chunk *c = chunk_find(&d->chunks, key);
 	if (c) {
 		*out = c;

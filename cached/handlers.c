@@ -21,7 +21,9 @@
 #include "log.h"
 #include "manifest.h"
 #include "mover.h"
+#include "plans.h"
 #include "policy_glue.h"
+#include "prefetch.h"
 #include "server.h"
 #include "status.h"
 #include "workers.h"
@@ -496,6 +498,8 @@ static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	p->start_ns = start_ns;
 	struct chunk *ch = NULL;
 	int rc = fill_get(c->d, hd->ds, hd->path, &hd->src, idx, &p->w, &ch);
+	if (rc >= 0)
+		prefetch_readahead(c->d, hd->ds, hd->path, &hd->src, idx, hd->nchunks);
 	if (rc == 1) {
 		struct proto_wr w;
 		int fd;
@@ -618,6 +622,8 @@ static void read_step(struct pending *p)
 	struct chunk *ch = NULL;
 	p->w.cb = read_waited;
 	int rc = fill_get(c->d, hd->ds, hd->path, &hd->src, idx, &p->w, &ch);
+	if (rc >= 0)
+		prefetch_readahead(c->d, hd->ds, hd->path, &hd->src, idx, hd->nchunks);
 	if (rc == 1) {
 		count_hit(c->d, ch);
 		read_have_chunk(p, ch);
@@ -925,6 +931,8 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 	case TC_OP_DEMOTE:
 	case TC_OP_VERIFY:
 	case TC_OP_LIFECYCLE: handlers_admin(c, h, &r); break;
+	case TC_OP_PLAN_SET: handlers_plan_set(c, h, &r); break;
+	case TC_OP_PLAN_CANCEL: handlers_plan_cancel(c, h, &r); break;
 	default:
 		c->d->ctr.bad_frames++;
 		conn_reply_err(c, h->op, h->id, ENOSYS, "unknown operation %u", h->op);
@@ -933,6 +941,7 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 
 void handlers_conn_closed(struct conn *c)
 {
+	plans_conn_closed(c->d, c);
 	for (uint32_t i = 0; i < c->nhandles; i++)
 		if (c->handles[i])
 			handle_free(c, handle_id(i, c->handles[i]->gen));

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "mover.h"
 #include "plan.h"
+#include "plans.h"
 
 #define POLICY_NS "policy"
 #define PLACEMENT_TUNABLES "demote promote hot_max_size"
@@ -216,7 +217,7 @@ void policy_glue_teardown(struct dataset *ds)
 
 void policy_glue_access(struct daemon *d, uint64_t key)
 {
-	plan_store_access(d->plans, PLAN_JOB_ANY, key);
+	(void)plans_access(d, key); /* ticks the plan store and follows the plans */
 }
 
 int policy_glue_fill(struct daemon *d, struct dataset *ds, uint64_t key, uint32_t len)

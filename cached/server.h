@@ -81,6 +81,9 @@ void handlers_config_show(struct conn *c, const struct tc_hdr *h, struct proto_r
 void handlers_reload(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 /* handlers_admin.c: TC_OP_WARM .. TC_OP_LIFECYCLE (residency ops). */
 void handlers_admin(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+/* handlers_plan.c: TC_OP_PLAN_SET / TC_OP_PLAN_CANCEL. */
+void handlers_plan_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+void handlers_plan_cancel(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 /* handlers.c: release everything a connection holds (it is closing). */
 void handlers_conn_closed(struct conn *c);
 

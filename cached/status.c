@@ -9,6 +9,8 @@
 #include "dataset.h"
 #include "fill.h"
 #include "manifest.h"
+#include "plans.h"
+#include "prefetch.h"
 #include "server.h"
 
 static void dataset_fields(struct proto_rs *rs, const struct dataset *ds)
@@ -106,4 +108,7 @@ void status_fill(struct daemon *d, struct proto_rs *rs)
 		proto_rs_u64(rs, "served_unkept", ds->served_unkept);
 		proto_rs_u64(rs, "pinned_bytes", ds->pinned_bytes);
 	}
+
+	prefetch_report(d, rs);
+	plans_report(d, rs);
 }

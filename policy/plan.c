@@ -326,6 +326,33 @@ void plan_store_access(struct plan_store *ps, uint64_t job, uint64_t key)
 	plan_advance(ps, pl, id);
 }
 
+void plan_store_seek(struct plan_store *ps, uint64_t job, uint64_t pos)
+{
+	struct plan *pl = plan_find(ps, job);
+	if (!pl)
+		return;
+	uint64_t end = pl->base + pl->len;
+	if (pos > end)
+		pos = end;
+	if (pl->cursor >= pos)
+		return;
+	if (pos - pl->cursor > 1)
+		ps->version++; /* several reads passed at once: their answers moved */
+	while (pl->cursor < pos) {
+		plan_step(pl);
+		pl->steps++;
+	}
+	pl->stride = pl->steps ? (double)(ps->ticks - pl->start_tick) / (double)pl->steps : 1.0;
+	if (pl->stride < 1.0)
+		pl->stride = 1.0;
+}
+
+uint64_t plan_store_cursor(const struct plan_store *ps, uint64_t job)
+{
+	const struct plan *pl = plan_find(ps, job);
+	return pl ? pl->cursor : 0;
+}
+
 uint64_t plan_store_next_use(struct plan_store *ps, uint64_t key)
 {
 	uint32_t id;

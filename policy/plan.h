@@ -47,6 +47,16 @@ int plan_store_drop(struct plan_store *ps, uint64_t job);
 /* Report one access (every access, planned or not: it is the store's clock). */
 void plan_store_access(struct plan_store *ps, uint64_t job, uint64_t key);
 
+/* Move a job's cursor forward to absolute position pos (positions count
+ * from the job's first plan_store_set, appends continuing them), as if the
+ * reads before it were done, without counting accesses: the caller already
+ * reported those reads, possibly out of order (a tracker that tolerates
+ * reordering decides when a position is passed). No-op if the cursor is at
+ * or past pos; stops at the plan's end. */
+void plan_store_seek(struct plan_store *ps, uint64_t job, uint64_t pos);
+/* Absolute position of a job's cursor (0 if it has no plan). */
+uint64_t plan_store_cursor(const struct plan_store *ps, uint64_t job);
+
 /* Store tick of the next planned read of key, or PLAN_NONE. (Not const:
  * it caches the last key's id, as access() then next_use() ask the same.) */
 uint64_t plan_store_next_use(struct plan_store *ps, uint64_t key);

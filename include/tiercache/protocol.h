@@ -117,8 +117,28 @@ enum tc_op {
 	 *      detail says which; the old policy stays). */
 	TC_OP_POLICY_SET = 13,
 
-	/* Plans (issue 5, cached/handlers_plan.c documents the payloads). */
+	/* Plans (docs/plans.md): the order in which (job, rank) will read a
+	 * dataset's files.
+	 * req: str dataset, u64 job, u32 rank, u32 world_size (>= 1, rank <
+	 *      world_size), u32 epoch, u8 flags (TC_PLAN_*), u8 kind
+	 *      (TC_PLAN_PATHS | TC_PLAN_INDICES), u32 n (<= TC_PLAN_ENTRIES_MAX),
+	 *      n x (str path relative to the dataset | u64 index into the
+	 *      dataset's files sorted by path bytes)
+	 * A plan longer than a frame is sent as a sequence: the first frame
+	 * without TC_PLAN_CONT, every frame but the last with TC_PLAN_MORE,
+	 * every frame but the first with TC_PLAN_CONT, all with the same
+	 * dataset, job and rank, on one connection. The frames wait in the
+	 * daemon until the last one, then the whole plan is registered (all or
+	 * nothing): replaces (job, rank)'s plan, or extends it if the first
+	 * frame has TC_PLAN_APPEND. Every frame is answered.
+	 * rep: u64 entries (of the sequence so far), u64 chunks (the plan's
+	 *      chunk reads still ahead; 0 while frames wait), u8 registered
+	 * Errors: ENOENT (no such dataset, or a path / index not in it: the
+	 *      whole sequence is dropped), EINVAL (world_size 0, rank out of
+	 *      range, bad kind or flags, a CONT frame with no sequence in
+	 *      progress, too many entries), EBADMSG (payload does not decode). */
 	TC_OP_PLAN_SET = 14,
+	/* req: str dataset, u64 job, u32 rank. rep: empty. ENOENT: no plan. */
 	TC_OP_PLAN_CANCEL = 15,
 
 	/* Residency ops for admins and warmup (cached/handlers_admin.c
@@ -155,6 +175,13 @@ enum tc_op {
 #define TC_WARM_F_CHECK 0x2u  /* fill nothing: report what is resident */
 /* LIFECYCLE flags. */
 #define TC_LC_F_DRY_RUN 0x1u  /* report what it would do, change nothing */
+/* TC_OP_PLAN_SET flags and kinds. */
+#define TC_PLAN_APPEND 0x1u /* first frame: extend the plan instead of replacing it */
+#define TC_PLAN_MORE 0x2u   /* more frames of this sequence follow */
+#define TC_PLAN_CONT 0x4u   /* continues a sequence */
+#define TC_PLAN_PATHS 1u
+#define TC_PLAN_INDICES 2u
+#define TC_PLAN_ENTRIES_MAX (1u << 24) /* files in one registration */
 
 enum tc_type {
 	TC_TYPE_FILE = 1,

@@ -174,6 +174,37 @@ static void test_plan_oracle_shape(void **state)
 	plan_store_destroy(NULL);
 }
 
+/* seek: reads reported out of order elsewhere move the cursor without
+ * ticking; next_use follows, and seeking back or past the end is harmless. */
+static void test_plan_seek(void **state)
+{
+	(void)state;
+	struct plan_store *ps;
+	assert_int_equal(plan_store_create(&ps), 0);
+	const uint64_t k[] = { 1, 2, 3, 1, 4 };
+	assert_int_equal(plan_store_set(ps, 3, k, 5), 0);
+	plan_store_access(ps, PLAN_JOB_ANY, 2); /* out of order: no move */
+	assert_int_equal(plan_store_cursor(ps, 3), 0);
+	uint64_t ticks = plan_store_ticks(ps);
+	uint64_t v = plan_store_version(ps);
+	plan_store_seek(ps, 3, 3); /* 1, 2, 3 are read */
+	assert_int_equal(plan_store_ticks(ps), ticks);
+	assert_int_equal(plan_store_cursor(ps, 3), 3);
+	assert_true(plan_store_version(ps) != v);
+	assert_int_equal(dist(ps, 1), 0); /* its second read is next */
+	assert_int_equal(dist(ps, 2), PLAN_NONE);
+	assert_int_equal(plan_store_remaining(ps, 3), 2);
+	plan_store_seek(ps, 3, 1); /* backwards: nothing */
+	assert_int_equal(plan_store_cursor(ps, 3), 3);
+	plan_store_seek(ps, 3, 99); /* past the end: stops there */
+	assert_int_equal(plan_store_cursor(ps, 3), 5);
+	assert_int_equal(plan_store_remaining(ps, 3), 0);
+	assert_int_equal(dist(ps, 4), PLAN_NONE);
+	plan_store_seek(ps, 42, 1); /* unknown job: nothing */
+	assert_int_equal(plan_store_cursor(ps, 42), 0);
+	plan_store_destroy(ps);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -184,6 +215,7 @@ int main(void)
 		cmocka_unit_test(test_plan_rates),
 		cmocka_unit_test(test_plan_compaction),
 		cmocka_unit_test(test_plan_oracle_shape),
+		cmocka_unit_test(test_plan_seek),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

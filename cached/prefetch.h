@@ -1,0 +1,57 @@
+/*
+ * The prefetcher: reads chunks from the cold store before a job asks, so
+ * that its reads hit even when the dataset is far larger than the hot tier.
+ *
+ * With a plan (plans.h): keeps a lookahead window of the plan's next reads
+ * resident on the hot tier. The window is sized from the measured latency
+ * of a prefetch cold read and the job's measured read rate (about four
+ * times the bytes the job reads while one cold read completes, plus a full
+ * pipeline of reads in flight), never more than daemon.prefetch_max_bytes
+ * nor half of the hot tier's budget. Cold reads in flight are bounded by
+ * daemon.prefetch_inflight over every plan.
+ *
+ * It never evicts a chunk needed sooner than the one it fetches: when the
+ * hot tier's policies are at their budget, it asks the plan store when the
+ * tier's next victim is needed (policy/plan.h next_use) and stops the
+ * window there if that is sooner. A chunk no plan needs is always a fair
+ * victim; a planned one never gives way to an unplanned readahead.
+ *
+ * Without a plan: a file read front to back (two consecutive chunks) gets
+ * its next daemon.readahead_chunks chunks read ahead.
+ *
+ * Prefetch fills go through fill_get() like any miss (single flight: a
+ * client that asks for a chunk being prefetched waits for the same read),
+ * flagged so that they are not counted as reads and land on hot.
+ *
+ * Loop thread only.
+ */
+#ifndef TIERCACHE_PREFETCH_H
+#define TIERCACHE_PREFETCH_H
+
+#include "daemon.h"
+#include "proto.h"
+
+struct dplan;
+
+int prefetch_init(struct daemon *d);
+void prefetch_free(struct daemon *d);
+
+/* Fill pl's window (as far as the bounds allow). */
+void prefetch_pump(struct daemon *d, struct dplan *pl);
+void prefetch_pump_all(struct daemon *d);
+/* The window pl gets now, in bytes. */
+uint64_t prefetch_window(const struct daemon *d, const struct dplan *pl);
+
+/* Every read of a chunk: counts prefetch hits. */
+void prefetch_note_read(struct daemon *d, uint64_t key);
+/* A client read chunk idx of a file of nchunks chunks (after fill_get):
+ * sequential readahead. */
+void prefetch_readahead(struct daemon *d, struct dataset *ds, const char *path,
+			const struct cold_stat *src, uint32_t idx, uint32_t nchunks);
+/* A prefetched chunk nobody read is leaving the cache. */
+void prefetch_chunk_dropped(struct daemon *d, const struct chunk *c);
+
+/* Status: section "prefetch". */
+void prefetch_report(struct daemon *d, struct proto_rs *rs);
+
+#endif

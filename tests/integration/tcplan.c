@@ -1,0 +1,260 @@
+/*
+ * tcplan: the plan tests' client. Registers plans through the public C API
+ * (tiercache_plan_*) and reads files through libtiercache, comparing every
+ * byte with the source.
+ *
+ *   tcplan set DATASET JOB RANK WORLD EPOCH [append] [indices] [hold=FILE]
+ *        entries (paths or indices) one per line on stdin; prints
+ *        "registered N" or "error ENAME: detail"; hold=FILE keeps the
+ *        connection open until FILE exists
+ *   tcplan cancel DATASET JOB RANK      prints "cancelled" or "error ..."
+ *   tcplan read DATASET SRCDIR [settle] paths on stdin, each read whole and
+ *        compared with SRCDIR/PATH; settle: before each file, wait until the
+ *        daemon has no fill in flight (so prefetches are done)
+ *   tcplan readseq DATASET/PATH SRCFILE settle
+ *        one file chunk by chunk, in order, settling before each chunk
+ *   tcplan raw OP HEX                   send a raw payload, print the errno
+ *   tcplan settle                       wait for no fill in flight
+ *
+ * Exit 0 only if every call did what it said.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto.h"
+#include "tiercache.h"
+
+static const char *ename(int e)
+{
+	switch (e) {
+	case ENOENT: return "ENOENT";
+	case EINVAL: return "EINVAL";
+	case EBADMSG: return "EBADMSG";
+	case EIO: return "EIO";
+	case ENAMETOOLONG: return "ENAMETOOLONG";
+	case ENOSYS: return "ENOSYS";
+	case EPERM: return "EPERM";
+	case EMSGSIZE: return "EMSGSIZE";
+	default: return "E?";
+	}
+}
+
+static int report_err(void)
+{
+	int e = errno;
+	printf("error %s: %s\n", ename(e), tiercache_last_error());
+	return 1;
+}
+
+/* Fills in flight in the daemon, or -1. */
+static long fills_inflight(struct tiercache *tc)
+{
+	void *rep = NULL;
+	size_t n = 0;
+	struct proto_recset rs;
+	long v = -1;
+	if (tiercache_call(tc, TC_OP_STATUS, NULL, 0, &rep, &n) < 0)
+		return -1;
+	if (proto_recset_parse(rep, n, &rs) == 0) {
+		const struct proto_section *s = proto_recset_find(&rs, "daemon");
+		const struct proto_field *f =
+			s && s->nrecords ? proto_record_find(&s->records[0], "fills_inflight") : NULL;
+		if (f)
+			v = (long)f->v.u;
+		proto_recset_free(&rs);
+	}
+	free(rep);
+	return v;
+}
+
+/* Poll (a real condition, not a time) until no fill is in flight. */
+static int settle(struct tiercache *tc)
+{
+	struct timespec ts = {0, 2 * 1000 * 1000};
+	for (int i = 0; i < 5000; i++) {
+		long v = fills_inflight(tc);
+		if (v == 0)
+			return 0;
+		if (v < 0)
+			return -1;
+		nanosleep(&ts, NULL);
+	}
+	return -1;
+}
+
+static char **read_lines(size_t *n)
+{
+	size_t cap = 1024;
+	char **v = malloc(cap * sizeof(*v));
+	char *line = NULL;
+	size_t lcap = 0;
+	ssize_t len;
+	*n = 0;
+	while ((len = getline(&line, &lcap, stdin)) >= 0) {
+		if (len && line[len - 1] == '\n')
+			line[--len] = '\0';
+		if (*n == cap)
+			v = realloc(v, (cap *= 2) * sizeof(*v));
+		v[(*n)++] = strdup(line);
+	}
+	free(line);
+	return v;
+}
+
+static int cmd_set(struct tiercache *tc, int argc, char **argv)
+{
+	struct tiercache_plan p = {.job = strtoull(argv[3], NULL, 0),
+				   .rank = (uint32_t)strtoul(argv[4], NULL, 0),
+				   .world_size = (uint32_t)strtoul(argv[5], NULL, 0),
+				   .epoch = (uint32_t)strtoul(argv[6], NULL, 0)};
+	unsigned flags = 0;
+	int indices = 0;
+	const char *hold = NULL;
+	for (int i = 7; i < argc; i++) {
+		if (!strcmp(argv[i], "append"))
+			flags |= TIERCACHE_PLAN_APPEND;
+		else if (!strcmp(argv[i], "indices"))
+			indices = 1;
+		else if (!strncmp(argv[i], "hold=", 5))
+			hold = argv[i] + 5;
+	}
+	size_t n;
+	char **lines = read_lines(&n);
+	int rc;
+	if (indices) {
+		uint64_t *ix = malloc((n ? n : 1) * sizeof(*ix));
+		for (size_t i = 0; i < n; i++)
+			ix[i] = strtoull(lines[i], NULL, 0);
+		rc = tiercache_plan_indices(tc, argv[2], &p, ix, n, flags);
+		free(ix);
+	} else {
+		rc = tiercache_plan_paths(tc, argv[2], &p, (const char *const *)lines, n, flags);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(lines[i]);
+	free(lines);
+	if (rc < 0)
+		return report_err();
+	printf("registered %zu\n", n);
+	fflush(stdout);
+	if (hold) {
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		while (access(hold, F_OK) != 0)
+			nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+static int read_compare(struct tiercache *tc, const char *tcpath, const char *src, int settle_chunks)
+{
+	int fd = open(src, O_RDONLY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		printf("FAIL: cannot open source %s\n", src);
+		return 1;
+	}
+	int h = tiercache_open(tc, tcpath, 0);
+	if (h < 0) {
+		close(fd);
+		printf("FAIL: open %s: %s\n", tcpath, tiercache_last_error());
+		return 1;
+	}
+	struct tiercache_stat ts;
+	tiercache_fstat(tc, h, &ts);
+	size_t bs = settle_chunks ? ts.chunk_size : 100003;
+	char *a = malloc(bs), *b = malloc(bs);
+	int bad = 0;
+	for (uint64_t off = 0; off < (uint64_t)st.st_size; off += bs) {
+		if (settle_chunks && settle(tc) < 0)
+			bad = 1;
+		ssize_t got = tiercache_pread(tc, h, a, bs, off);
+		ssize_t want = pread(fd, b, bs, (off_t)off);
+		if (got != want || got < 0 || memcmp(a, b, (size_t)got) != 0) {
+			printf("FAIL: %s differs from the source at offset %llu\n", tcpath,
+			       (unsigned long long)off);
+			bad = 1;
+			break;
+		}
+	}
+	free(a);
+	free(b);
+	tiercache_close(tc, h);
+	close(fd);
+	return bad;
+}
+
+static int cmd_read(struct tiercache *tc, int argc, char **argv)
+{
+	int do_settle = argc > 4 && !strcmp(argv[4], "settle");
+	size_t n, bad = 0;
+	char **lines = read_lines(&n);
+	for (size_t i = 0; i < n; i++) {
+		char tcpath[8192], src[8192];
+		snprintf(tcpath, sizeof(tcpath), "%s/%s", argv[2], lines[i]);
+		snprintf(src, sizeof(src), "%s/%s", argv[3], lines[i]);
+		if (do_settle && settle(tc) < 0) {
+			printf("FAIL: the daemon did not settle\n");
+			bad++;
+		}
+		bad += (size_t)read_compare(tc, tcpath, src, 0);
+		free(lines[i]);
+	}
+	free(lines);
+	printf("read %zu files, %zu differ\n", n, bad);
+	return bad ? 1 : 0;
+}
+
+static int cmd_raw(struct tiercache *tc, char **argv)
+{
+	const char *hex = argv[3];
+	size_t n = strlen(hex) / 2;
+	unsigned char *p = malloc(n ? n : 1);
+	for (size_t i = 0; i < n; i++)
+		sscanf(hex + 2 * i, "%2hhx", &p[i]);
+	void *rep = NULL;
+	size_t replen;
+	int rc = tiercache_call(tc, (unsigned)atoi(argv[2]), p, n, &rep, &replen);
+	free(p);
+	free(rep);
+	if (rc < 0)
+		return report_err();
+	printf("ok\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: see tests/integration/tcplan.c\n");
+		return 2;
+	}
+	struct tiercache *tc = tiercache_connect(NULL);
+	if (!tc) {
+		printf("error %s: cannot connect\n", ename(errno));
+		return 1;
+	}
+	int rc = 2;
+	if (!strcmp(argv[1], "set") && argc >= 7)
+		rc = cmd_set(tc, argc, argv);
+	else if (!strcmp(argv[1], "cancel") && argc == 5)
+		rc = tiercache_plan_cancel(tc, argv[2], strtoull(argv[3], NULL, 0),
+					   (uint32_t)strtoul(argv[4], NULL, 0)) < 0
+			     ? report_err()
+			     : (printf("cancelled\n"), 0);
+	else if (!strcmp(argv[1], "read") && argc >= 4)
+		rc = cmd_read(tc, argc, argv);
+	else if (!strcmp(argv[1], "readseq") && argc >= 4)
+		rc = read_compare(tc, argv[2], argv[3], 1);
+	else if (!strcmp(argv[1], "raw") && argc == 4)
+		rc = cmd_raw(tc, argv);
+	else if (!strcmp(argv[1], "settle"))
+		rc = settle(tc) < 0;
+	tiercache_disconnect(tc);
+	return rc;
+}
