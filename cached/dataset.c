@@ -15,6 +15,7 @@
 #include "proto.h"
 #include "log.h"
 #include "manifest.h"
+#include "plans.h"
 #include "policy_glue.h"
 #include "residency.h"
 #include "workers.h"
@@ -204,6 +205,7 @@ void dataset_forget(struct daemon *d, struct dataset *ds)
 	ds->mf_dirty = false;
 	index_kv_delete(d->ix, MANIFEST_NS, ds->name);
 	residency_forget_dataset(d, ds);
+	plans_forget_dataset(d, ds);
 }
 
 static void persist_cb(evutil_socket_t fd, short what, void *arg)

@@ -25,6 +25,8 @@
 #include "dataset.h"
 #include "fill.h"
 #include "log.h"
+#include "plans.h"
+#include "prefetch.h"
 #include "server.h"
 
 struct metrics {
@@ -192,6 +194,29 @@ static void render_datasets(struct daemon *d, struct evbuffer *b)
 	}
 }
 
+static void render_prefetch(struct daemon *d, struct evbuffer *b)
+{
+	struct prefetch_counts p;
+	prefetch_counts(d, &p);
+	head(b, "tiercache_prefetch_bytes_total", "counter",
+	     "Bytes read from cold ahead of the reader, by what asked for them.");
+	sample(b, "tiercache_prefetch_bytes_total", "source=\"plan\"", p.bytes - p.readahead_bytes);
+	sample(b, "tiercache_prefetch_bytes_total", "source=\"readahead\"", p.readahead_bytes);
+	one(b, "tiercache_prefetch_hits_total", "counter",
+	    "Prefetched chunks that a client then read.", p.hits);
+	one(b, "tiercache_prefetch_hit_bytes_total", "counter",
+	    "Bytes of prefetched chunks that a client then read.", p.hit_bytes);
+	one(b, "tiercache_prefetch_unused_bytes_total", "counter",
+	    "Bytes of prefetched chunks evicted before any read.", p.unused_bytes);
+	one(b, "tiercache_prefetch_late_reads_total", "counter",
+	    "Reads that found their chunk's prefetch still in flight.", p.late);
+	one(b, "tiercache_prefetch_errors_total", "counter", "Prefetch cold reads that failed.",
+	    p.errors);
+	one(b, "tiercache_prefetch_inflight", "gauge", "Prefetch cold reads in progress.",
+	    p.inflight);
+	one(b, "tiercache_plans", "gauge", "Plans registered by jobs on this node.", plans_count(d));
+}
+
 int metrics_render(struct daemon *d, struct evbuffer *b)
 {
 	const struct counters *k = &d->ctr;
@@ -238,6 +263,7 @@ int metrics_render(struct daemon *d, struct evbuffer *b)
 	    d->reload_failures);
 	render_tiers(d, b);
 	render_datasets(d, b);
+	render_prefetch(d, b);
 
 	head(b, "tiercache_chunk_request_duration_seconds", "histogram",
 	     "CHUNK requests from arrival to reply, by result.");

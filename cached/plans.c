@@ -134,6 +134,32 @@ static void plan_remove(struct daemon *d, struct dplan *pl, const char *why)
 	plan_free(pl);
 }
 
+unsigned plans_count(const struct daemon *d)
+{
+	return d->reg ? d->reg->n : 0;
+}
+
+void plans_forget_dataset(struct daemon *d, const struct dataset *ds)
+{
+	if (!d->reg)
+		return;
+	struct dplan *next;
+	for (struct dplan *pl = d->reg->list; pl; pl = next) {
+		next = pl->next;
+		if (pl->ds == ds)
+			plan_remove(d, pl, "dataset_removed");
+	}
+	for (struct plan_stage **p = &d->reg->stages; *p;) {
+		struct plan_stage *st = *p;
+		if (st->ds == ds) {
+			*p = st->next;
+			stage_free(st);
+		} else {
+			p = &st->next;
+		}
+	}
+}
+
 static struct dplan *plan_new(struct daemon *d, struct dataset *ds, uint64_t job, uint32_t rank)
 {
 	struct dplan *pl = calloc(1, sizeof(*pl));

@@ -102,6 +102,11 @@ bool plans_hold(struct daemon *d, uint64_t key);
 /* The connection closed: its plans start their grace period, its staged
  * frames are dropped. */
 void plans_conn_closed(struct daemon *d, struct conn *c);
+/* A dataset left the config (reload): its plans and registrations in
+ * progress end; a client's next PLAN_SET of it gets ENOENT. */
+void plans_forget_dataset(struct daemon *d, const struct dataset *ds);
+/* Plans registered now. */
+unsigned plans_count(const struct daemon *d);
 
 /* Bytes of chunk idx of a file (the last chunk may be short). */
 uint32_t plans_chunk_len(const struct dataset *ds, const struct plan_file *f, uint32_t idx);

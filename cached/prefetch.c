@@ -56,6 +56,23 @@ int prefetch_init(struct daemon *d)
 	return 0;
 }
 
+void prefetch_counts(const struct daemon *d, struct prefetch_counts *out)
+{
+	const struct prefetch *pf = d->pf;
+	*out = (struct prefetch_counts){
+		.issued = pf->issued,
+		.bytes = pf->bytes,
+		.readahead_bytes = pf->readahead_bytes,
+		.hits = pf->hits,
+		.hit_bytes = pf->hit_bytes,
+		.unused = pf->unused,
+		.unused_bytes = pf->unused_bytes,
+		.late = pf->late,
+		.errors = pf->errors,
+		.inflight = pf->inflight,
+	};
+}
+
 void prefetch_free(struct daemon *d)
 {
 	if (d->pf)

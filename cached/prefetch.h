@@ -51,6 +51,18 @@ void prefetch_readahead(struct daemon *d, struct dataset *ds, const char *path,
 /* A prefetched chunk nobody read is leaving the cache. */
 void prefetch_chunk_dropped(struct daemon *d, const struct chunk *c);
 
+/* What the prefetcher did since start (metrics). */
+struct prefetch_counts {
+	uint64_t issued, bytes;       /* prefetch fills started; bytes they brought */
+	uint64_t readahead_bytes;     /* of bytes: by readahead without a plan */
+	uint64_t hits, hit_bytes;     /* prefetched chunks then read */
+	uint64_t unused, unused_bytes; /* prefetched chunks evicted before any read */
+	uint64_t late;                /* reads that found their prefetch still in flight */
+	uint64_t errors;
+	unsigned inflight;
+};
+void prefetch_counts(const struct daemon *d, struct prefetch_counts *out);
+
 /* Status: section "prefetch". */
 void prefetch_report(struct daemon *d, struct proto_rs *rs);
 

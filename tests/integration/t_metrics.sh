@@ -7,9 +7,9 @@ TC=$TC_BIN/tierctl
 # a free loopback port, chosen by the kernel
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 tc_config 64M 128M 256K
-sed -i "s/^\[daemon\]$/[daemon]\nmetrics_listen = 127.0.0.1:$PORT/" "$T/tc.conf"
+sed -i "s/^\[daemon\]$/[daemon]\nmetrics_listen = 127.0.0.1:$PORT\nreadahead_chunks = 0/" "$T/tc.conf"
 mkdir -p "$T/cold"
-for i in 1 2 3; do head -c $((700000 + i)) /dev/urandom >"$T/cold/f$i.bin"; done
+for i in 1 2 3 4; do head -c $((700000 + i)) /dev/urandom >"$T/cold/f$i.bin"; done
 tc_start || exit 1
 
 cat >"$T/scrape.py" <<'PY'
@@ -97,6 +97,22 @@ check "hit latency counted the 6 CHUNK hits" [ "$(m "$T/m2.json" 'tiercache_chun
 check "served bytes grew by the files' bytes" [ $(( $(m "$T/m2.json" tiercache_served_bytes_total) - $(m "$T/m1.json" tiercache_served_bytes_total) )) = $((700001 + 700002 + 700003)) ]
 check "hits agree with tierctl status" [ "$("$TC" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["counters"]["hits_hot"])')" = 9 ]
 check "errors by kind present" [ "$(m "$T/m2.json" 'tiercache_errors_total{kind="cold_read"}')" = 0 ]
+
+# a plan: its prefetch shows in the prefetch counters, its reads as prefetch hits
+check "no plans yet" [ "$(m "$T/m2.json" tiercache_plans)" = 0 ]
+echo f4.bin | "$TC_TESTS/tcplan" set ds 9 0 1 0 >"$T/plan.out" 2>&1
+check "plan of f4.bin registered" grep -qx "registered 1" "$T/plan.out"
+check "prefetch settles" "$TC_TESTS/tcplan" settle
+check "after the plan" python3 "$T/scrape.py" "$URL" "$T/m3.json"
+check "one plan" [ "$(m "$T/m3.json" tiercache_plans)" = 1 ]
+check "plan prefetch bytes = f4's bytes" [ "$(m "$T/m3.json" 'tiercache_prefetch_bytes_total{source="plan"}')" = 700004 ]
+check "no readahead (off here)" [ "$(m "$T/m3.json" 'tiercache_prefetch_bytes_total{source="readahead"}')" = 0 ]
+check "prefetch is not a miss" [ "$(m "$T/m3.json" tiercache_misses_total)" = 9 ]
+echo f4.bin | "$TC_TESTS/tcplan" read ds "$T/cold" >"$T/read.out" 2>&1
+check "f4.bin read through the plan: exact bytes" [ $? = 0 ]
+check "after reading f4" python3 "$T/scrape.py" "$URL" "$T/m4.json"
+check "its 3 chunks are prefetch hits" [ "$(m "$T/m4.json" tiercache_prefetch_hits_total)" = 3 ]
+check "and no miss" [ "$(m "$T/m4.json" tiercache_misses_total)" = 9 ]
 
 code() { python3 - "$1" "${2:-GET}" <<'PY'
 import sys, urllib.request, urllib.error

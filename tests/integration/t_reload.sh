@@ -105,6 +105,8 @@ t = re.sub(r"\[dataset ds\]\n(?:[^\[].*\n)*", "", t)
 open(p, "w").write(t)
 PY
 "$TC" pin ds/f4.bin >"$T/pin.out" 2>&1
+printf 'f1.bin\nf2.bin\n' | "$TC_TESTS/tcplan" set ds 7 0 1 0 >"$T/plan.out" 2>&1
+check "a plan of ds registered before the removal" grep -qx "registered 2" "$T/plan.out"
 check "ds/f4.bin pinned before the removal" [ "$(jget "[d['pinned_bytes'] for d in s['datasets'] if d['name']=='ds'][0]")" -gt 0 ]
 res_before=$(jget "sum(d['resident_hot_bytes']+d['resident_warm_bytes'] for d in s['datasets'] if d['name']=='ds')")
 check "ds has resident chunks before removal" [ "$res_before" -gt 0 ]
@@ -149,6 +151,7 @@ check "report: ds removed" grep -qx "removed: dataset.ds (cached chunks dropped)
 check "status: ds gone" [ "$(jget "len([d for d in s['datasets'] if d['name']=='ds'])")" = 0 ]
 "$TC" cat ds/f1.bin >/dev/null 2>"$T/r.err"
 check "reading a removed dataset fails clearly" grep -q 'no dataset' "$T/r.err"
+check "its plan ended with it" [ "$(jget "len(s.get('plans', []))")" = 0 ]
 check "its chunks left the tiers' chunk counts" [ "$(jget "sum(t['chunks'] for t in s['tiers'])")" -le 3 ]
 cp "$T/good.conf" "$T/tc.conf"
 "$TC" reload >"$T/r.out" 2>"$T/r.err"
