@@ -295,6 +295,15 @@ static int arc_describe(struct policy *p, char *buf, size_t len)
 	return 0;
 }
 
+/* A miss looks the key up among the ghosts: load its first slot. (A
+ * resident's list neighbours are the caller's to load: see engine.c.) */
+static void arc_prefetch(const struct policy *p, const struct pol_entry *e)
+{
+	const struct arc *a = (const struct arc *)p;
+	if (!e->list)
+		keymap_prefetch(&a->gmap, e->key);
+}
+
 const struct policy_ops policy_arc_ops = {
 	.name = "arc",
 	.summary = "adaptive replacement cache: recency + frequency, for skewed reads",
@@ -308,4 +317,5 @@ const struct policy_ops policy_arc_ops = {
 	.victim = arc_victim,
 	.tunables = "",
 	.describe = arc_describe,
+	.prefetch = arc_prefetch,
 };
