@@ -86,10 +86,15 @@ static void arc_ghost_drop(struct arc *a, uint32_t i)
 	n->list = 0;
 	n->next = a->gfree;
 	a->gfree = i;
-	/* Ghosts leave from the tail in a steady stream: load the next one's
-	 * slot while the caller goes on. */
-	if (l->tail != ARC_NIL)
-		keymap_prefetch(&a->gmap, a->g[l->tail].key);
+	/* Ghosts leave from the tail in a steady stream: load the next
+	 * one's map slot (its node came in at the last drop) and the node
+	 * after it, so no drop waits for memory (hints only). */
+	if (l->tail != ARC_NIL) {
+		const struct arc_ghost *t = &a->g[l->tail];
+		keymap_prefetch(&a->gmap, t->key);
+		if (t->prev != ARC_NIL)
+			__builtin_prefetch(&a->g[t->prev]);
+	}
 }
 
 /* The ghost for key, or ARC_NIL. */
@@ -263,6 +268,12 @@ static void arc_remove(struct policy *p, struct pol_entry *e)
 	bool from_t1 = e->list == ARC_T1;
 	pol_list_unlink(from_t1 ? &a->t1 : &a->t2, e);
 	pol_list_prefetch_tail(from_t1 ? &a->t1 : &a->t2);
+	/* Either tail may be the next victim, whose key then becomes a
+	 * ghost: load both map slots now (hints only). */
+	if (!pol_list_empty(&a->t1))
+		keymap_prefetch(&a->gmap, a->t1.head.prev->key);
+	if (!pol_list_empty(&a->t2))
+		keymap_prefetch(&a->gmap, a->t2.head.prev->key);
 	e->list = 0;
 	/* Out of memory only costs adaptivity: the ghost is just not kept. */
 	(void)arc_ghost_add(a, from_t1 ? ARC_B1 : ARC_B2, e->key, e->size);
