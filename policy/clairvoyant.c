@@ -166,9 +166,30 @@ static void cv_node_drop(struct clairvoyant *c, const struct cv_node *nd)
  * share cache lines, which is what a pop pays for on a big cache. */
 #define CV_ARITY 4
 
+/* The order of cv_above() as one number: (next_use, ~seq) in 96 bits.
+ * Sequences are unique, so no two nodes rank the same. */
+static inline unsigned __int128 cv_rank(const struct cv_node *n)
+{
+	return ((unsigned __int128)n->next_use << 32) | (uint32_t)~n->seq;
+}
+
+/* Of four siblings, the one nearest the top: a tournament of selects, not
+ * branches (which way a comparison goes is a coin toss: a mispredicted
+ * branch per comparison costs more than the memory it waits for). */
+static inline size_t cv_best_of4(const struct cv_node *h, unsigned __int128 *rank)
+{
+	unsigned __int128 r0 = cv_rank(&h[0]), r1 = cv_rank(&h[1]);
+	unsigned __int128 r2 = cv_rank(&h[2]), r3 = cv_rank(&h[3]);
+	size_t a = r1 > r0, b = 2 + (r3 > r2);
+	unsigned __int128 ra = r1 > r0 ? r1 : r0, rb = r3 > r2 ? r3 : r2;
+	*rank = rb > ra ? rb : ra;
+	return rb > ra ? b : a;
+}
+
 static void cv_down(struct clairvoyant *c, size_t i)
 {
 	struct cv_node nd = c->heap[i];
+	unsigned __int128 rnd = cv_rank(&nd);
 	for (;;) {
 		size_t first = CV_ARITY * i + 1, best = i;
 		const struct cv_node *bn = &nd;
@@ -176,8 +197,23 @@ static void cv_down(struct clairvoyant *c, size_t i)
 		/* Each child's children are one cache line: load the next
 		 * level while this one is compared, so the walk down costs
 		 * one memory latency per two levels (a hint only). */
-		for (size_t k = first; k < last; k++)
-			__builtin_prefetch(&c->heap[CV_ARITY * k + 1]);
+		size_t grand = CV_ARITY * first + 1;
+		if (grand < c->n) {
+			const char *g = (const char *)&c->heap[grand];
+			__builtin_prefetch(g);
+			__builtin_prefetch(g + 64);
+			__builtin_prefetch(g + 128);
+			__builtin_prefetch(g + 192);
+		}
+		if (last - first == CV_ARITY) {
+			unsigned __int128 rk;
+			size_t k = first + cv_best_of4(&c->heap[first], &rk);
+			if (rk <= rnd)
+				break;
+			c->heap[i] = c->heap[k];
+			i = k;
+			continue;
+		}
 		for (size_t k = first; k < last; k++) {
 			if (cv_above(&c->heap[k], bn)) {
 				best = k;
