@@ -17,16 +17,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "tier_id.h" /* enum tier_id, shared with policy/placement.h */
+
 #define CONFIG_EXIT_BAD 78 /* EX_CONFIG */
 #define CONFIG_NAME_MAX 64
 #define CONFIG_DATASETS_MAX 4096     /* [dataset] sections in one file */
 #define CONFIG_FILE_MAX (1024 * 1024) /* bytes: a larger file is refused */
-
-enum tier_id {
-	TIER_HOT = 0,
-	TIER_WARM = 1,
-	TIER_COUNT = 2,
-};
 
 struct tier_conf {
 	bool present;

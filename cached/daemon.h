@@ -21,7 +21,7 @@
 
 #include "backend.h"
 #include "config.h"
-#include "placement.h" /* after config.h: see placement.h */
+#include "placement.h"
 #include "policy.h"
 #include "policy_spec.h"
 #include "tier.h"
