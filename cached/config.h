@@ -38,7 +38,7 @@ struct dataset_conf {
 	char backend[16];          /* "posix" | "rados" */
 	char path[PATH_MAX];       /* posix: the cold directory */
 	uint32_t chunk_size;       /* bytes, default 4 MiB */
-	char policy[32];           /* default "lru" */
+	char policy[512];          /* "NAME [k=v ...]", default "lru" */
 	uint64_t revalidate_after_ms; /* re-check a source entry older than this on open */
 	/* rados */
 	char ceph_conf[PATH_MAX];
