@@ -413,15 +413,15 @@ static int key_set(struct load *ld, const struct key_def *k, const char *label, 
 	case KEY_POLICY: {
 		/* "NAME [key=value ...]": checked as `tierctl policy set` is */
 		struct policy_spec spec;
-		char why[256], name[160];
-		size_t nl = strcspn(v + strspn(v, " \t,"), " \t,");
-		snprintf(name, sizeof(name), "%.*s", (int)nl, v + strspn(v, " \t,"));
+		char why[256], word[160], name[160];
+		const char *w = v + strspn(v, " \t,");
+		snprintf(word, sizeof(word), "%.*s", (int)strcspn(w, " \t,"), w);
 		if (strlen(v) >= k->size) {
 			key_msg(ld, line, label, k, "\"%s\" is too long (at most %zu bytes)", q,
 				k->size - 1);
 			return -EINVAL;
 		}
-		if (policy_find(name)) {
+		if (policy_find(word)) {
 			rc = policy_spec_parse(v, &spec, why, sizeof(why));
 			if (rc == 0)
 				rc = policy_spec_check(&spec, why, sizeof(why));
@@ -433,8 +433,7 @@ static int key_set(struct load *ld, const struct key_def *k, const char *label, 
 			strcpy(field, v);
 			return 0;
 		}
-		if (nl == strlen(v))
-			snprintf(name, sizeof(name), "%s", q); /* as messages quote a value */
+		shown(name, sizeof(name), word); /* the name alone, as messages quote it */
 		if ((f = key_begin(ld, line, label, k))) {
 			const struct policy_ops *const *all = policy_all();
 			fprintf(f, "\"%s\" is not a known policy (known: ", name);
