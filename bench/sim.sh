@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # bench/sim.sh BUILD_DIR: tiercache-sim throughput and the policy goals.
 #
-# 1. Throughput: accesses per second per policy on one core, on traces of
-#    a million objects (shuffle, ddp one node, zipf), median of 3 replays
-#    of the same trace (the machine is shared and noisy: medians, not means).
+# 1. Throughput: accesses per CPU-second (the replaying thread's CPU time,
+#    not wall time) per policy on one core, on traces of a million objects
+#    (shuffle, ddp one node, zipf), median of 3 replays of the same trace
+#    (the machine is shared and noisy: medians, not means).
 #    The goal is >= 5 M accesses/s per policy.
 # 2. Goals: hit ratios as ratios to OPT (Belady) and to LRU, from one run
 #    each, exactly what docs/simulator.md tabulates.
@@ -24,7 +25,7 @@ for r in json.load(open(sys.argv[1]))["results"]:
 ' "$@"
 }
 
-echo "== tiercache-sim throughput (1M objects, one core, median of 3) =="
+echo "== tiercache-sim throughput (1M objects, one core, M accesses per CPU-second, median of 3) =="
 printf '%-34s %-12s %10s %8s\n' workload policy Macc/s hit%
 throughput() { # NAME ARGS...
 	local name=$1

@@ -27,6 +27,7 @@
 
 #include "log.h"
 #include "policy.h"
+#include "policy_spec.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -456,20 +457,40 @@ static int key_set(struct load *ld, const struct key_def *k, const char *label, 
 		break;
 	}
 
-	case KEY_POLICY:
-		if (policy_find(v) && strlen(v) < k->size) {
+	case KEY_POLICY: {
+		/* "NAME [key=value ...]": checked as `tierctl policy set` is */
+		struct policy_spec spec;
+		char why[256], word[160], name[160];
+		const char *w = v + strspn(v, " \t,");
+		snprintf(word, sizeof(word), "%.*s", (int)strcspn(w, " \t,"), w);
+		if (strlen(v) >= k->size) {
+			key_msg(ld, line, label, k, "\"%s\" is too long (at most %zu bytes)", q,
+				k->size - 1);
+			return -EINVAL;
+		}
+		if (policy_find(word)) {
+			rc = policy_spec_parse(v, &spec, why, sizeof(why));
+			if (rc == 0)
+				rc = policy_spec_check(&spec, why, sizeof(why));
+			if (rc < 0) {
+				shown(q, sizeof(q), why);
+				key_msg(ld, line, label, k, "%s", q);
+				return -EINVAL;
+			}
 			strcpy(field, v);
 			return 0;
 		}
+		shown(name, sizeof(name), word); /* the name alone, as messages quote it */
 		if ((f = key_begin(ld, line, label, k))) {
 			const struct policy_ops *const *all = policy_all();
-			fprintf(f, "\"%s\" is not a known policy (known: ", q);
+			fprintf(f, "\"%s\" is not a known policy (known: ", name);
 			for (size_t i = 0; all[i]; i++)
 				fprintf(f, "%s%s", i ? ", " : "", all[i]->name);
 			fputc(')', f);
 		}
 		msg_end(ld);
 		return -EINVAL;
+	}
 	}
 	/* a number that passed its checks */
 	config_store_uint(field, k->size, (k->flags & KEY_SECONDS) ? x / SEC_MS : x);

@@ -17,16 +17,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "tier_id.h" /* enum tier_id, shared with policy/placement.h */
+
 #define CONFIG_EXIT_BAD 78 /* EX_CONFIG */
 #define CONFIG_NAME_MAX 64
 #define CONFIG_DATASETS_MAX 4096     /* [dataset] sections in one file */
 #define CONFIG_FILE_MAX (1024 * 1024) /* bytes: a larger file is refused */
-
-enum tier_id {
-	TIER_HOT = 0,
-	TIER_WARM = 1,
-	TIER_COUNT = 2,
-};
 
 struct tier_conf {
 	bool present;
@@ -42,7 +38,7 @@ struct dataset_conf {
 	char backend[16];          /* "posix" | "rados" */
 	char path[PATH_MAX];       /* posix: the cold directory */
 	uint32_t chunk_size;       /* bytes, default 4 MiB */
-	char policy[32];           /* default "lru" */
+	char policy[512];          /* "NAME [k=v ...]", default "lru" */
 	uint64_t revalidate_after_ms; /* re-check a source entry older than this on open */
 	uint64_t demote_after_s;   /* lifecycle: hot -> warm after this long unread (0: never) */
 	uint64_t evict_after_s;    /* lifecycle: drop warm after this long unread (0: never) */

@@ -22,7 +22,7 @@
 #include "backend.h"
 #include "config.h"
 #include "histogram.h"
-#include "placement.h" /* after config.h: see placement.h */
+#include "placement.h"
 #include "policy.h"
 #include "policy_spec.h"
 #include "tier.h"

@@ -4,6 +4,9 @@
  */
 #include "policy_spec.h"
 
+#include "placement.h"
+#include "policy.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -208,4 +211,37 @@ bool policy_record_applies(const struct policy_record *r, const char *config_pol
 	normalise(r->config_policy, a, sizeof(a));
 	normalise(config_policy, b, sizeof(b));
 	return strcmp(a, b) == 0;
+}
+
+int policy_spec_check(const struct policy_spec *s, char *err, size_t errlen)
+{
+	/* Any capacity: some policies (arc) need one to be created at all. */
+	struct policy_env env = {.capacity = 1ull << 30};
+	struct policy *p = NULL;
+	struct placement pl;
+	char pair[POLICY_SPEC_PAIR_MAX + 1];
+	int rc = policy_create_with(s->name, s->tunables, &env, &p, err, errlen);
+	if (rc < 0)
+		return rc;
+	policy_destroy(p);
+	placement_init(&pl, NULL, NULL);
+	for (const char *l = s->placement; *l;) {
+		size_t n = strcspn(l, " ");
+		if (n && n < sizeof(pair)) {
+			memcpy(pair, l, n);
+			pair[n] = '\0';
+			char *eq = strchr(pair, '=');
+			if (!eq) { /* add_pair() lets none through */
+				snprintf(err, errlen, "placement: \"%s\" is not key=value", pair);
+				return -EINVAL;
+			}
+			*eq = '\0';
+			rc = placement_set(&pl, pair, eq + 1, err, errlen);
+			if (rc < 0)
+				return rc;
+		}
+		l += n;
+		l += strspn(l, " ");
+	}
+	return 0;
 }

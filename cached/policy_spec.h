@@ -48,6 +48,12 @@ int policy_spec_from_pairs(const char *name, const char *const *pairs, size_t n,
  * tunables). Same checks. */
 int policy_spec_parse(const char *s, struct policy_spec *out, char *err, size_t errlen);
 
+/* Would the daemon accept it? The policy exists, and its tunables and
+ * placement's are accepted by scratch instances (so a config file's
+ * `policy = epoch dead_factor=x` fails at load, naming the tunable, not
+ * at startup). 0, -ENOENT (unknown policy) or -EINVAL, with err set. */
+int policy_spec_check(const struct policy_spec *s, char *err, size_t errlen);
+
 /* "NAME k=v k=v" with the policy's tunables first, as `policy show` and
  * the logs print it. */
 void policy_spec_format(const struct policy_spec *s, char *buf, size_t n);

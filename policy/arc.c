@@ -8,8 +8,13 @@
  *
  * Sizes differ per entry, so every count of the paper is a byte count here
  * and a ghost hit moves p by its own size (scaled by the ghost lists' ratio).
- * The ghosts live in a keymap plus an index-linked node pool owned by the
- * instance; remove() turns an entry into a ghost, whatever its reason.
+ * The ghosts live in a keymap (key -> position) plus one ring per ghost list,
+ * owned by the instance; remove() turns an entry into a ghost, whatever its
+ * reason. A ghost list only ever grows at its head and shrinks at its tail,
+ * except for a ghost hit, which takes a ghost out of the middle: its ring
+ * slot is marked dead and skipped when the tail reaches it. So trimming
+ * reads the ring in order, where a linked list would chase a pointer (and
+ * wait for memory) per ghost dropped.
  *
  * admit() and insert() of one key need not be adjacent: the daemon admits
  * when a fill starts and inserts when it is published, with other fills
@@ -27,21 +32,29 @@
 
 enum { ARC_T1 = 1, ARC_T2 = 2 };
 enum { ARC_B1 = 1, ARC_B2 = 2 };
-#define ARC_NIL UINT32_MAX
+/* A position that is not a ghost's (arc_ghost_find). */
+#define ARC_NONE UINT64_MAX
+/* The size of a ring slot whose ghost was taken out of the middle. */
+#define ARC_DEAD UINT64_MAX
 /* Ghost hits admitted and not yet inserted that are remembered: more than
  * the fills a daemon has in flight at once. An older one that is inserted
  * at last goes to T1, costing adaptivity only. */
 #define ARC_PENDING 32
+/* Ring slots ahead of the tail whose cache line is loaded while trimming. */
+#define ARC_RING_AHEAD 8
 
-struct arc_ghost {
+struct arc_gslot {
 	uint64_t key;
-	uint64_t size;
-	uint32_t prev, next; /* towards head / towards tail */
-	uint32_t list;       /* ARC_B1, ARC_B2, 0 free */
+	uint64_t size; /* ARC_DEAD: no longer a ghost */
 };
 
-struct arc_glist {
-	uint32_t head, tail;
+/* A ghost list, oldest at the tail. Positions are absolute and only grow;
+ * slot of position x: s[x & mask]. [tail, head) holds the list and dead
+ * slots; tail is a live ghost's position, or head when the list is empty. */
+struct arc_ring {
+	struct arc_gslot *s;
+	uint64_t mask;
+	uint64_t head, tail;
 	uint64_t bytes;
 };
 
@@ -50,10 +63,8 @@ struct arc {
 	uint64_t capacity;
 	uint64_t p;          /* target bytes of T1 */
 	struct pol_list t1, t2;
-	struct arc_glist b1, b2;
-	struct arc_ghost *g; /* node pool */
-	uint32_t gcap, gfree;
-	struct keymap gmap;  /* key -> node index */
+	struct arc_ring b1, b2;
+	struct keymap gmap;  /* key -> position << 1 | (1 if in B2) */
 	uint64_t last_key;    /* the last admit() (the usual case: its insert is next) */
 	bool last_valid, last_t2;
 	uint64_t pending[ARC_PENDING]; /* keys whose admit was a ghost hit */
@@ -63,89 +74,93 @@ struct arc {
 	uint64_t ghost_hits;
 };
 
-static void arc_glist_unlink(struct arc *a, struct arc_glist *l, uint32_t i)
+static struct arc_ring *arc_ring_of(struct arc *a, uint64_t ghost)
 {
-	struct arc_ghost *n = &a->g[i];
-	if (n->prev != ARC_NIL)
-		a->g[n->prev].next = n->next;
-	else
-		l->head = n->next;
-	if (n->next != ARC_NIL)
-		a->g[n->next].prev = n->prev;
-	else
-		l->tail = n->prev;
-	l->bytes -= n->size;
+	return ghost & 1 ? &a->b2 : &a->b1;
 }
 
-static void arc_ghost_drop(struct arc *a, uint32_t i)
+static bool arc_ring_empty(const struct arc_ring *r)
 {
-	struct arc_ghost *n = &a->g[i];
-	struct arc_glist *l = n->list == ARC_B1 ? &a->b1 : &a->b2;
-	arc_glist_unlink(a, l, i);
-	keymap_del(&a->gmap, n->key);
-	n->list = 0;
-	n->next = a->gfree;
-	a->gfree = i;
-	/* Ghosts leave from the tail in a steady stream: load the next one's
-	 * slot while the caller goes on. */
-	if (l->tail != ARC_NIL)
-		keymap_prefetch(&a->gmap, a->g[l->tail].key);
+	return r->tail == r->head;
 }
 
-/* The ghost for key, or ARC_NIL. */
-static uint32_t arc_ghost_find(const struct arc *a, uint64_t key)
+/* Move the tail past dead slots, and load what the next drops will read
+ * (hints only). */
+static void arc_ring_settle(struct arc *a, struct arc_ring *r)
+{
+	while (r->tail != r->head && r->s[r->tail & r->mask].size == ARC_DEAD)
+		r->tail++;
+	if (r->tail != r->head) {
+		keymap_prefetch(&a->gmap, r->s[r->tail & r->mask].key);
+		__builtin_prefetch(&r->s[(r->tail + ARC_RING_AHEAD) & r->mask]);
+	}
+}
+
+static int arc_ring_grow(struct arc_ring *r)
+{
+	uint64_t n = r->s ? 2 * (r->mask + 1) : 64;
+	struct arc_gslot *ns = malloc(n * sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	for (uint64_t x = r->tail; x != r->head; x++)
+		ns[x & (n - 1)] = r->s[x & r->mask];
+	free(r->s);
+	r->s = ns;
+	r->mask = n - 1;
+	return 0;
+}
+
+/* Take the ghost at position ghost >> 1 out of its list. */
+static void arc_ghost_drop(struct arc *a, uint64_t ghost)
+{
+	struct arc_ring *r = arc_ring_of(a, ghost);
+	struct arc_gslot *g = &r->s[(ghost >> 1) & r->mask];
+	keymap_del(&a->gmap, g->key);
+	r->bytes -= g->size;
+	g->size = ARC_DEAD;
+	arc_ring_settle(a, r);
+}
+
+static void arc_ghost_drop_tail(struct arc *a, struct arc_ring *r, uint64_t list)
+{
+	arc_ghost_drop(a, r->tail << 1 | list);
+}
+
+/* The ghost for key (position << 1 | list bit), or ARC_NONE. */
+static uint64_t arc_ghost_find(const struct arc *a, uint64_t key)
 {
 	uint64_t *v = keymap_get(&a->gmap, key);
-	return v ? (uint32_t)*v : ARC_NIL;
+	return v ? *v : ARC_NONE;
 }
 
 static int arc_ghost_add(struct arc *a, uint32_t list, uint64_t key, uint64_t size)
 {
-	if (a->gfree == ARC_NIL) {
-		uint32_t ncap = a->gcap ? 2 * a->gcap : 64;
-		struct arc_ghost *ng = realloc(a->g, ncap * sizeof(*ng));
-		if (!ng)
-			return -ENOMEM;
-		a->g = ng;
-		for (uint32_t i = a->gcap; i < ncap; i++) {
-			ng[i].list = 0;
-			ng[i].next = i + 1 < ncap ? i + 1 : ARC_NIL;
-		}
-		a->gfree = a->gcap;
-		a->gcap = ncap;
+	struct arc_ring *r = list == ARC_B1 ? &a->b1 : &a->b2;
+	if (!r->s || r->head - r->tail > r->mask) {
+		int rc = arc_ring_grow(r);
+		if (rc < 0)
+			return rc;
 	}
-	uint32_t i = a->gfree;
 	/* Only resident entries become ghosts, and residents are no ghosts. */
-	if (keymap_put_new(&a->gmap, key, i) < 0)
+	if (keymap_put_new(&a->gmap, key, r->head << 1 | (list == ARC_B2)) < 0)
 		return -ENOMEM;
-	a->gfree = a->g[i].next;
-	struct arc_glist *l = list == ARC_B1 ? &a->b1 : &a->b2;
-	struct arc_ghost *n = &a->g[i];
-	n->key = key;
-	n->size = size;
-	n->list = list;
-	n->prev = ARC_NIL;
-	n->next = l->head;
-	if (l->head != ARC_NIL)
-		a->g[l->head].prev = i;
-	else
-		l->tail = i;
-	l->head = i;
-	l->bytes += size;
+	r->s[r->head & r->mask] = (struct arc_gslot){ .key = key, .size = size };
+	r->head++;
+	r->bytes += size;
 	return 0;
 }
 
 /* Keep |T1|+|B1| <= c and |T1|+|T2|+|B1|+|B2| <= 2c, as the paper does. */
 static void arc_ghost_trim(struct arc *a)
 {
-	while (a->b1.tail != ARC_NIL && a->t1.bytes + a->b1.bytes > a->capacity)
-		arc_ghost_drop(a, a->b1.tail);
-	while (a->b2.tail != ARC_NIL &&
+	while (!arc_ring_empty(&a->b1) && a->t1.bytes + a->b1.bytes > a->capacity)
+		arc_ghost_drop_tail(a, &a->b1, 0);
+	while (!arc_ring_empty(&a->b2) &&
 	       a->t1.bytes + a->t2.bytes + a->b1.bytes + a->b2.bytes > 2 * a->capacity)
-		arc_ghost_drop(a, a->b2.tail);
-	while (a->b1.tail != ARC_NIL &&
+		arc_ghost_drop_tail(a, &a->b2, 1);
+	while (!arc_ring_empty(&a->b1) &&
 	       a->t1.bytes + a->t2.bytes + a->b1.bytes + a->b2.bytes > 2 * a->capacity)
-		arc_ghost_drop(a, a->b1.tail);
+		arc_ghost_drop_tail(a, &a->b1, 0);
 }
 
 static int arc_create(const struct policy_env *env, struct policy **out)
@@ -160,8 +175,6 @@ static int arc_create(const struct policy_env *env, struct policy **out)
 	a->capacity = env->capacity;
 	pol_list_init(&a->t1);
 	pol_list_init(&a->t2);
-	a->b1.head = a->b1.tail = a->b2.head = a->b2.tail = ARC_NIL;
-	a->gfree = ARC_NIL;
 	keymap_init(&a->gmap);
 	*out = &a->base;
 	return 0;
@@ -171,7 +184,8 @@ static void arc_destroy(struct policy *p)
 {
 	struct arc *a = (struct arc *)p;
 	keymap_free(&a->gmap);
-	free(a->g);
+	free(a->b1.s);
+	free(a->b2.s);
 	free(a);
 }
 
@@ -198,11 +212,11 @@ static bool arc_admit(struct policy *p, uint64_t key, uint64_t size, uint64_t no
 	a->last_key = key;
 	a->last_valid = true;
 	a->last_t2 = false;
-	uint32_t i = arc_ghost_find(a, key);
-	if (i == ARC_NIL)
+	uint64_t i = arc_ghost_find(a, key);
+	if (i == ARC_NONE)
 		return true;
 	uint64_t b1 = a->b1.bytes ? a->b1.bytes : 1, b2 = a->b2.bytes ? a->b2.bytes : 1;
-	if (a->g[i].list == ARC_B1) {
+	if (!(i & 1)) {
 		/* B1 hit: recency list was too small; grow p. */
 		uint64_t delta = size * (b2 > b1 ? b2 / b1 : 1);
 		a->p = a->p + delta < a->capacity ? a->p + delta : a->capacity;
@@ -246,8 +260,8 @@ static void arc_insert(struct policy *p, struct pol_entry *e, uint64_t now)
 		t2 = arc_pending_take(a, e->key);
 		/* admitted earlier with no ghost, or moved in without admit():
 		 * it is no ghost now */
-		uint32_t gi = t2 ? ARC_NIL : arc_ghost_find(a, e->key);
-		if (gi != ARC_NIL)
+		uint64_t gi = t2 ? ARC_NONE : arc_ghost_find(a, e->key);
+		if (gi != ARC_NONE)
 			arc_ghost_drop(a, gi);
 	}
 	a->last_valid = false;
@@ -263,6 +277,12 @@ static void arc_remove(struct policy *p, struct pol_entry *e)
 	bool from_t1 = e->list == ARC_T1;
 	pol_list_unlink(from_t1 ? &a->t1 : &a->t2, e);
 	pol_list_prefetch_tail(from_t1 ? &a->t1 : &a->t2);
+	/* Either tail may be the next victim, whose key then becomes a
+	 * ghost: load both map slots now (hints only). */
+	if (!pol_list_empty(&a->t1))
+		keymap_prefetch(&a->gmap, a->t1.head.prev->key);
+	if (!pol_list_empty(&a->t2))
+		keymap_prefetch(&a->gmap, a->t2.head.prev->key);
 	e->list = 0;
 	/* Out of memory only costs adaptivity: the ghost is just not kept. */
 	(void)arc_ghost_add(a, from_t1 ? ARC_B1 : ARC_B2, e->key, e->size);
@@ -295,6 +315,15 @@ static int arc_describe(struct policy *p, char *buf, size_t len)
 	return 0;
 }
 
+/* A miss looks the key up among the ghosts: load its first slot. (A
+ * resident's list neighbours are the caller's to load: see engine.c.) */
+static void arc_prefetch(const struct policy *p, const struct pol_entry *e)
+{
+	const struct arc *a = (const struct arc *)p;
+	if (!e->list)
+		keymap_prefetch(&a->gmap, e->key);
+}
+
 const struct policy_ops policy_arc_ops = {
 	.name = "arc",
 	.summary = "adaptive replacement cache: recency + frequency, for skewed reads",
@@ -308,4 +337,5 @@ const struct policy_ops policy_arc_ops = {
 	.victim = arc_victim,
 	.tunables = "",
 	.describe = arc_describe,
+	.prefetch = arc_prefetch,
 };

@@ -47,21 +47,28 @@
 #define CV_REVALIDATE 8
 
 enum { CV_IN = 1, CV_OVERFLOW = 2 };
-#define CV_SEQ_NONE UINT64_MAX /* slot of no resident (removed, overflowed) */
+#define CV_SEQ_NONE UINT32_MAX /* slot of no resident (removed, overflowed) */
 #define CV_SLOT_NIL UINT32_MAX
+/* Sequences are 32 bits so that a node is 16 bytes. When they run out
+ * (after some 4 billion pushes) the nodes are renumbered in order, which
+ * changes no comparison. Overridable for the test that exercises it. */
+#ifndef CV_SEQ_LIMIT
+#define CV_SEQ_LIMIT (UINT32_MAX - 1)
+#endif
 
 struct cv_slot {
-	uint64_t seq;  /* the current node's sequence, or CV_SEQ_NONE */
+	uint32_t seq;     /* the current node's sequence, or CV_SEQ_NONE */
+	uint32_t refs;    /* heap nodes pointing here */
 	struct pol_entry *e;
-	uint32_t refs; /* heap nodes pointing here */
+	uint64_t version; /* the oracle's version when the current node's next_use was asked */
 	uint32_t next_free;
 };
 
+/* 16 bytes: a node's four children fill one cache line (see cv_heap_grow). */
 struct cv_node {
 	uint64_t next_use;
-	uint64_t seq;     /* ties (unplanned) go oldest first */
-	uint64_t version; /* the oracle's version when next_use was asked */
-	uint32_t slot;    /* the entry and whether this node is current */
+	uint32_t seq;  /* ties (unplanned) go oldest first */
+	uint32_t slot; /* the entry and whether this node is current */
 };
 
 struct clairvoyant {
@@ -70,11 +77,12 @@ struct clairvoyant {
 	uint64_t (*next_use)(void *ctx, uint64_t key, uint64_t now);
 	uint64_t (*version)(void *ctx);
 	void *ctx;
-	struct cv_node *heap;
+	struct cv_node *heap; /* heap_mem + 3: see cv_heap_grow */
+	void *heap_mem;
 	size_t n, cap;
 	struct cv_slot *slots;
 	uint32_t nslots, free_slot;
-	uint64_t seq;
+	uint32_t seq;
 	size_t sweep;           /* next heap slot to re-ask */
 	uint64_t sweep_version; /* the oracle version the sweep has caught up with */
 	bool admit_unplanned;
@@ -124,6 +132,10 @@ static uint32_t cv_slot_new(struct clairvoyant *c)
 	uint32_t i = c->free_slot;
 	c->free_slot = c->slots[i].next_free;
 	c->slots[i] = (struct cv_slot){.seq = CV_SEQ_NONE, .next_free = CV_SLOT_NIL};
+	/* The next free slot may have been released long ago: load it now,
+	 * not when the next insert needs it (a hint only). */
+	if (c->free_slot != CV_SLOT_NIL)
+		__builtin_prefetch(&c->slots[c->free_slot]);
 	return i;
 }
 
@@ -154,13 +166,54 @@ static void cv_node_drop(struct clairvoyant *c, const struct cv_node *nd)
  * share cache lines, which is what a pop pays for on a big cache. */
 #define CV_ARITY 4
 
+/* The order of cv_above() as one number: (next_use, ~seq) in 96 bits.
+ * Sequences are unique, so no two nodes rank the same. */
+static inline unsigned __int128 cv_rank(const struct cv_node *n)
+{
+	return ((unsigned __int128)n->next_use << 32) | (uint32_t)~n->seq;
+}
+
+/* Of four siblings, the one nearest the top: a tournament of selects, not
+ * branches (which way a comparison goes is a coin toss: a mispredicted
+ * branch per comparison costs more than the memory it waits for). */
+static inline size_t cv_best_of4(const struct cv_node *h, unsigned __int128 *rank)
+{
+	unsigned __int128 r0 = cv_rank(&h[0]), r1 = cv_rank(&h[1]);
+	unsigned __int128 r2 = cv_rank(&h[2]), r3 = cv_rank(&h[3]);
+	size_t a = r1 > r0, b = 2 + (r3 > r2);
+	unsigned __int128 ra = r1 > r0 ? r1 : r0, rb = r3 > r2 ? r3 : r2;
+	*rank = rb > ra ? rb : ra;
+	return rb > ra ? b : a;
+}
+
 static void cv_down(struct clairvoyant *c, size_t i)
 {
 	struct cv_node nd = c->heap[i];
+	unsigned __int128 rnd = cv_rank(&nd);
 	for (;;) {
 		size_t first = CV_ARITY * i + 1, best = i;
 		const struct cv_node *bn = &nd;
 		size_t last = first + CV_ARITY < c->n ? first + CV_ARITY : c->n;
+		/* Each child's children are one cache line: load the next
+		 * level while this one is compared, so the walk down costs
+		 * one memory latency per two levels (a hint only). */
+		size_t grand = CV_ARITY * first + 1;
+		if (grand < c->n) {
+			const char *g = (const char *)&c->heap[grand];
+			__builtin_prefetch(g);
+			__builtin_prefetch(g + 64);
+			__builtin_prefetch(g + 128);
+			__builtin_prefetch(g + 192);
+		}
+		if (last - first == CV_ARITY) {
+			unsigned __int128 rk;
+			size_t k = first + cv_best_of4(&c->heap[first], &rk);
+			if (rk <= rnd)
+				break;
+			c->heap[i] = c->heap[k];
+			i = k;
+			continue;
+		}
 		for (size_t k = first; k < last; k++) {
 			if (cv_above(&c->heap[k], bn)) {
 				best = k;
@@ -206,25 +259,77 @@ static void cv_compact(struct clairvoyant *c)
 	c->compactions++;
 }
 
+/* Room for ncap nodes. The array starts 3 nodes (48 bytes) into a 64-byte
+ * aligned block, so that the children of node i, 4i+1 .. 4i+4, are one
+ * cache line: a sift down reads one line per level. false: no memory. */
+static bool cv_heap_grow(struct clairvoyant *c, size_t ncap)
+{
+	size_t bytes = ((ncap + 3) * sizeof(struct cv_node) + 63) & ~(size_t)63;
+	void *mem = aligned_alloc(64, bytes);
+	if (!mem)
+		return false;
+	struct cv_node *nh = (struct cv_node *)mem + 3;
+	if (c->n)
+		memcpy(nh, c->heap, c->n * sizeof(*nh));
+	free(c->heap_mem);
+	c->heap_mem = mem;
+	c->heap = nh;
+	c->cap = ncap;
+	return true;
+}
+
+struct cv_order {
+	uint32_t seq;
+	bool valid;
+	size_t i;
+};
+
+static int cv_order_cmp(const void *a, const void *b)
+{
+	const struct cv_order *x = a, *y = b;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The sequences ran out: number every node, stale ones too, 0, 1, ... in
+ * the order of its sequence, and move each resident's slot to its current
+ * node's new number. Every comparison and every staleness test answers as
+ * before, so nothing moves in the heap. false: no memory. */
+static bool cv_renumber(struct clairvoyant *c)
+{
+	if (c->n >= CV_SEQ_LIMIT)
+		return false;
+	struct cv_order *o = malloc((c->n ? c->n : 1) * sizeof(*o));
+	if (!o)
+		return false;
+	for (size_t i = 0; i < c->n; i++)
+		o[i] = (struct cv_order){ .seq = c->heap[i].seq, .valid = cv_valid(c, &c->heap[i]), .i = i };
+	qsort(o, c->n, sizeof(*o), cv_order_cmp);
+	for (size_t r = 0; r < c->n; r++) {
+		struct cv_node *nd = &c->heap[o[r].i];
+		nd->seq = (uint32_t)r;
+		if (o[r].valid)
+			c->slots[nd->slot].seq = (uint32_t)r;
+	}
+	c->seq = (uint32_t)c->n;
+	free(o);
+	return true;
+}
+
 /* Give e a node for its current stamp. false: no memory. */
 static bool cv_push(struct clairvoyant *c, struct pol_entry *e)
 {
 	if (c->n == c->cap && c->n > c->base.entries + c->base.entries / 2 + 1024)
 		cv_compact(c);
-	if (c->n == c->cap) {
-		size_t ncap = c->cap ? 2 * c->cap : 1024;
-		struct cv_node *nh = realloc(c->heap, ncap * sizeof(*nh));
-		if (!nh)
-			return false;
-		c->heap = nh;
-		c->cap = ncap;
-	}
-	struct cv_node nd = {
-		.next_use = e->stamp, .seq = c->seq++, .version = cv_version(c), .slot = e->aux
-	};
-	c->slots[nd.slot].seq = nd.seq;
-	c->slots[nd.slot].e = e;
-	c->slots[nd.slot].refs++;
+	if (c->n == c->cap && !cv_heap_grow(c, c->cap ? 2 * c->cap : 1024))
+		return false;
+	if (c->seq >= CV_SEQ_LIMIT && !cv_renumber(c))
+		return false;
+	struct cv_node nd = { .next_use = e->stamp, .seq = c->seq++, .slot = e->aux };
+	struct cv_slot *sl = &c->slots[nd.slot];
+	sl->seq = nd.seq;
+	sl->e = e;
+	sl->refs++;
+	sl->version = cv_version(c);
 	size_t i = c->n++;
 	while (i > 0) {
 		size_t parent = (i - 1) / CV_ARITY;
@@ -272,11 +377,15 @@ static struct cv_node *cv_top(struct clairvoyant *c, uint64_t now)
 		if (!c->n)
 			return NULL;
 		struct cv_node *top = &c->heap[0];
+		struct cv_slot *sl = &c->slots[top->slot];
+		/* It is the next victim: start loading its entry for the
+		 * caller's remove() (a hint only). */
+		__builtin_prefetch(sl->e);
 		uint64_t v = cv_version(c);
-		if (c->version && top->version == v)
+		if (c->version && sl->version == v)
 			return top;
-		if (changed >= CV_REVALIDATE || !cv_requery(c, c->slots[top->slot].e, now)) {
-			c->heap[0].version = v; /* same answer: fresh again */
+		if (changed >= CV_REVALIDATE || !cv_requery(c, sl->e, now)) {
+			c->slots[c->heap[0].slot].version = v; /* same answer: fresh again */
 			return &c->heap[0];
 		}
 		changed++;
@@ -306,7 +415,7 @@ static void cv_destroy(struct policy *p)
 {
 	struct clairvoyant *c = (struct clairvoyant *)p;
 	free(c->slots);
-	free(c->heap);
+	free(c->heap_mem);
 	free(c);
 }
 
@@ -385,10 +494,13 @@ static void cv_sweep_step(struct clairvoyant *c, uint64_t now)
 		return;
 	}
 	struct cv_node *nd = &c->heap[c->sweep++];
-	if (c->version && nd->version == v)
+	if (!cv_valid(c, nd))
 		return;
-	if (cv_valid(c, nd) && !cv_requery(c, c->slots[nd->slot].e, now))
-		nd->version = v;
+	struct cv_slot *sl = &c->slots[nd->slot];
+	if (c->version && sl->version == v)
+		return;
+	if (!cv_requery(c, sl->e, now))
+		c->slots[nd->slot].version = v;
 }
 
 static void cv_insert(struct policy *p, struct pol_entry *e, uint64_t now)
@@ -445,6 +557,14 @@ static int cv_describe(struct policy *p, char *buf, size_t len)
 	return 0;
 }
 
+/* A hit writes the entry's slot (a new node): load it. */
+static void cv_prefetch(const struct policy *p, const struct pol_entry *e)
+{
+	const struct clairvoyant *c = (const struct clairvoyant *)p;
+	if ((e->list & CV_IN) && e->aux < c->nslots)
+		__builtin_prefetch(&c->slots[e->aux]);
+}
+
 const struct policy_ops policy_clairvoyant_ops = {
 	.name = "clairvoyant",
 	.summary = "plan-aware Belady: evicts what the registered plans need furthest away",
@@ -459,4 +579,5 @@ const struct policy_ops policy_clairvoyant_ops = {
 	.tunables = "unplanned",
 	.caps = POLICY_CAP_PLANS,
 	.describe = cv_describe,
+	.prefetch = cv_prefetch,
 };

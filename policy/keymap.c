@@ -8,6 +8,25 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+#define KEYMAP_HUGE ((size_t)2 << 20)
+
+/* Lookups land at random: on 4 KiB pages a big map costs a TLB miss per
+ * probe as well. A map of 2 MiB or more (a power of two) is aligned to
+ * huge pages and asks for them (advice only: refused is fine). */
+static struct keymap_slot *keymap_alloc(size_t nslots)
+{
+	size_t bytes = nslots * sizeof(struct keymap_slot);
+	if (bytes >= KEYMAP_HUGE) {
+		void *p = aligned_alloc(KEYMAP_HUGE, bytes);
+		if (p) {
+			(void)madvise(p, bytes, MADV_HUGEPAGE);
+			return p;
+		}
+	}
+	return malloc(bytes);
+}
 
 void keymap_init(struct keymap *m)
 {
@@ -52,7 +71,7 @@ static int keymap_grow(struct keymap *m, size_t nslots)
 	struct keymap_slot *old = m->slots;
 	size_t old_n = m->slots ? m->mask + 1 : 0;
 
-	struct keymap_slot *ns = malloc(nslots * sizeof(*ns));
+	struct keymap_slot *ns = keymap_alloc(nslots);
 	if (!ns)
 		return -ENOMEM;
 	keymap_wipe(ns, nslots);

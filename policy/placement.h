@@ -34,17 +34,8 @@
 #define TIERCACHE_POLICY_PLACEMENT_H
 
 #include "policy.h"
+#include "tier_id.h"
 
-/* The daemon's cached/config.h declares the same tiers (same values) for
- * its configuration: in the daemon, include it first and this header uses
- * its enum instead of declaring a second one. */
-#ifndef TIERCACHE_CONFIG_H
-enum tier_id {
-	TIER_HOT = 0,
-	TIER_WARM = 1,
-	TIER_COUNT = 2,
-};
-#endif
 enum {
 	TIER_NONE = -1, /* not kept in any tier */
 };

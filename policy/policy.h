@@ -73,6 +73,11 @@ struct policy_ops {
 	unsigned caps; /* POLICY_CAP_* */
 	/* Current tunables and state as "key=value key=value". */
 	int (*describe)(struct policy *p, char *buf, size_t len);
+	/* A hint: a read of e is coming soon, and e is resident in this
+	 * instance or in none. Start loading what hit() or admit() will
+	 * touch for it; no effect on any decision. The simulator, which
+	 * knows the trace ahead, calls it a few reads early. */
+	void (*prefetch)(const struct policy *p, const struct pol_entry *e);
 };
 
 /* Every policy instance starts with this. */
@@ -139,6 +144,12 @@ static inline void policy_remove(struct policy *p, struct pol_entry *e)
 static inline struct pol_entry *policy_victim(struct policy *p, uint64_t now)
 {
 	return p->ops->victim(p, now);
+}
+
+static inline void policy_prefetch(const struct policy *p, const struct pol_entry *e)
+{
+	if (p->ops->prefetch)
+		p->ops->prefetch(p, e);
 }
 
 static inline const char *policy_name(const struct policy *p)

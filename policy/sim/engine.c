@@ -267,6 +267,15 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 				__builtin_prefetch(ahead->e.prev);
 			if (ahead->e.next)
 				__builtin_prefetch(ahead->e.next);
+			/* and what the policy will look at: the instance
+			 * holding it, or the ones a miss asks */
+			if (ahead->tier != TIER_NONE) {
+				policy_prefetch(tier[ahead->tier], &ahead->e);
+			} else {
+				for (int k = 0; k < TIER_COUNT; k++)
+					if (tier[k])
+						policy_prefetch(tier[k], &ahead->e);
+			}
 		}
 		uint32_t o = t->obj[i];
 		struct sim_ent *se = &s.ents[o];

@@ -7,6 +7,7 @@
 #   zipf: arc >= lru
 #   a CSV trace replays to the same numbers as the generated one
 #   bad input: exit 64 with a message that names the problem
+#   hit counts for a fixed seed are the ones pinned before the speed work
 # Prints each check; exits non-zero if any fails. ~10 s on 2 cores.
 set -uo pipefail
 
@@ -119,6 +120,25 @@ expect_err "bad size" '"12Q" is not a size' --gen shuffle --objects 100 --hot 12
 printf 'a,100\nb,1x\n' >"$TMP/bad.csv"
 out=$("$SIM" --trace "$TMP/bad.csv" --hot 10% 2>&1 >/dev/null)
 if grep -qF "bad.csv:2: size" <<<"$out"; then ok "bad csv: \"$out\""; else bad "bad csv: \"$out\""; fi
+
+# 6. Decisions pinned: hits for seed 7, recorded before the replay speed work
+# (commit ea84745). Making a policy faster must not change one choice.
+pinned() { # "what" "expected hits, policy=N ..." ARGS...
+	local what=$1 want=$2
+	shift 2
+	local got
+	got=$("$SIM" "$@" --seed 7 --json | python3 -c 'import json, sys
+print(" ".join("%s=%d" % (r["policy"], r["hits"]) for r in json.load(sys.stdin)["results"]))')
+	if [ "$got" = "$want" ]; then ok "pinned $what: $got"; else bad "pinned $what: $got (wanted $want)"; fi
+}
+pinned "ddp, plans 1 epoch ahead" "opt=17492 lru=1637 arc=2137 epoch=6290 clairvoyant=14644" \
+	--gen ddp --objects 40000 --ranks 4 --rank 0 --epoch-count 6 --size 64K --hot 12.5% --plan-epochs 1
+pinned "shuffle, sizes, hot + warm" "opt=8987 lru=699 arc=1293 epoch=9069 clairvoyant=8986" \
+	--gen shuffle --objects 20000 --epoch-count 4 --size uniform:4K:1M --hot 5% --warm 10%
+pinned "zipf" "opt=149220 lru=114327 arc=126404 epoch=114937 clairvoyant=149220" \
+	--gen zipf --objects 20000 --accesses 200000 --size 64K --hot 10%
+pinned "multijob" "opt=101403 lru=38118 arc=49457 epoch=47754 clairvoyant=101401" \
+	--gen multijob --jobs 3 --objects 20000 --epoch-count 3 --size 64K --hot 30%
 
 echo "t_sim: $pass passed, $fail failed"
 [ "$fail" = 0 ]

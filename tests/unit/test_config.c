@@ -486,6 +486,38 @@ static void test_bad_policy(void **state)
 	expect_errors(fx, HOT "[dataset d]\npolicy = fifo-ish\npath = /c\n", want);
 }
 
+/* `policy = NAME key=value ...`: the tunables are checked at load, by the
+ * policy and by placement, and the line is kept whole for the daemon. */
+static void test_policy_tunables(void **state)
+{
+	struct fx *fx = *state;
+	struct config *cfg = load_ok(write_conf(
+		fx, "t.conf",
+		HOT "[dataset d]\npolicy = epoch dead_factor=3, promote=0\npath = /c\n"));
+	assert_string_equal(cfg->datasets[0].policy, "epoch dead_factor=3, promote=0");
+	config_free(cfg);
+	char want[256];
+	snprintf(want, sizeof(want),
+		 "@:5: dataset.d.policy: epoch: unknown tunable \"bogus\" (tunables: %s)\n",
+		 policy_find("epoch")->tunables);
+	expect_errors(fx, HOT "[dataset d]\npolicy = epoch bogus=1\npath = /c\n", want);
+	expect_errors(fx, HOT "[dataset d]\npolicy = clairvoyant unplanned=maybe\npath = /c\n",
+		      "@:5: dataset.d.policy: clairvoyant: unplanned: \"maybe\" is not admit or "
+		      "skip\n");
+	expect_errors(fx, HOT "[dataset d]\npolicy = lru demote=2\npath = /c\n",
+		      "@:5: dataset.d.policy: placement: demote: \"2\" is not 0 or 1\n");
+	expect_errors(fx, HOT "[dataset d]\npolicy = lru demote\npath = /c\n",
+		      "@:5: dataset.d.policy: \"demote\" is not key=value\n");
+	/* an unknown name is named alone, before its tunables are looked at */
+	int n = snprintf(want, sizeof(want),
+			 "@:5: dataset.d.policy: \"fifo\" is not a known policy (known: ");
+	const struct policy_ops *const *all = policy_all();
+	for (size_t i = 0; all[i]; i++)
+		n += snprintf(want + n, sizeof(want) - (size_t)n, "%s%s", i ? ", " : "", all[i]->name);
+	snprintf(want + n, sizeof(want) - (size_t)n, ")\n");
+	expect_errors(fx, HOT "[dataset d]\npolicy = fifo x=1\npath = /c\n", want);
+}
+
 /* ---- structure: sections, keys, syntax ---- */
 
 static void test_unknown_keys_and_sections(void **state)
@@ -981,6 +1013,7 @@ int main(void)
 		T(test_service_keys),
 		T(test_lifecycle_inherit),
 		T(test_bad_policy),
+		T(test_policy_tunables),
 		T(test_unknown_keys_and_sections),
 		T(test_syntax_errors),
 		T(test_nul_byte),
