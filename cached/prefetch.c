@@ -22,7 +22,7 @@
 struct ra_slot {
 	uint64_t fkey;   /* key of the file's chunk 0 */
 	uint32_t next;   /* the chunk a sequential reader reads next */
-	uint32_t run;    /* consecutive chunks read */
+	uint32_t run;    /* consecutive chunks read from chunk 0 (0: not from 0) */
 	uint32_t issued; /* highest chunk read ahead (0: none) */
 };
 
@@ -262,10 +262,12 @@ void prefetch_readahead(struct daemon *d, struct dataset *ds, const char *path,
 	struct ra_slot *s = &pf->ra[fkey % RA_SLOTS];
 	if (s->fkey == fkey && idx + 1 == s->next)
 		return; /* the same chunk again */
-	if (s->fkey == fkey && idx == s->next) {
+	/* only a file read front to back from its first chunk (a shard being
+	 * streamed): a partial or random read fetches just what it covers */
+	if (s->fkey == fkey && idx == s->next && s->run) {
 		s->run++;
 	} else {
-		*s = (struct ra_slot){.fkey = fkey, .run = 1};
+		*s = (struct ra_slot){.fkey = fkey, .run = idx == 0};
 	}
 	s->next = idx + 1;
 	if (s->run < 2)

@@ -16,8 +16,9 @@
  * window there if that is sooner. A chunk no plan needs is always a fair
  * victim; a planned one never gives way to an unplanned readahead.
  *
- * Without a plan: a file read front to back (two consecutive chunks) gets
- * its next daemon.readahead_chunks chunks read ahead.
+ * Without a plan: a file read front to back (chunks 0 and 1, then on in
+ * order) gets its next daemon.readahead_chunks chunks read ahead. A read
+ * that starts elsewhere fetches only the chunks it covers.
  *
  * Prefetch fills go through fill_get() like any miss (single flight: a
  * client that asks for a chunk being prefetched waits for the same read),

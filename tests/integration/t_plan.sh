@@ -11,10 +11,12 @@
 . "$(dirname "$0")/lib.sh"
 
 TP=$TC_TESTS/tcplan
-mkdir -p "$T/cold/f" "$T/cold/big"
-# 100 files of 2 chunks (64K chunks): 12.8 MB against a 5 MB hot tier
+mkdir -p "$T/cold/f" "$T/cold/big" "$T/cold/z"
+# 100 files of 2 chunks (64K chunks): 12.8 MB against a 5 MB hot tier;
+# big/shard.bin and z/part.bin (24 chunks each) around them: 102 files
 for i in $(seq -w 0 99); do head -c 131072 /dev/urandom >"$T/cold/f/s$i.bin"; done
 head -c $((64 * 1024 * 24)) /dev/urandom >"$T/cold/big/shard.bin"
+head -c $((64 * 1024 * 24)) /dev/urandom >"$T/cold/z/part.bin"
 tc_config 5M none 64K "policy = clairvoyant"
 sed -i 's/^workers = 4$/workers = 4\nplan_grace = 1h\nprefetch_inflight = 4\nreadahead_chunks = 4/' "$T/tc.conf"
 tc_start || exit 1
@@ -44,7 +46,7 @@ check "world_size 0: EINVAL" errs EINVAL set ds 1 0 0 0 <"$T/order"
 check "rank >= world_size: EINVAL" errs EINVAL set ds 1 2 2 0 <"$T/order"
 echo "f/../f/s00.bin" >"$T/dotdot"
 check "a path with ..: EINVAL" errs EINVAL set ds 1 0 1 0 <"$T/dotdot"
-echo 101 >"$T/badix"
+echo 102 >"$T/badix"
 check "an index past the file list: ENOENT" errs ENOENT set ds 1 0 1 0 indices <"$T/badix"
 check "cancel without a plan: ENOENT" errs ENOENT cancel ds 1 0
 # garbage: a truncated header, an entry count larger than the payload, a
@@ -156,6 +158,11 @@ check "a 24-chunk file read front to back: bytes equal the source" \
 	"$TP" readseq ds/big/shard.bin "$T/cold/big/shard.bin" settle
 check "readahead fetched chunks ahead of the reader" test "$(js "s['prefetch']['readahead_bytes']")" -gt "$ra0"
 check "and the reader hit them (22 of 24 chunks)" test "$(( $(js "s['prefetch']['hits']") - h0 ))" = 22
+ra1=$(js "s['prefetch']['readahead_bytes']")
+check "4 chunks read in order from the middle of a file: bytes equal the source" \
+	"$TP" readseq ds/z/part.bin "$T/cold/z/part.bin" settle 10 4
+check "...fetch only what they cover (no readahead off chunk 0)" \
+	test "$(js "s['prefetch']['readahead_bytes']")" = "$ra1"
 check "status shows the prefetch and plans sections" sh -c "'$TC_BIN/tierctl' status | grep -q prefetch"
 
 finish

@@ -11,8 +11,9 @@
  *   tcplan read DATASET SRCDIR [settle] paths on stdin, each read whole and
  *        compared with SRCDIR/PATH; settle: before each file, wait until the
  *        daemon has no fill in flight (so prefetches are done)
- *   tcplan readseq DATASET/PATH SRCFILE settle
+ *   tcplan readseq DATASET/PATH SRCFILE settle [FIRST [COUNT]]
  *        one file chunk by chunk, in order, settling before each chunk
+ *        (from chunk FIRST, COUNT chunks; default: all)
  *   tcplan raw OP HEX                   send a raw payload, print the errno
  *   tcplan settle                       wait for no fill in flight
  *
@@ -151,7 +152,10 @@ static int cmd_set(struct tiercache *tc, int argc, char **argv)
 	return 0;
 }
 
-static int read_compare(struct tiercache *tc, const char *tcpath, const char *src, int settle_chunks)
+/* Read [first, first + count) in pieces (chunks when settle_chunks) and
+ * compare with src; count UINT64_MAX: to the end. */
+static int read_compare(struct tiercache *tc, const char *tcpath, const char *src, int settle_chunks,
+			uint64_t first, uint64_t count)
 {
 	int fd = open(src, O_RDONLY);
 	struct stat st;
@@ -170,7 +174,8 @@ static int read_compare(struct tiercache *tc, const char *tcpath, const char *sr
 	size_t bs = settle_chunks ? ts.chunk_size : 100003;
 	char *a = malloc(bs), *b = malloc(bs);
 	int bad = 0;
-	for (uint64_t off = 0; off < (uint64_t)st.st_size; off += bs) {
+	uint64_t end = count < (uint64_t)st.st_size / bs + 1 ? (first + count) * bs : (uint64_t)st.st_size;
+	for (uint64_t off = first * bs; off < (uint64_t)st.st_size && off < end; off += bs) {
 		if (settle_chunks && settle(tc) < 0)
 			bad = 1;
 		ssize_t got = tiercache_pread(tc, h, a, bs, off);
@@ -202,7 +207,7 @@ static int cmd_read(struct tiercache *tc, int argc, char **argv)
 			printf("FAIL: the daemon did not settle\n");
 			bad++;
 		}
-		bad += (size_t)read_compare(tc, tcpath, src, 0);
+		bad += (size_t)read_compare(tc, tcpath, src, 0, 0, UINT64_MAX);
 		free(lines[i]);
 	}
 	free(lines);
@@ -250,7 +255,8 @@ int main(int argc, char **argv)
 	else if (!strcmp(argv[1], "read") && argc >= 4)
 		rc = cmd_read(tc, argc, argv);
 	else if (!strcmp(argv[1], "readseq") && argc >= 4)
-		rc = read_compare(tc, argv[2], argv[3], 1);
+		rc = read_compare(tc, argv[2], argv[3], 1, argc > 5 ? strtoull(argv[5], NULL, 10) : 0,
+				  argc > 6 ? strtoull(argv[6], NULL, 10) : UINT64_MAX);
 	else if (!strcmp(argv[1], "raw") && argc == 4)
 		rc = cmd_raw(tc, argv);
 	else if (!strcmp(argv[1], "settle"))
