@@ -31,6 +31,7 @@
 #include "residency.h"
 #include "prefetch.h"
 #include "server.h"
+#include "status.h"
 #include "workers.h"
 
 uint64_t daemon_now_ns(void)
@@ -254,7 +255,8 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 	rc = index_open(&d->ix, cfg->state_dir, err, errlen);
 	if (rc < 0)
 		return rc;
-	if ((rc = policy_glue_init(d)) < 0 || (rc = plans_init(d)) < 0 || (rc = prefetch_init(d)) < 0) {
+	if ((rc = policy_glue_init(d)) < 0 || (rc = plans_init(d)) < 0 || (rc = prefetch_init(d)) < 0 ||
+	    (rc = status_init(d)) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return rc;
 	}
@@ -351,6 +353,7 @@ void daemon_free(struct daemon *d)
 	free(d->ds);
 	reload_free_retired(d);
 	prefetch_free(d);
+	status_free(d);
 	policy_glue_free(d);
 	residency_free(d);
 	mover_free(d);

@@ -34,6 +34,7 @@ struct index;
 struct manifest;
 struct server;
 struct plan_store;
+struct status_rates;
 struct metrics;
 struct residency;
 struct plans;
@@ -153,6 +154,7 @@ struct daemon {
 	struct dataset **ds;
 	unsigned nds;
 	struct chunk_table chunks;
+	struct status_rates *rates; /* status.c: tier read rates */
 	struct plan_store *plans; /* jobs' announced reads, for clairvoyant */
 	struct plans *reg;        /* the registered plans (plans.h) */
 	struct prefetch *pf;      /* prefetch.h */

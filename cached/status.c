@@ -4,7 +4,11 @@
  */
 #include "status.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <unistd.h>
+
+#include <event2/event.h>
 
 #include "dataset.h"
 #include "fill.h"
@@ -12,6 +16,65 @@
 #include "plans.h"
 #include "prefetch.h"
 #include "server.h"
+
+#define RATE_SLOTS 11u /* samples 1 s apart: a 10 s window */
+
+struct status_rates {
+	struct event *ev;
+	uint64_t ns[RATE_SLOTS];
+	uint64_t bytes[RATE_SLOTS][TIER_COUNT];
+	unsigned head, n; /* head: the newest sample */
+};
+
+static void rate_sample(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct daemon *d = arg;
+	struct status_rates *r = d->rates;
+	r->head = (r->head + 1) % RATE_SLOTS;
+	r->ns[r->head] = daemon_now_ns();
+	for (int t = 0; t < TIER_COUNT; t++)
+		r->bytes[r->head][t] = d->tiers[t].read_bytes;
+	if (r->n < RATE_SLOTS)
+		r->n++;
+}
+
+int status_init(struct daemon *d)
+{
+	d->rates = calloc(1, sizeof(*d->rates));
+	if (!d->rates)
+		return -ENOMEM;
+	d->rates->ev = event_new(d->base, -1, EV_PERSIST, rate_sample, d);
+	const struct timeval second = {1, 0};
+	if (!d->rates->ev || event_add(d->rates->ev, &second) < 0)
+		return -ENOMEM;
+	d->rates->head = RATE_SLOTS - 1;
+	rate_sample(-1, 0, d);
+	return 0;
+}
+
+void status_free(struct daemon *d)
+{
+	if (!d->rates)
+		return;
+	if (d->rates->ev)
+		event_free(d->rates->ev);
+	free(d->rates);
+	d->rates = NULL;
+}
+
+/* Bytes per second read from tier t between the oldest sample and now. */
+static uint64_t read_rate(const struct daemon *d, int t)
+{
+	const struct status_rates *r = d->rates;
+	if (!r || !r->n)
+		return 0;
+	unsigned oldest = (r->head + RATE_SLOTS + 1 - r->n) % RATE_SLOTS;
+	uint64_t dt = daemon_now_ns() - r->ns[oldest];
+	uint64_t db = d->tiers[t].read_bytes - r->bytes[oldest][t];
+	return dt ? (uint64_t)((double)db * 1e9 / (double)dt) : 0;
+}
 
 static void dataset_fields(struct proto_rs *rs, const struct dataset *ds)
 {
@@ -75,6 +138,7 @@ void status_fill(struct daemon *d, struct proto_rs *rs)
 		proto_rs_u64(rs, "high_water_bytes", tr->high_bytes);
 		proto_rs_u64(rs, "low_water_bytes", tr->low_bytes);
 		proto_rs_u64(rs, "read_bytes", tr->read_bytes);
+		proto_rs_u64(rs, "read_rate_bytes", read_rate(d, t));
 		proto_rs_u64(rs, "pinned_bytes", d->pinned[t]);
 	}
 

@@ -19,6 +19,8 @@ check "second pass: no new misses" [ "$(tc_json "s['counters']['misses']")" = "$
 check "second pass: no new cold bytes" [ "$(tc_json "s['counters']['bytes_from_cold']")" = "$total" ]
 hits=$(tc_json "s['counters']['hits_hot'] + s['counters']['hits_warm']")
 check "second pass: hits counted" [ "$hits" -gt 0 ]
+check "status: the tiers' read rate over the last 10 s shows the reads" \
+	[ "$(tc_json "sum(t['read_rate_bytes'] for t in s['tiers'])")" -gt 0 ]
 
 check "streamed fallback (no fd passing) matches" env TIERCACHE_NO_FD_PASSING=1 "$TC_TESTS/tcverify" tree ds "$T/cold" 3
 check "forked children read through an inherited connection" "$TC_TESTS/tcverify" fork ds/multi.bin "$T/cold/multi.bin"
