@@ -37,6 +37,11 @@ uint64_t chunk_key(const char *dataset, const char *path, const struct cold_stat
 	return XXH3_64bits(buf, at);
 }
 
+uint64_t chunk_checksum(const void *buf, size_t len)
+{
+	return XXH3_64bits(buf, len);
+}
+
 int chunk_table_init(struct chunk_table *t)
 {
 	t->nb = 1024;

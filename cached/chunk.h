@@ -9,6 +9,9 @@
 #include "daemon.h"
 
 uint64_t chunk_key(const char *dataset, const char *path, const struct cold_stat *src, uint32_t idx);
+/* The checksum kept with a chunk in the index: XXH3-64 (seed 0) of its
+ * bytes; fills compute the same value with the streaming XXH3 API. */
+uint64_t chunk_checksum(const void *buf, size_t len);
 
 int chunk_table_init(struct chunk_table *t);
 void chunk_table_free(struct chunk_table *t);

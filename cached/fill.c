@@ -123,7 +123,14 @@ out:
 	return rc;
 }
 
-/* Worker: checksum and publish the bytes in f->buf. */
+static void fill_sum_piece(void *arg, const void *p, size_t n)
+{
+	XXH3_64bits_update(arg, p, n);
+}
+
+/* Worker: checksum and publish the bytes in f->buf. The checksum is taken
+ * piece by piece just before each piece is written (chunk_checksum's value,
+ * by the streaming API), so the chunk is read from memory once, not twice. */
 static void fill_write(struct fill *f)
 {
 	int fd = -1;
@@ -137,8 +144,16 @@ static void fill_write(struct fill *f)
 		f->err = tier_file_write_unlinked(f->tmp, f->buf, f->len, &f->fd);
 		return;
 	}
-	f->checksum = XXH64(f->buf, f->len, 0);
-	f->err = tier_file_write(f->tmp, f->final, f->buf, f->len, &fd);
+	XXH3_state_t *st = XXH3_createState();
+	if (!st || XXH3_64bits_reset(st) != XXH_OK) {
+		XXH3_freeState(st);
+		f->err = -ENOMEM;
+		return;
+	}
+	f->err = tier_file_write_pieces(f->tmp, f->final, f->buf, f->len, true, fill_sum_piece, st,
+					&fd);
+	f->checksum = XXH3_64bits_digest(st);
+	XXH3_freeState(st);
 	if (fd >= 0)
 		close(fd);
 }
