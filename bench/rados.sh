@@ -18,6 +18,10 @@
 #      BENCH_REPS       repetitions (default 5)
 #      BENCH_TIER_DIR   where the hot tier lives (default: a temp dir on
 #                       the disk of TMPDIR; /dev/shm stands in for NVMe)
+#      BENCH_LAYOUTS    which layouts (default "plain striper")
+#      BENCH_PERF       a directory: record a system-wide `perf record -g`
+#                       of the first repetition's cold epoch per layout
+#                       there (cold-LAYOUT.data; see docs/ceph.md)
 set -uo pipefail
 O=${1:-build/default}
 cd "$(dirname "$0")/.." || exit 1
@@ -25,6 +29,8 @@ ROOT=$PWD
 MB=${BENCH_RADOS_MB:-512}
 N=${BENCH_THREADS:-8}
 REPS=${BENCH_REPS:-5}
+LAYOUTS=${BENCH_LAYOUTS:-plain striper}
+PERF=${BENCH_PERF:-}
 CHUNK=$((4 * 1048576))
 
 for b in tiercached tierctl epoch_reader rados_direct; do
@@ -113,7 +119,7 @@ mkdir -p "$B/src/plain" "$B/src/striper"
 for i in $(seq 1 $((MB / 8))); do head -c $((8 * 1048576)) /dev/urandom >"$B/src/plain/p$i.bin"; done
 for i in $(seq 1 $((MB / 32))); do head -c $((32 * 1048576)) /dev/urandom >"$B/src/striper/s$i.bin"; done
 start_daemon
-for l in plain striper; do
+for l in $LAYOUTS; do
 	if ! "$O/bin/tierctl" import "$B/src/$l" $l >/dev/null 2>"$B/import-$l.log"; then
 		echo "bench/rados.sh: import into $l failed:"
 		cat "$B/import-$l.log"
@@ -144,13 +150,22 @@ direct() {
 # epoch LAYOUT SEED -> "MB/s cpu_s cold_bytes misses errors" for one epoch
 # of N readers (cpu: readers + daemon + OSD)
 epoch() {
-	local o0 o1 d0 d1 t
+	local o0 o1 d0 d1 t ppid=
+	if [ -n "${3:-}" ]; then
+		perf record -q -a -g -o "$3" >/dev/null 2>&1 &
+		ppid=$!
+		sleep 0.5 # let perf attach before the epoch starts
+	fi
 	o0=$(cpu_of "$OSD_PID")
 	d0=$(cpu_of "$pid")
 	t=$({ time "$O/bin/epoch_reader" --epochs 1 --threads "$N" --seed "$2" --json "$1" \
 		>"$B/er.json" 2>"$B/er.err"; } 2>&1)
 	o1=$(cpu_of "$OSD_PID")
 	d1=$(cpu_of "$pid")
+	if [ -n "$ppid" ]; then
+		kill -INT "$ppid" 2>/dev/null
+		wait "$ppid" 2>/dev/null
+	fi
 	python3 -c '
 import json, sys
 e = json.load(open(sys.argv[1]))[0]
@@ -160,15 +175,17 @@ print(e["mb_per_s"], "%.3f" % cpu, e["cold_bytes"], e["misses"], e["errors"])
 		2>/dev/null || { cat "$B/er.err" >&2; echo "0 0 0 0 1"; }
 }
 
-for l in plain striper; do : >"$B/res.$l"; done
+for l in $LAYOUTS; do : >"$B/res.$l"; done
 for r in $(seq 1 "$REPS"); do
 	# a fresh cache: every chunk of the first epoch is a miss
 	stop_daemon
 	rm -rf "$TIER/state" "$TIER/hot"
 	start_daemon
-	for l in plain striper; do
+	for l in $LAYOUTS; do
+		pf=
+		[ -n "$PERF" ] && [ "$r" = 1 ] && pf=$PERF/cold-$l.data
 		read -r d dcpu <<<"$(direct $l)"
-		read -r cold ccpu cb _ e1 <<<"$(epoch $l 1)"
+		read -r cold ccpu cb _ e1 <<<"$(epoch $l 1 "$pf")"
 		read -r warm wcpu _ m2 e2 <<<"$(epoch $l 2)"
 		echo "$d $cold $warm $dcpu $ccpu $wcpu $cb $m2 $((e1 + e2))" >>"$B/res.$l"
 		printf 'rep %d %-8s direct %7.1f MB/s   cold %7.1f MB/s   warm %8.1f MB/s   (cold bytes %d, epoch-2 misses %s, errors %s)\n' \
@@ -180,9 +197,11 @@ stop_daemon
 echo
 echo "medians of $REPS; cpu/GB = CPU seconds per GB read, all processes (direct: rados_direct"
 echo "+ OSD; cold, warm: readers + tiercached + OSD)"
-printf '%-8s %11s %7s %10s %7s %8s %11s %7s %9s\n' layout direct_MB/s cpu/GB cold_MB/s cpu/GB \
-	cold/dir warm_MB/s cpu/GB warm/cold
-for l in plain striper; do
+echo "cold/dir: ratio of the medians; per-rep: median of each repetition's ratio (direct and"
+echo "cold run back to back, so this one is less sensitive to load from other processes)"
+printf '%-8s %11s %7s %10s %7s %8s %7s %11s %7s %9s\n' layout direct_MB/s cpu/GB cold_MB/s cpu/GB \
+	cold/dir per-rep warm_MB/s cpu/GB warm/cold
+for l in $LAYOUTS; do
 	python3 - "$B/res.$l" $l "$MB" <<'EOF'
 import statistics, sys
 rows = [list(map(float, line.split())) for line in open(sys.argv[1]) if line.strip()]
@@ -190,8 +209,9 @@ gb = float(sys.argv[3]) * 1048576 / 1e9
 m = lambda i: statistics.median(r[i] for r in rows)
 d, c, w = m(0), m(1), m(2)
 bad = sum(1 for r in rows if r[7] != 0 or r[8] != 0)
-print("%-8s %11.1f %7.2f %10.1f %7.2f %8.2f %11.1f %7.2f %9.2f%s" % (
-    sys.argv[2], d, m(3) / gb, c, m(4) / gb, c / d if d else 0, w, m(5) / gb, w / c if c else 0,
+pr = statistics.median(r[1] / r[0] if r[0] else 0 for r in rows)
+print("%-8s %11.1f %7.2f %10.1f %7.2f %8.2f %7.2f %11.1f %7.2f %9.2f%s" % (
+    sys.argv[2], d, m(3) / gb, c, m(4) / gb, c / d if d else 0, pr, w, m(5) / gb, w / c if c else 0,
     "   (%d runs with errors or epoch-2 misses)" % bad if bad else ""))
 EOF
 done

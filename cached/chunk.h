@@ -49,6 +49,9 @@ void chunk_drop(struct daemon *d, struct chunk *c, const char *why);
 void chunk_policy_insert(struct daemon *d, struct chunk *c, uint64_t now);
 void chunk_policy_remove(struct daemon *d, struct chunk *c);
 
+/* Write a resident chunk's index record (its file is durable). */
+void chunk_persist(struct daemon *d, const struct chunk *c);
+
 /* Replace a chunk's file by a new copy on another tier (after a move). */
 void chunk_move_commit(struct daemon *d, struct chunk *c, uint8_t new_tier);
 

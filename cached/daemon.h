@@ -70,6 +70,8 @@ struct chunk {
 	uint8_t state;
 	bool doomed;          /* drop when the move in flight ends */
 	bool seen;            /* startup: its file was found on disk */
+	uint64_t sync_seq;    /* != 0: its file is not fdatasync'ed yet, so it
+			       * has no index record yet (fill.c) */
 };
 
 struct chunk_table {
@@ -150,6 +152,7 @@ struct daemon {
 	uint64_t moving_bytes[TIER_COUNT]; /* bytes of this tier being moved out */
 	uint64_t unkept_filling[TIER_COUNT]; /* reserved by fills that will not be kept */
 	uint64_t unkept_ram; /* bytes of unkept chunks in memory (filling or held) */
+	uint64_t sync_seq;   /* last chunk.sync_seq handed out */
 	bool draining[TIER_COUNT];
 	int64_t start_s;
 	bool stopping;

@@ -6,6 +6,18 @@
  * the cold store again. Space on the target tier is reserved before the
  * cold read starts, so the tier can never be overcommitted by fills.
  *
+ * A kept chunk is answered before it is durable: the worker writes its
+ * file and renames it into place without fdatasync, the loop publishes it
+ * in memory (table, policy) and answers the waiters at once, and only then
+ * a worker fdatasyncs the file; the index record is written when that
+ * returns (fill_synced). The index is what survives a crash, and it only
+ * ever names synced files: after a crash before the sync, the file has no
+ * record and startup removes it as an orphan; the chunk is read from the
+ * cold store again. Readers before the sync read the same bytes from the
+ * page cache (the file is immutable once renamed). This takes the disk
+ * flush (~2 ms per 4 MiB on the test machine's disk) off each miss. A sync
+ * that fails drops the chunk.
+ *
  * Where the chunk goes is the dataset's placement's call (policy_glue.h).
  * A chunk it admits nowhere (TIER_NONE) is still served: its bytes go to a
  * temp file on a tier that is unlinked as soon as it is written, and the
@@ -54,7 +66,9 @@ struct fill {
 	uint32_t len;
 	uint8_t tier;
 	bool keep;   /* admitted: publish; else serve from a nameless file */
-	int fd;      /* !keep: the written, unlinked file */
+	int fd;      /* !keep: the written, unlinked file; keep: the published
+		      * file, to fdatasync after the waiters are answered */
+	uint64_t sync_seq; /* keep: the published chunk's sync_seq */
 	struct cold_io io;
 	void *buf;
 	uint64_t checksum;
@@ -133,7 +147,6 @@ static void fill_sum_piece(void *arg, const void *p, size_t n)
  * by the streaming API), so the chunk is read from memory once, not twice. */
 static void fill_write(struct fill *f)
 {
-	int fd = -1;
 	if (f->err)
 		return;
 	if (!f->keep && f->tier == CFILE_IN_RAM) {
@@ -150,12 +163,10 @@ static void fill_write(struct fill *f)
 		f->err = -ENOMEM;
 		return;
 	}
-	f->err = tier_file_write_pieces(f->tmp, f->final, f->buf, f->len, true, fill_sum_piece, st,
-					&fd);
+	f->err = tier_file_write_pieces(f->tmp, f->final, f->buf, f->len, false, fill_sum_piece, st,
+					&f->fd);
 	f->checksum = XXH3_64bits_digest(st);
 	XXH3_freeState(st);
-	if (fd >= 0)
-		close(fd);
 }
 
 static void fill_check_read(struct fill *f, ssize_t got)
@@ -200,6 +211,41 @@ static void fill_note_stale(struct daemon *d, struct fill *f)
 		e->checked_ns = 0; /* the next open revalidates this file */
 }
 
+/* Worker: make a published chunk's file durable. */
+static void fill_work_fsync(struct job *j)
+{
+	struct fill *f = (struct fill *)j;
+	if (fdatasync(f->fd) < 0)
+		f->err = -errno;
+	close(f->fd);
+	f->fd = -1;
+}
+
+/* Loop: the file of a chunk published by fill_done is synced (or failed
+ * to): write its index record, unless the chunk is gone or was moved (the
+ * mover wrote its record) in the meantime. */
+static void fill_synced(struct job *j)
+{
+	struct fill *f = (struct fill *)j;
+	struct daemon *d = f->d;
+	struct chunk *c = chunk_find(&d->chunks, f->key);
+	if (c && c->sync_seq == f->sync_seq) {
+		c->sync_seq = 0;
+		if (f->err) {
+			d->ctr.fill_errors++;
+			log_warn("dataset=%s path=%s chunk=%u tier=%s op=fill_sync err=\"%s\" "
+				 "action=\"dropped; it will be read from the cold store again\"",
+				 f->ds->name, f->path, f->idx, d->tiers[f->tier].name,
+				 strerror(-f->err));
+			chunk_drop(d, c, "sync_failed");
+		} else {
+			chunk_persist(d, c);
+		}
+	}
+	free(f->path);
+	free(f);
+}
+
 /* Loop: publish and answer every waiter. */
 static void fill_done(struct job *j)
 {
@@ -236,12 +282,15 @@ static void fill_done(struct job *j)
 	} else if (!err) {
 		tier_commit(t, f->len);
 		c = chunk_publish(d, f->ds, f->path, &f->src, f->idx, f->len, f->checksum, f->tier,
-				  daemon_wall_s(), true);
+				  daemon_wall_s(), false);
 		if (!c) {
 			err = -ENOMEM;
+			close(f->fd);
+			f->fd = -1;
 			unlink(f->final);
 			t->used -= f->len;
 		} else {
+			c->sync_seq = f->sync_seq = ++d->sync_seq;
 			d->ctr.bytes_from_cold += f->len;
 			f->ds->bytes_from_cold += f->len;
 		}
@@ -265,8 +314,17 @@ static void fill_done(struct job *j)
 	if (c && !f->keep)
 		chunk_unkept_free(d, c); /* what the waiters hold keeps it */
 	free(f->buf);
-	free(f->path);
-	free(f);
+	f->buf = NULL;
+	if (c && f->keep) {
+		/* answered: now make it durable, then give it its record */
+		f->err = 0;
+		f->job.work = fill_work_fsync;
+		f->job.done = fill_synced;
+		workers_submit(d->workers, &f->job);
+	} else {
+		free(f->path);
+		free(f);
+	}
 	mover_kick(d);
 }
 
@@ -337,11 +395,32 @@ static int fill_place(struct daemon *d, struct dataset *ds, uint64_t key, uint32
 	return place_unkept(d, len, tier);
 }
 
+static int fill_start(struct daemon *d, struct dataset *ds, const char *path,
+		      const struct cold_stat *src, uint32_t idx, struct waiter *w, struct chunk **out,
+		      bool access);
+
 int fill_get(struct daemon *d, struct dataset *ds, const char *path, const struct cold_stat *src,
 	     uint32_t idx, struct waiter *w, struct chunk **out)
 {
+	return fill_start(d, ds, path, src, idx, w, out, true);
+}
+
+int fill_ahead(struct daemon *d, struct dataset *ds, const char *path, const struct cold_stat *src,
+	       uint32_t idx, struct waiter *w)
+{
+	struct chunk *c;
+	return fill_start(d, ds, path, src, idx, w, &c, false);
+}
+
+/* fill_get; access: tell the policies about the access (not for read-ahead:
+ * the read that follows it does). */
+static int fill_start(struct daemon *d, struct dataset *ds, const char *path,
+		      const struct cold_stat *src, uint32_t idx, struct waiter *w, struct chunk **out,
+		      bool access)
+{
 	uint64_t key = chunk_key(ds->name, path, src, idx);
-	policy_glue_access(d, key);
+	if (access)
+		policy_glue_access(d, key);
 	struct chunk *c = chunk_find(&d->chunks, key);
 	if (c) {
 		*out = c;

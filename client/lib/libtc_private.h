@@ -64,6 +64,9 @@ struct tc_handle {
 	bool stale;     /* re-open found another version: ESTALE from now on */
 	bool streamed;  /* the daemon sent a CHUNK reply without an fd */
 	bool closed;    /* tiercache_close ran; the struct lives on while refs */
+	uint32_t seq_next; /* read-ahead (io_lock): the chunk a sequential read
+			    * asks for next */
+	uint32_t ahead;    /* read-ahead (io_lock): the last chunk hinted */
 	struct tc_chunk *chunks;
 	unsigned nlive;
 	uint64_t clock;
@@ -81,6 +84,7 @@ struct tiercache {
 	int last_conn_err;      /* errno of the last connect / break */
 	uint32_t read_max;      /* bytes per streamed READ */
 	bool no_fd_passing;     /* $TIERCACHE_NO_FD_PASSING=1 */
+	bool no_read_ahead;     /* $TIERCACHE_READ_AHEAD=0 */
 	double reconnect_timeout; /* seconds, $TIERCACHE_RECONNECT_TIMEOUT */
 	struct tc_handle **slots;
 	int nslots;

@@ -116,6 +116,29 @@ static int chunk_build(struct tiercache *tc, struct proto_wr *w, void *arg)
 	return 0;
 }
 
+/* Read-ahead: before asking for chunk idx of a file read from its start
+ * chunk after chunk, tell the daemon (CHUNK with TC_F_NOREPLY, never
+ * answered) to start fetching chunk idx + 1, so that its cold read runs
+ * while this one is waited for and read. One hint per chunk; nothing for
+ * other access patterns. io_lock held. */
+static void chunk_hint_next(struct tiercache *tc, struct tc_handle *hd, uint32_t idx)
+{
+	uint64_t nchunks = (hd->size + hd->chunk_size - 1) / hd->chunk_size;
+	bool seq = idx == 0 || idx == hd->seq_next;
+	hd->seq_next = idx + 1;
+	if (tc->no_read_ahead || !seq || (uint64_t)idx + 1 >= nchunks || hd->ahead == idx + 1 ||
+	    tc->fd < 0 || hd->gen != tc->gen)
+		return;
+	hd->ahead = idx + 1;
+	struct proto_wr w;
+	proto_wr_init(&w);
+	proto_wr_begin(&w);
+	proto_wr_u64(&w, hd->dh);
+	proto_wr_u32(&w, idx + 1);
+	(void)tc_xfer(tc, TC_OP_CHUNK, TC_F_NOREPLY, &w, NULL); /* a hint: failures do not matter */
+	proto_wr_free(&w);
+}
+
 /* Get chunk idx's fd from the daemon into the cache. *out: the pinned
  * entry, or NULL when the daemon answered without an fd (stream it). */
 static int chunk_fetch(struct tiercache *tc, struct tc_handle *hd, uint32_t idx, uint32_t want_len,
@@ -130,6 +153,7 @@ static int chunk_fetch(struct tiercache *tc, struct tc_handle *hd, uint32_t idx,
 
 	*out = NULL;
 	tc_io_lock(tc);
+	chunk_hint_next(tc, hd, idx);
 	int rc = tc_request_locked(tc, &rq, &m);
 	if (rc == 1) {
 		*out = a.hit;
