@@ -137,18 +137,19 @@ OSD_PID=$(cat "$CEPH_DIR/run/osd.0.pid")
 cpu_of() { awk -v t="$TCK" '{printf "%.3f", ($14 + $15) / t}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 TIMEFORMAT='%U %S'
 
-# direct LAYOUT -> "MB/s cpu_s" (cpu: rados_direct + OSD)
+# direct LAYOUT -> "MB/s cpu_s client_s osd_s" (cpu: rados_direct + OSD)
 direct() {
 	local o0 o1 t
 	o0=$(cpu_of "$OSD_PID")
 	t=$({ time "$O/bin/rados_direct" --conf "$CEPH_CONF" --pool "$CEPH_POOL" --prefix "bench/$1/" \
 		--chunk $CHUNK --streams "$N" --reps 1 >"$B/direct.out" 2>&1; } 2>&1) ||
-		{ cat "$B/direct.out" >&2; echo "0 0"; return; }
+		{ cat "$B/direct.out" >&2; echo "0 0 0 0"; return; }
 	o1=$(cpu_of "$OSD_PID")
-	echo "$(tail -n 1 "$B/direct.out" | awk '{print $4}') $(echo "$t" | awk -v a="$o0" -v b="$o1" '{print $1 + $2 + b - a}')"
+	echo "$(tail -n 1 "$B/direct.out" | awk '{print $4}') $(echo "$t" | awk -v a="$o0" -v b="$o1" '{printf "%.3f %.3f %.3f", $1 + $2 + b - a, $1 + $2, b - a}')"
 }
-# epoch LAYOUT SEED -> "MB/s cpu_s cold_bytes misses errors" for one epoch
-# of N readers (cpu: readers + daemon + OSD)
+# epoch LAYOUT SEED [PERF_FILE] -> "MB/s cpu_s cold_bytes misses errors
+# readers_s daemon_s osd_s" for one epoch of N readers (cpu: readers +
+# daemon + OSD)
 epoch() {
 	local o0 o1 d0 d1 t ppid=
 	if [ -n "${3:-}" ]; then
@@ -169,10 +170,13 @@ epoch() {
 	python3 -c '
 import json, sys
 e = json.load(open(sys.argv[1]))[0]
-cpu = sum(map(float, sys.argv[2].split())) + float(sys.argv[3])
-print(e["mb_per_s"], "%.3f" % cpu, e["cold_bytes"], e["misses"], e["errors"])
-' "$B/er.json" "$t" "$(awk -v a="$o0" -v b="$o1" -v c="$d0" -v d="$d1" 'BEGIN{print b - a + d - c}')" \
-		2>/dev/null || { cat "$B/er.err" >&2; echo "0 0 0 0 1"; }
+rd = sum(map(float, sys.argv[2].split()))
+dm, osd = float(sys.argv[3]), float(sys.argv[4])
+print(e["mb_per_s"], "%.3f" % (rd + dm + osd), e["cold_bytes"], e["misses"], e["errors"],
+      "%.3f %.3f %.3f" % (rd, dm, osd))
+' "$B/er.json" "$t" "$(awk -v c="$d0" -v d="$d1" 'BEGIN{print d - c}')" \
+		"$(awk -v a="$o0" -v b="$o1" 'BEGIN{print b - a}')" \
+		2>/dev/null || { cat "$B/er.err" >&2; echo "0 0 0 0 1 0 0 0"; }
 }
 
 for l in $LAYOUTS; do : >"$B/res.$l"; done
@@ -184,12 +188,14 @@ for r in $(seq 1 "$REPS"); do
 	for l in $LAYOUTS; do
 		pf=
 		[ -n "$PERF" ] && [ "$r" = 1 ] && pf=$PERF/cold-$l.data
-		read -r d dcpu <<<"$(direct $l)"
-		read -r cold ccpu cb _ e1 <<<"$(epoch $l 1 "$pf")"
-		read -r warm wcpu _ m2 e2 <<<"$(epoch $l 2)"
+		read -r d dcpu dcl dosd <<<"$(direct $l)"
+		read -r cold ccpu cb _ e1 crd cdm cosd <<<"$(epoch $l 1 "$pf")"
+		read -r warm wcpu _ m2 e2 _ <<<"$(epoch $l 2)"
 		echo "$d $cold $warm $dcpu $ccpu $wcpu $cb $m2 $((e1 + e2))" >>"$B/res.$l"
 		printf 'rep %d %-8s direct %7.1f MB/s   cold %7.1f MB/s   warm %8.1f MB/s   (cold bytes %d, epoch-2 misses %s, errors %s)\n' \
 			"$r" $l "$d" "$cold" "$warm" "$cb" "$m2" "$((e1 + e2))"
+		printf '      cpu s: direct %s client + %s osd; cold %s readers + %s tiercached + %s osd\n' \
+			"$dcl" "$dosd" "$crd" "$cdm" "$cosd"
 	done
 done
 stop_daemon

@@ -275,7 +275,6 @@ int tiercache_open(struct tiercache *tc, const char *path, int flags)
 	hd->size = o.size;
 	hd->mtime_ns = o.mtime_ns;
 	hd->chunk_size = o.chunk_size;
-	hd->seq_next = 1; /* chunk 0 may come with the reply: then 1 is next */
 	if (o.has_chunk && !tc->no_fd_passing) {
 		int fd = tc_msg_take_fd(&m);
 		if (fd >= 0 && (c0 = calloc(1, sizeof(*c0)))) {

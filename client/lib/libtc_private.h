@@ -64,9 +64,11 @@ struct tc_handle {
 	bool stale;     /* re-open found another version: ESTALE from now on */
 	bool streamed;  /* the daemon sent a CHUNK reply without an fd */
 	bool closed;    /* tiercache_close ran; the struct lives on while refs */
-	uint32_t seq_next; /* read-ahead (io_lock): the chunk a sequential read
-			    * asks for next */
-	uint32_t ahead;    /* read-ahead (io_lock): the last chunk hinted */
+	uint64_t stream_end; /* read-ahead (tbl_lock): end of the last read while
+			      * every read went on where the one before ended,
+			      * from offset 0 */
+	bool scattered;      /* read-ahead (tbl_lock): some read did not */
+	uint32_t ahead;      /* read-ahead (io_lock): the last chunk hinted */
 	struct tc_chunk *chunks;
 	unsigned nlive;
 	uint64_t clock;
