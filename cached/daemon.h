@@ -127,14 +127,10 @@ struct fdslot {
 	int fd;
 };
 
-#define FILL_SPARE_MAX 8
 struct fill_table {
 	struct fill **b;
 	size_t nb;
 	size_t n;
-	void *spare[FILL_SPARE_MAX]; /* free read buffers of spare_cap bytes */
-	unsigned nspare;
-	uint32_t spare_cap;
 };
 
 struct daemon {

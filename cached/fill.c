@@ -90,34 +90,6 @@ void fill_table_free(struct fill_table *t)
 {
 	free(t->b);
 	t->b = NULL;
-	while (t->nspare)
-		free(t->spare[--t->nspare]);
-}
-
-/* Read buffers are reused: a fresh 4 MiB malloc is a fresh mapping whose
- * every page faults (and is zeroed) when librados copies into it, which
- * the profile of a cold epoch showed on the librados thread. Up to
- * FILL_SPARE_MAX buffers of the size most fills use (the chunk size of
- * the first dataset filled from) are kept; a fill of at most that size and
- * more than half of it uses one. Loop thread. */
-static void *fill_buf_get(struct fill_table *t, uint32_t len, uint64_t chunk_size)
-{
-	if (!t->spare_cap && chunk_size <= UINT32_MAX)
-		t->spare_cap = (uint32_t)chunk_size;
-	if (len <= t->spare_cap && len > t->spare_cap / 2) {
-		if (t->nspare)
-			return t->spare[--t->nspare];
-		return malloc(t->spare_cap);
-	}
-	return malloc(len ? len : 1);
-}
-
-static void fill_buf_put(struct fill_table *t, void *buf, uint32_t len)
-{
-	if (buf && len <= t->spare_cap && len > t->spare_cap / 2 && t->nspare < FILL_SPARE_MAX)
-		t->spare[t->nspare++] = buf;
-	else
-		free(buf);
 }
 
 size_t fill_inflight(const struct daemon *d)
@@ -341,7 +313,7 @@ static void fill_done(struct job *j)
 	}
 	if (c && !f->keep)
 		chunk_unkept_free(d, c); /* what the waiters hold keeps it */
-	fill_buf_put(&d->fills, f->buf, f->len);
+	free(f->buf);
 	f->buf = NULL;
 	if (c && f->keep) {
 		/* answered: now make it durable, then give it its record */
@@ -473,10 +445,10 @@ static int fill_start(struct daemon *d, struct dataset *ds, const char *path,
 	if (!f)
 		return -ENOMEM;
 	f->path = strdup(path);
-	f->buf = fill_buf_get(&d->fills, len, cs);
+	f->buf = malloc(len ? len : 1);
 	if (!f->path || !f->buf) {
 		free(f->path);
-		fill_buf_put(&d->fills, f->buf, len);
+		free(f->buf);
 		free(f);
 		return -ENOMEM;
 	}
@@ -486,7 +458,7 @@ static int fill_start(struct daemon *d, struct dataset *ds, const char *path,
 			 "held open by clients\"",
 			 ds->name, path, idx);
 		free(f->path);
-		fill_buf_put(&d->fills, f->buf, len);
+		free(f->buf);
 		free(f);
 		return rc;
 	}
