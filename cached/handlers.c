@@ -492,6 +492,7 @@ static void chunk_ahead(struct conn *c, struct proto_rd *r)
 	p->c = c;
 	if (fill_ahead(c->d, hd->ds, hd->path, &hd->src, idx, &p->w) == 0) {
 		c->ahead++;
+		c->d->ctr.read_ahead++;
 		conn_get(c);
 	} else {
 		free(p);
