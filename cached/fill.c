@@ -235,7 +235,7 @@ static void fill_synced(struct job *j)
 			d->ctr.fill_errors++;
 			log_warn("dataset=%s path=%s chunk=%u tier=%s op=fill_sync err=\"%s\" "
 				 "action=\"dropped; it will be read from the cold store again\"",
-				 f->ds->name, f->path, f->idx, d->tiers[f->tier].name,
+				 c->ds->name, c->path, c->idx, d->tiers[c->tier].name,
 				 strerror(-f->err));
 			chunk_drop(d, c, "sync_failed");
 		} else {
