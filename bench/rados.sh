@@ -19,6 +19,8 @@
 #      BENCH_TIER_DIR   where the hot tier lives (default: a temp dir on
 #                       the disk of TMPDIR; /dev/shm stands in for NVMe)
 #      BENCH_LAYOUTS    which layouts (default "plain striper")
+#      BENCH_WORKERS    daemon.workers (default: the daemon's default)
+#      BENCH_INFLIGHT   max_inflight of both datasets (default: the default)
 #      BENCH_PERF       a directory: record a system-wide `perf record -g`
 #                       of the first repetition's cold epoch per layout
 #                       there (cold-LAYOUT.data; see docs/ceph.md)
@@ -76,6 +78,7 @@ cat >"$B/tc.conf" <<CONF
 socket = $B/sock
 state_dir = $TIER/state
 log_level = warn
+${BENCH_WORKERS:+workers = $BENCH_WORKERS}
 [tier hot]
 path = $TIER/hot
 capacity = $((4 * MB))M
@@ -86,6 +89,7 @@ pool = $CEPH_POOL
 prefix = bench/plain/
 layout = plain
 chunk_size = 4M
+${BENCH_INFLIGHT:+max_inflight = $BENCH_INFLIGHT}
 [dataset striper]
 backend = rados
 ceph_conf = $CEPH_CONF
@@ -93,6 +97,7 @@ pool = $CEPH_POOL
 prefix = bench/striper/
 layout = striper
 chunk_size = 4M
+${BENCH_INFLIGHT:+max_inflight = $BENCH_INFLIGHT}
 CONF
 
 start_daemon() {

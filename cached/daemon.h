@@ -115,7 +115,6 @@ struct counters {
 	uint64_t checksum_errors, fill_errors;
 	uint64_t served_unkept; /* chunks read from cold and served without keeping them */
 	uint64_t bad_frames;
-	uint64_t read_ahead;    /* client read-ahead hints for chunks not resident */
 };
 
 struct fill;

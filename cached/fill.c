@@ -395,32 +395,11 @@ static int fill_place(struct daemon *d, struct dataset *ds, uint64_t key, uint32
 	return place_unkept(d, len, tier);
 }
 
-static int fill_start(struct daemon *d, struct dataset *ds, const char *path,
-		      const struct cold_stat *src, uint32_t idx, struct waiter *w, struct chunk **out,
-		      bool access);
-
 int fill_get(struct daemon *d, struct dataset *ds, const char *path, const struct cold_stat *src,
 	     uint32_t idx, struct waiter *w, struct chunk **out)
 {
-	return fill_start(d, ds, path, src, idx, w, out, true);
-}
-
-int fill_ahead(struct daemon *d, struct dataset *ds, const char *path, const struct cold_stat *src,
-	       uint32_t idx, struct waiter *w)
-{
-	struct chunk *c;
-	return fill_start(d, ds, path, src, idx, w, &c, false);
-}
-
-/* fill_get; access: tell the policies about the access (not for read-ahead:
- * the read that follows it does). */
-static int fill_start(struct daemon *d, struct dataset *ds, const char *path,
-		      const struct cold_stat *src, uint32_t idx, struct waiter *w, struct chunk **out,
-		      bool access)
-{
 	uint64_t key = chunk_key(ds->name, path, src, idx);
-	if (access)
-		policy_glue_access(d, key);
+	policy_glue_access(d, key);
 	struct chunk *c = chunk_find(&d->chunks, key);
 	if (c) {
 		*out = c;

@@ -28,12 +28,6 @@ void fill_table_free(struct fill_table *t);
 int fill_get(struct daemon *d, struct dataset *ds, const char *path, const struct cold_stat *src,
 	     uint32_t idx, struct waiter *w, struct chunk **out);
 
-/* fill_get for a read-ahead (a client's CHUNK hint, see handlers.c): the
- * same, except that the policies do not see it as an access (the read that
- * follows it is one) and a resident chunk is simply left alone (1). */
-int fill_ahead(struct daemon *d, struct dataset *ds, const char *path, const struct cold_stat *src,
-	       uint32_t idx, struct waiter *w);
-
 /* Fills in flight (status). */
 size_t fill_inflight(const struct daemon *d);
 

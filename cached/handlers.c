@@ -458,53 +458,8 @@ static void chunk_waited(struct daemon *d, struct waiter *w, struct chunk *ch, i
 	free(p);
 }
 
-/* Read-ahead hints in flight per connection; more are ignored. */
-#define CHUNK_AHEAD_MAX 4
-
-static void chunk_ahead_done(struct daemon *d, struct waiter *w, struct chunk *ch, int err)
-{
-	struct pending *p = (struct pending *)w;
-	(void)d;
-	(void)ch;
-	(void)err; /* the CHUNK request that follows sees it again */
-	p->c->ahead--;
-	conn_put(p->c);
-	free(p);
-}
-
-/* CHUNK sent with TC_F_NOREPLY: a read-ahead hint. The client library
- * sends it for the next chunk of a file it reads from the start, just
- * before it asks for the current one, so that the cold read of chunk i+1
- * overlaps the wait for chunk i and the reading of it. Nothing is ever
- * answered; a hint that is malformed, names no chunk or comes while
- * CHUNK_AHEAD_MAX are in flight is ignored. */
-static void chunk_ahead(struct conn *c, struct proto_rd *r)
-{
-	uint64_t hid = proto_rd_u64(r);
-	uint32_t idx = proto_rd_u32(r);
-	struct handle *hd = handle_get(c, hid);
-	if (!proto_rd_done(r) || !hd || idx >= hd->nchunks || c->ahead >= CHUNK_AHEAD_MAX)
-		return;
-	struct pending *p = calloc(1, sizeof(*p));
-	if (!p)
-		return;
-	p->w.cb = chunk_ahead_done;
-	p->c = c;
-	if (fill_ahead(c->d, hd->ds, hd->path, &hd->src, idx, &p->w) == 0) {
-		c->ahead++;
-		c->d->ctr.read_ahead++;
-		conn_get(c);
-	} else {
-		free(p);
-	}
-}
-
 static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 {
-	if (h->aux & TC_F_NOREPLY) {
-		chunk_ahead(c, r);
-		return;
-	}
 	uint64_t hid = proto_rd_u64(r);
 	uint32_t idx = proto_rd_u32(r);
 	if (!proto_rd_done(r)) {

@@ -36,7 +36,6 @@ struct conn {
 	bool closing;      /* close once the queue is flushed */
 	bool dead;         /* closed: replies are dropped */
 	unsigned refs;     /* requests still waiting on this connection + 1 */
-	unsigned ahead;    /* CHUNK read-ahead hints in flight (handlers.c) */
 	uid_t uid;
 	gid_t gid;
 	pid_t pid;

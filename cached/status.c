@@ -91,7 +91,6 @@ void status_fill(struct daemon *d, struct proto_rs *rs)
 	proto_rs_u64(rs, "checksum_errors", k->checksum_errors);
 	proto_rs_u64(rs, "bad_frames", k->bad_frames);
 	proto_rs_u64(rs, "served_unkept", k->served_unkept);
-	proto_rs_u64(rs, "read_ahead", k->read_ahead);
 
 	proto_rs_section(rs, "datasets", TC_SHAPE_ARRAY);
 	for (unsigned i = 0; i < d->nds; i++) {

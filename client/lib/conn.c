@@ -537,12 +537,6 @@ static bool env_no_fd_passing(void)
 	return s && *s && strcmp(s, "0") != 0;
 }
 
-static bool env_no_read_ahead(void)
-{
-	const char *s = getenv("TIERCACHE_READ_AHEAD");
-	return s && strcmp(s, "0") == 0;
-}
-
 struct tiercache *tiercache_connect(const char *socket_path)
 {
 	tc_err_begin();
@@ -571,7 +565,6 @@ struct tiercache *tiercache_connect(const char *socket_path)
 	atomic_init(&tc->owner, tc_self());
 	atomic_init(&tc->resetter, 0);
 	tc->no_fd_passing = env_no_fd_passing();
-	tc->no_read_ahead = env_no_read_ahead();
 	tc->reconnect_timeout = env_timeout();
 
 	int rc = conn_open(tc); /* fail fast: no retry on the first connect */

@@ -64,11 +64,6 @@ struct tc_handle {
 	bool stale;     /* re-open found another version: ESTALE from now on */
 	bool streamed;  /* the daemon sent a CHUNK reply without an fd */
 	bool closed;    /* tiercache_close ran; the struct lives on while refs */
-	uint64_t stream_end; /* read-ahead (tbl_lock): end of the last read while
-			      * every read went on where the one before ended,
-			      * from offset 0 */
-	bool scattered;      /* read-ahead (tbl_lock): some read did not */
-	uint32_t ahead;      /* read-ahead (io_lock): the last chunk hinted */
 	struct tc_chunk *chunks;
 	unsigned nlive;
 	uint64_t clock;
@@ -86,7 +81,6 @@ struct tiercache {
 	int last_conn_err;      /* errno of the last connect / break */
 	uint32_t read_max;      /* bytes per streamed READ */
 	bool no_fd_passing;     /* $TIERCACHE_NO_FD_PASSING=1 */
-	bool no_read_ahead;     /* $TIERCACHE_READ_AHEAD=0 */
 	double reconnect_timeout; /* seconds, $TIERCACHE_RECONNECT_TIMEOUT */
 	struct tc_handle **slots;
 	int nslots;

@@ -116,55 +116,10 @@ static int chunk_build(struct tiercache *tc, struct proto_wr *w, void *arg)
 	return 0;
 }
 
-/* Read-ahead: a handle read from offset 0 on, each read going on where the
- * one before ended (a whole-file reader: a training sample, a shard), asks
- * the daemon (CHUNK with TC_F_NOREPLY, never answered) to start fetching
- * chunk idx + 1 just before it asks for chunk idx, so that the cold read of
- * the next chunk runs while this one is waited for and read. For chunk 0
- * the read must also be a large one (a small read at 0 may be a header
- * probe). Nothing is hinted for any other pattern, so partial and random
- * reads fetch only the chunks they cover; $TIERCACHE_READ_AHEAD=0 turns it
- * off. */
-#define TC_AHEAD_MIN_READ (256u << 10)
-
-/* The first chunk of this read whose fetch may hint the next one:
- * UINT32_MAX for none. */
-static uint32_t ahead_from(struct tiercache *tc, struct tc_handle *hd, uint64_t off, size_t n)
-{
-	if (tc->no_read_ahead)
-		return UINT32_MAX;
-	pthread_mutex_lock(&tc->tbl_lock);
-	bool streaming = !hd->scattered && off == hd->stream_end;
-	if (streaming)
-		hd->stream_end = off + n;
-	else
-		hd->scattered = true;
-	pthread_mutex_unlock(&tc->tbl_lock);
-	if (!streaming)
-		return UINT32_MAX;
-	return n >= TC_AHEAD_MIN_READ ? 0 : 1;
-}
-
-/* The hint for chunk idx + 1 (once per chunk). io_lock held. */
-static void chunk_hint_next(struct tiercache *tc, struct tc_handle *hd, uint32_t idx)
-{
-	uint64_t nchunks = (hd->size + hd->chunk_size - 1) / hd->chunk_size;
-	if ((uint64_t)idx + 1 >= nchunks || hd->ahead == idx + 1 || tc->fd < 0 || hd->gen != tc->gen)
-		return;
-	hd->ahead = idx + 1;
-	struct proto_wr w;
-	proto_wr_init(&w);
-	proto_wr_begin(&w);
-	proto_wr_u64(&w, hd->dh);
-	proto_wr_u32(&w, idx + 1);
-	(void)tc_xfer(tc, TC_OP_CHUNK, TC_F_NOREPLY, &w, NULL); /* a hint: failures do not matter */
-	proto_wr_free(&w);
-}
-
 /* Get chunk idx's fd from the daemon into the cache. *out: the pinned
  * entry, or NULL when the daemon answered without an fd (stream it). */
 static int chunk_fetch(struct tiercache *tc, struct tc_handle *hd, uint32_t idx, uint32_t want_len,
-		       bool ahead, struct tc_chunk **out)
+		       struct tc_chunk **out)
 {
 	struct chunk_arg a = {.hd = hd, .idx = idx};
 	struct tc_req rq = {.op = TC_OP_CHUNK, .hd = hd, .build = chunk_build, .arg = &a};
@@ -175,8 +130,6 @@ static int chunk_fetch(struct tiercache *tc, struct tc_handle *hd, uint32_t idx,
 
 	*out = NULL;
 	tc_io_lock(tc);
-	if (ahead)
-		chunk_hint_next(tc, hd, idx);
 	int rc = tc_request_locked(tc, &rq, &m);
 	if (rc == 1) {
 		*out = a.hit;
@@ -312,7 +265,7 @@ static int read_streamed(struct tiercache *tc, struct tc_handle *hd, uint64_t of
 
 /* n bytes at coff inside chunk idx (all within the chunk). */
 static int read_piece(struct tiercache *tc, struct tc_handle *hd, uint32_t idx, uint32_t clen,
-		      uint64_t coff, uint8_t *dst, size_t n, bool ahead)
+		      uint64_t coff, uint8_t *dst, size_t n)
 {
 	if (!tc->no_fd_passing) {
 		pthread_mutex_lock(&tc->tbl_lock);
@@ -320,7 +273,7 @@ static int read_piece(struct tiercache *tc, struct tc_handle *hd, uint32_t idx, 
 		bool streamed = hd->streamed;
 		pthread_mutex_unlock(&tc->tbl_lock);
 		if (!c && !streamed) {
-			int rc = chunk_fetch(tc, hd, idx, clen, ahead, &c);
+			int rc = chunk_fetch(tc, hd, idx, clen, &c);
 			if (rc < 0)
 				return rc;
 		}
@@ -349,7 +302,6 @@ ssize_t tc_handle_pread(struct tiercache *tc, struct tc_handle *hd, void *buf, s
 		return 0;
 	if (n > size - off)
 		n = (size_t)(size - off);
-	uint32_t ahead = ahead_from(tc, hd, off, n);
 	uint8_t *dst = buf;
 	size_t done = 0;
 	while (done < n) {
@@ -359,8 +311,7 @@ ssize_t tc_handle_pread(struct tiercache *tc, struct tc_handle *hd, void *buf, s
 		uint64_t clen = size - start < cs ? size - start : cs;
 		uint64_t coff = cur - start;
 		size_t want = n - done < clen - coff ? n - done : (size_t)(clen - coff);
-		int rc = read_piece(tc, hd, (uint32_t)idx, (uint32_t)clen, coff, dst + done, want,
-				    idx >= ahead);
+		int rc = read_piece(tc, hd, (uint32_t)idx, (uint32_t)clen, coff, dst + done, want);
 		if (rc < 0)
 			return rc;
 		done += want;

@@ -69,9 +69,7 @@ enum tc_op {
 
 	/* req: u64 handle, u32 idx
 	 * rep: u32 idx, u64 off, u32 len, u8 tier (+ one fd of the chunk file;
-	 *      the chunk's bytes are the file's bytes [0, len))
-	 * With TC_F_NOREPLY: a read-ahead hint, never answered: the daemon
-	 * starts reading the chunk from the cold store if it is not cached. */
+	 *      the chunk's bytes are the file's bytes [0, len)) */
 	TC_OP_CHUNK = 3,
 
 	/* req: u64 handle, u64 off, u32 len (<= TC_READ_MAX)

@@ -314,13 +314,8 @@ static void dispatch(struct fconn *c, const struct tc_hdr *rq, const uint8_t *p)
 			break;
 		}
 		pthread_mutex_lock(&f->lock);
-		if (rq->aux & TC_F_NOREPLY)
-			f->n_chunk_ahead++;
-		else
-			f->n_chunk++;
+		f->n_chunk++;
 		pthread_mutex_unlock(&f->lock);
-		if (rq->aux & TC_F_NOREPLY)
-			break; /* a read-ahead hint: never answered */
 		uint32_t len = size - off < CS ? (uint32_t)(size - off) : CS;
 		proto_wr_u32(&w, idx);
 		proto_wr_u64(&w, off);

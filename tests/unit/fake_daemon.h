@@ -66,7 +66,6 @@ struct fake {
 	uint32_t page_size;
 	/* what the daemon saw */
 	unsigned n_hello, n_open, n_chunk, n_read, n_release, n_close, n_stat, n_listdir;
-	unsigned n_chunk_ahead; /* CHUNK read-ahead hints (TC_F_NOREPLY): not in n_chunk */
 	unsigned n_bad_req, n_noreply_missing;
 	uint32_t last_open_flags;
 	uint32_t released[256];

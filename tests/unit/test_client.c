@@ -112,11 +112,8 @@ static void test_open_read_whole_file(void **state)
 	}
 	assert_int_equal(got, A_SIZE);
 	check_bytes(1, buf, got, 0);
-	/* chunk 0 came with OPEN: 20 more fetched, none twice; a read-ahead
-	 * hint for each but the first and the last (chunk 1 was asked for
-	 * before any hint could name it) */
+	/* chunk 0 came with OPEN: 20 more fetched, none twice */
 	assert_int_equal(fake_counter(f, &f->n_chunk), 20);
-	assert_int_equal(fake_counter(f, &f->n_chunk_ahead), 19);
 	assert_int_equal(fake_counter(f, &f->n_read), 0);
 
 	/* one pread over the whole file, across cached and evicted chunks */
@@ -185,59 +182,6 @@ static void test_lru_release(void **state)
 	check_bytes(1, b, 4, CS);
 	assert_int_equal(fake_counter(f, &f->n_chunk), before + 1);
 	assert_int_equal(tiercache_close(tc, h), 0);
-	tiercache_disconnect(tc);
-}
-
-/* Read-ahead hints go only with a handle read from offset 0 on, each read
- * where the one before ended; random access sends none, and
- * TIERCACHE_READ_AHEAD=0 turns them off. The bytes are right either way. */
-static void test_read_ahead_hints(void **state)
-{
-	struct fake *f = *state;
-	struct tiercache *tc = tiercache_connect(f->sock);
-	int h = tiercache_open(tc, "ds/a.bin", 0);
-	assert_true(h >= 0);
-	uint8_t b[16];
-	static const uint32_t scattered[] = {9, 10, 4, 15, 2, 11, 12};
-	for (size_t i = 0; i < sizeof(scattered) / sizeof(scattered[0]); i++) {
-		uint64_t off = (uint64_t)scattered[i] * CS + 7;
-		assert_int_equal(tiercache_pread(tc, h, b, sizeof(b), off), (ssize_t)sizeof(b));
-		check_bytes(1, b, sizeof(b), off);
-	}
-	/* a read from 0 once the handle was read elsewhere: still not a stream */
-	uint8_t *buf = malloc(A_SIZE);
-	assert_int_equal(tiercache_pread(tc, h, buf, A_SIZE, 0), A_SIZE);
-	check_bytes(1, buf, A_SIZE, 0);
-	sync_daemon(tc);
-	assert_int_equal(fake_counter(f, &f->n_chunk_ahead), 0);
-	tiercache_close(tc, h);
-
-	/* a stream from 0 in small reads: a hint with each chunk from chunk 1
-	 * on (chunk 0 came with OPEN), for the chunks 2..20 */
-	h = tiercache_open(tc, "ds/a.bin", 0);
-	size_t got = 0;
-	while (got < A_SIZE) {
-		ssize_t n = tiercache_pread(tc, h, buf + got, 1000, got);
-		assert_true(n > 0);
-		got += (size_t)n;
-	}
-	check_bytes(1, buf, A_SIZE, 0);
-	sync_daemon(tc);
-	assert_int_equal(fake_counter(f, &f->n_chunk_ahead), 19);
-	tiercache_close(tc, h);
-	tiercache_disconnect(tc);
-
-	setenv("TIERCACHE_READ_AHEAD", "0", 1);
-	tc = tiercache_connect(f->sock);
-	unsetenv("TIERCACHE_READ_AHEAD");
-	h = tiercache_open(tc, "ds/a.bin", 0);
-	assert_true(h >= 0);
-	assert_int_equal(tiercache_pread(tc, h, buf, A_SIZE, 0), A_SIZE);
-	check_bytes(1, buf, A_SIZE, 0);
-	sync_daemon(tc);
-	assert_int_equal(fake_counter(f, &f->n_chunk_ahead), 19);
-	free(buf);
-	tiercache_close(tc, h);
 	tiercache_disconnect(tc);
 }
 
@@ -693,7 +637,6 @@ int main(void)
 		T(test_connect_failures),
 		T(test_open_read_whole_file),
 		T(test_lru_release),
-		T(test_read_ahead_hints),
 		T(test_streamed_env),
 		T(test_streamed_when_no_fd),
 		T(test_empty_file),
