@@ -320,7 +320,13 @@ static void fill_done(struct job *j)
 		f->err = 0;
 		f->job.work = fill_work_fsync;
 		f->job.done = fill_synced;
-		workers_submit(d->workers, &f->job);
+		if (d->stopping) {
+			/* delivered by workers_stop(): no thread is left to run it */
+			fill_work_fsync(&f->job);
+			fill_synced(&f->job);
+		} else {
+			workers_submit(d->workers, &f->job);
+		}
 	} else {
 		free(f->path);
 		free(f);
