@@ -10,7 +10,8 @@
 
 uint64_t chunk_key(const char *dataset, const char *path, const struct cold_stat *src, uint32_t idx);
 /* The checksum kept with a chunk in the index: XXH3-64 (seed 0) of its
- * bytes; fills compute the same value with the streaming XXH3 API. */
+ * bytes; fills compute the same value with the streaming XXH3 API. Pure:
+ * any thread. */
 uint64_t chunk_checksum(const void *buf, size_t len);
 
 int chunk_table_init(struct chunk_table *t);
