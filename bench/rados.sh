@@ -18,6 +18,12 @@
 #      BENCH_REPS       repetitions (default 5)
 #      BENCH_TIER_DIR   where the hot tier lives (default: a temp dir on
 #                       the disk of TMPDIR; /dev/shm stands in for NVMe)
+#      BENCH_LAYOUTS    which layouts (default "plain striper")
+#      BENCH_WORKERS    daemon.workers (default: the daemon's default)
+#      BENCH_INFLIGHT   max_inflight of both datasets (default: the default)
+#      BENCH_PERF       a directory: record a system-wide `perf record -g`
+#                       of the first repetition's cold epoch per layout
+#                       there (cold-LAYOUT.data; see docs/ceph.md)
 set -uo pipefail
 O=${1:-build/default}
 cd "$(dirname "$0")/.." || exit 1
@@ -25,6 +31,8 @@ ROOT=$PWD
 MB=${BENCH_RADOS_MB:-512}
 N=${BENCH_THREADS:-8}
 REPS=${BENCH_REPS:-5}
+LAYOUTS=${BENCH_LAYOUTS:-plain striper}
+PERF=${BENCH_PERF:-}
 CHUNK=$((4 * 1048576))
 
 for b in tiercached tierctl epoch_reader rados_direct; do
@@ -70,6 +78,7 @@ cat >"$B/tc.conf" <<CONF
 socket = $B/sock
 state_dir = $TIER/state
 log_level = warn
+${BENCH_WORKERS:+workers = $BENCH_WORKERS}
 [tier hot]
 path = $TIER/hot
 capacity = $((4 * MB))M
@@ -80,6 +89,7 @@ pool = $CEPH_POOL
 prefix = bench/plain/
 layout = plain
 chunk_size = 4M
+${BENCH_INFLIGHT:+max_inflight = $BENCH_INFLIGHT}
 [dataset striper]
 backend = rados
 ceph_conf = $CEPH_CONF
@@ -87,6 +97,7 @@ pool = $CEPH_POOL
 prefix = bench/striper/
 layout = striper
 chunk_size = 4M
+${BENCH_INFLIGHT:+max_inflight = $BENCH_INFLIGHT}
 CONF
 
 start_daemon() {
@@ -113,7 +124,7 @@ mkdir -p "$B/src/plain" "$B/src/striper"
 for i in $(seq 1 $((MB / 8))); do head -c $((8 * 1048576)) /dev/urandom >"$B/src/plain/p$i.bin"; done
 for i in $(seq 1 $((MB / 32))); do head -c $((32 * 1048576)) /dev/urandom >"$B/src/striper/s$i.bin"; done
 start_daemon
-for l in plain striper; do
+for l in $LAYOUTS; do
 	if ! "$O/bin/tierctl" import "$B/src/$l" $l >/dev/null 2>"$B/import-$l.log"; then
 		echo "bench/rados.sh: import into $l failed:"
 		cat "$B/import-$l.log"
@@ -131,48 +142,65 @@ OSD_PID=$(cat "$CEPH_DIR/run/osd.0.pid")
 cpu_of() { awk -v t="$TCK" '{printf "%.3f", ($14 + $15) / t}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 TIMEFORMAT='%U %S'
 
-# direct LAYOUT -> "MB/s cpu_s" (cpu: rados_direct + OSD)
+# direct LAYOUT -> "MB/s cpu_s client_s osd_s" (cpu: rados_direct + OSD)
 direct() {
 	local o0 o1 t
 	o0=$(cpu_of "$OSD_PID")
 	t=$({ time "$O/bin/rados_direct" --conf "$CEPH_CONF" --pool "$CEPH_POOL" --prefix "bench/$1/" \
 		--chunk $CHUNK --streams "$N" --reps 1 >"$B/direct.out" 2>&1; } 2>&1) ||
-		{ cat "$B/direct.out" >&2; echo "0 0"; return; }
+		{ cat "$B/direct.out" >&2; echo "0 0 0 0"; return; }
 	o1=$(cpu_of "$OSD_PID")
-	echo "$(tail -n 1 "$B/direct.out" | awk '{print $4}') $(echo "$t" | awk -v a="$o0" -v b="$o1" '{print $1 + $2 + b - a}')"
+	echo "$(tail -n 1 "$B/direct.out" | awk '{print $4}') $(echo "$t" | awk -v a="$o0" -v b="$o1" '{printf "%.3f %.3f %.3f", $1 + $2 + b - a, $1 + $2, b - a}')"
 }
-# epoch LAYOUT SEED -> "MB/s cpu_s cold_bytes misses errors" for one epoch
-# of N readers (cpu: readers + daemon + OSD)
+# epoch LAYOUT SEED [PERF_FILE] -> "MB/s cpu_s cold_bytes misses errors
+# readers_s daemon_s osd_s" for one epoch of N readers (cpu: readers +
+# daemon + OSD)
 epoch() {
-	local o0 o1 d0 d1 t
+	local o0 o1 d0 d1 t ppid=
+	if [ -n "${3:-}" ]; then
+		perf record -q -a -g -o "$3" >/dev/null 2>&1 &
+		ppid=$!
+		sleep 0.5 # let perf attach before the epoch starts
+	fi
 	o0=$(cpu_of "$OSD_PID")
 	d0=$(cpu_of "$pid")
 	t=$({ time "$O/bin/epoch_reader" --epochs 1 --threads "$N" --seed "$2" --json "$1" \
 		>"$B/er.json" 2>"$B/er.err"; } 2>&1)
 	o1=$(cpu_of "$OSD_PID")
 	d1=$(cpu_of "$pid")
+	if [ -n "$ppid" ]; then
+		kill -INT "$ppid" 2>/dev/null
+		wait "$ppid" 2>/dev/null
+	fi
 	python3 -c '
 import json, sys
 e = json.load(open(sys.argv[1]))[0]
-cpu = sum(map(float, sys.argv[2].split())) + float(sys.argv[3])
-print(e["mb_per_s"], "%.3f" % cpu, e["cold_bytes"], e["misses"], e["errors"])
-' "$B/er.json" "$t" "$(awk -v a="$o0" -v b="$o1" -v c="$d0" -v d="$d1" 'BEGIN{print b - a + d - c}')" \
-		2>/dev/null || { cat "$B/er.err" >&2; echo "0 0 0 0 1"; }
+rd = sum(map(float, sys.argv[2].split()))
+dm, osd = float(sys.argv[3]), float(sys.argv[4])
+print(e["mb_per_s"], "%.3f" % (rd + dm + osd), e["cold_bytes"], e["misses"], e["errors"],
+      "%.3f %.3f %.3f" % (rd, dm, osd))
+' "$B/er.json" "$t" "$(awk -v c="$d0" -v d="$d1" 'BEGIN{print d - c}')" \
+		"$(awk -v a="$o0" -v b="$o1" 'BEGIN{print b - a}')" \
+		2>/dev/null || { cat "$B/er.err" >&2; echo "0 0 0 0 1 0 0 0"; }
 }
 
-for l in plain striper; do : >"$B/res.$l"; done
+for l in $LAYOUTS; do : >"$B/res.$l"; done
 for r in $(seq 1 "$REPS"); do
 	# a fresh cache: every chunk of the first epoch is a miss
 	stop_daemon
 	rm -rf "$TIER/state" "$TIER/hot"
 	start_daemon
-	for l in plain striper; do
-		read -r d dcpu <<<"$(direct $l)"
-		read -r cold ccpu cb _ e1 <<<"$(epoch $l 1)"
-		read -r warm wcpu _ m2 e2 <<<"$(epoch $l 2)"
+	for l in $LAYOUTS; do
+		pf=
+		[ -n "$PERF" ] && [ "$r" = 1 ] && pf=$PERF/cold-$l.data
+		read -r d dcpu dcl dosd <<<"$(direct $l)"
+		read -r cold ccpu cb _ e1 crd cdm cosd <<<"$(epoch $l 1 "$pf")"
+		read -r warm wcpu _ m2 e2 _ <<<"$(epoch $l 2)"
 		echo "$d $cold $warm $dcpu $ccpu $wcpu $cb $m2 $((e1 + e2))" >>"$B/res.$l"
 		printf 'rep %d %-8s direct %7.1f MB/s   cold %7.1f MB/s   warm %8.1f MB/s   (cold bytes %d, epoch-2 misses %s, errors %s)\n' \
 			"$r" $l "$d" "$cold" "$warm" "$cb" "$m2" "$((e1 + e2))"
+		printf '      cpu s: direct %s client + %s osd; cold %s readers + %s tiercached + %s osd\n' \
+			"$dcl" "$dosd" "$crd" "$cdm" "$cosd"
 	done
 done
 stop_daemon
@@ -180,9 +208,11 @@ stop_daemon
 echo
 echo "medians of $REPS; cpu/GB = CPU seconds per GB read, all processes (direct: rados_direct"
 echo "+ OSD; cold, warm: readers + tiercached + OSD)"
-printf '%-8s %11s %7s %10s %7s %8s %11s %7s %9s\n' layout direct_MB/s cpu/GB cold_MB/s cpu/GB \
-	cold/dir warm_MB/s cpu/GB warm/cold
-for l in plain striper; do
+echo "cold/dir: ratio of the medians; per-rep: median of each repetition's ratio (direct and"
+echo "cold run back to back, so this one is less sensitive to load from other processes)"
+printf '%-8s %11s %7s %10s %7s %8s %7s %11s %7s %9s\n' layout direct_MB/s cpu/GB cold_MB/s cpu/GB \
+	cold/dir per-rep warm_MB/s cpu/GB warm/cold
+for l in $LAYOUTS; do
 	python3 - "$B/res.$l" $l "$MB" <<'EOF'
 import statistics, sys
 rows = [list(map(float, line.split())) for line in open(sys.argv[1]) if line.strip()]
@@ -190,8 +220,9 @@ gb = float(sys.argv[3]) * 1048576 / 1e9
 m = lambda i: statistics.median(r[i] for r in rows)
 d, c, w = m(0), m(1), m(2)
 bad = sum(1 for r in rows if r[7] != 0 or r[8] != 0)
-print("%-8s %11.1f %7.2f %10.1f %7.2f %8.2f %11.1f %7.2f %9.2f%s" % (
-    sys.argv[2], d, m(3) / gb, c, m(4) / gb, c / d if d else 0, w, m(5) / gb, w / c if c else 0,
+pr = statistics.median(r[1] / r[0] if r[0] else 0 for r in rows)
+print("%-8s %11.1f %7.2f %10.1f %7.2f %8.2f %7.2f %11.1f %7.2f %9.2f%s" % (
+    sys.argv[2], d, m(3) / gb, c, m(4) / gb, c / d if d else 0, pr, w, m(5) / gb, w / c if c else 0,
     "   (%d runs with errors or epoch-2 misses)" % bad if bad else ""))
 EOF
 done

@@ -38,6 +38,11 @@ uint64_t chunk_key(const char *dataset, const char *path, const struct cold_stat
 	return XXH3_64bits(buf, at);
 }
 
+uint64_t chunk_checksum(const void *buf, size_t len)
+{
+	return XXH3_64bits(buf, len);
+}
+
 int chunk_table_init(struct chunk_table *t)
 {
 	t->nb = 1024;
@@ -220,6 +225,11 @@ static void persist(struct daemon *d, const struct chunk *c)
 			c->ds->name, c->path, c->idx);
 }
 
+void chunk_persist(struct daemon *d, const struct chunk *c)
+{
+	persist(d, c);
+}
+
 struct chunk *chunk_publish(struct daemon *d, struct dataset *ds, const char *path,
 			    const struct cold_stat *src, uint32_t idx, uint32_t len, uint64_t checksum,
 			    uint8_t tier, int64_t atime_s, bool do_persist)
@@ -271,7 +281,9 @@ void chunk_move_commit(struct daemon *d, struct chunk *c, uint8_t new_tier)
 	c->file = nf;
 	d->tiers[new_tier].chunks++;
 	/* index first: after a crash here the record names the new file, the
-	 * old one is an orphan that startup removes */
+	 * old one is an orphan that startup removes. The new file was synced
+	 * by the mover: a fill's sync still pending for the old one is moot. */
+	c->sync_seq = 0;
 	persist(d, c);
 	cfile_detach(d, old);
 }

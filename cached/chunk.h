@@ -9,6 +9,10 @@
 #include "daemon.h"
 
 uint64_t chunk_key(const char *dataset, const char *path, const struct cold_stat *src, uint32_t idx);
+/* The checksum kept with a chunk in the index: XXH3-64 (seed 0) of its
+ * bytes; fills compute the same value with the streaming XXH3 API. Pure:
+ * any thread. */
+uint64_t chunk_checksum(const void *buf, size_t len);
 
 int chunk_table_init(struct chunk_table *t);
 void chunk_table_free(struct chunk_table *t);
@@ -45,6 +49,9 @@ void chunk_drop(struct daemon *d, struct chunk *c, const char *why);
 /* Put a resident chunk into / out of its tier's policy. */
 void chunk_policy_insert(struct daemon *d, struct chunk *c, uint64_t now);
 void chunk_policy_remove(struct daemon *d, struct chunk *c);
+
+/* Write a resident chunk's index record (its file is durable). */
+void chunk_persist(struct daemon *d, const struct chunk *c);
 
 /* Replace a chunk's file by a new copy on another tier (after a move). */
 void chunk_move_commit(struct daemon *d, struct chunk *c, uint8_t new_tier);

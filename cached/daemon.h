@@ -81,6 +81,8 @@ struct chunk {
 	bool prefetched;      /* brought in by the prefetcher and not read since */
 	bool seen;            /* startup: its file was found on disk */
 	bool pin_after_move;  /* pin it when the move in flight ends (residency.c) */
+	uint64_t sync_seq;    /* != 0: its file is not fdatasync'ed yet, so it
+			       * has no index record yet (fill.c) */
 };
 
 struct chunk_table {
@@ -168,6 +170,7 @@ struct daemon {
 	uint64_t moving_bytes[TIER_COUNT]; /* bytes of this tier being moved out */
 	uint64_t unkept_filling[TIER_COUNT]; /* reserved by fills that will not be kept */
 	uint64_t unkept_ram; /* bytes of unkept chunks in memory (filling or held) */
+	uint64_t sync_seq;   /* last chunk.sync_seq handed out */
 	bool draining[TIER_COUNT];
 	uint64_t pinned[TIER_COUNT]; /* bytes of pinned chunks per tier */
 	struct residency *res; /* pins and admin residency ops (residency.h) */

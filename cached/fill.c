@@ -6,6 +6,18 @@
  * the cold store again. Space on the target tier is reserved before the
  * cold read starts, so the tier can never be overcommitted by fills.
  *
+ * A kept chunk is answered before it is durable: the worker writes its
+ * file and renames it into place without fdatasync, the loop publishes it
+ * in memory (table, policy) and answers the waiters at once, and only then
+ * a worker fdatasyncs the file; the index record is written when that
+ * returns (fill_synced). The index is what survives a crash, and it only
+ * ever names synced files: after a crash before the sync, the file has no
+ * record and startup removes it as an orphan; the chunk is read from the
+ * cold store again. Readers before the sync read the same bytes from the
+ * page cache (the file is immutable once renamed). This takes the disk
+ * flush (~2 ms per 4 MiB on the test machine's disk) off each miss. A sync
+ * that fails drops the chunk.
+ *
  * Where the chunk goes is the dataset's placement's call (policy_glue.h).
  * A chunk it admits nowhere (TIER_NONE) is still served: its bytes go to a
  * temp file on a tier that is unlinked as soon as it is written, and the
@@ -54,7 +66,9 @@ struct fill {
 	uint32_t len;
 	uint8_t tier;
 	bool keep;   /* admitted: publish; else serve from a nameless file */
-	int fd;      /* !keep: the written, unlinked file */
+	int fd;      /* !keep: the written, unlinked file; keep: the published
+		      * file, to fdatasync after the waiters are answered */
+	uint64_t sync_seq; /* keep: the published chunk's sync_seq */
 	struct cold_io io;
 	void *buf;
 	uint64_t checksum;
@@ -124,10 +138,16 @@ out:
 	return rc;
 }
 
-/* Worker: checksum and publish the bytes in f->buf. */
+static void fill_sum_piece(void *arg, const void *p, size_t n)
+{
+	XXH3_64bits_update(arg, p, n);
+}
+
+/* Worker: checksum and publish the bytes in f->buf. The checksum is taken
+ * piece by piece just before each piece is written (chunk_checksum's value,
+ * by the streaming API), so the chunk is read from memory once, not twice. */
 static void fill_write(struct fill *f)
 {
-	int fd = -1;
 	if (f->err)
 		return;
 	if (!f->keep && f->tier == CFILE_IN_RAM) {
@@ -138,10 +158,16 @@ static void fill_write(struct fill *f)
 		f->err = tier_file_write_unlinked(f->tmp, f->buf, f->len, &f->fd);
 		return;
 	}
-	f->checksum = XXH64(f->buf, f->len, 0);
-	f->err = tier_file_write(f->tmp, f->final, f->buf, f->len, &fd);
-	if (fd >= 0)
-		close(fd);
+	XXH3_state_t *st = XXH3_createState();
+	if (!st || XXH3_64bits_reset(st) != XXH_OK) {
+		XXH3_freeState(st);
+		f->err = -ENOMEM;
+		return;
+	}
+	f->err = tier_file_write_pieces(f->tmp, f->final, f->buf, f->len, false, fill_sum_piece, st,
+					&f->fd);
+	f->checksum = XXH3_64bits_digest(st);
+	XXH3_freeState(st);
 }
 
 static void fill_check_read(struct fill *f, ssize_t got)
@@ -186,6 +212,41 @@ static void fill_note_stale(struct daemon *d, struct fill *f)
 		e->checked_ns = 0; /* the next open revalidates this file */
 }
 
+/* Worker: make a published chunk's file durable. */
+static void fill_work_fsync(struct job *j)
+{
+	struct fill *f = (struct fill *)j;
+	if (fdatasync(f->fd) < 0)
+		f->err = -errno;
+	close(f->fd);
+	f->fd = -1;
+}
+
+/* Loop: the file of a chunk published by fill_done is synced (or failed
+ * to): write its index record, unless the chunk is gone or was moved (the
+ * mover wrote its record) in the meantime. */
+static void fill_synced(struct job *j)
+{
+	struct fill *f = (struct fill *)j;
+	struct daemon *d = f->d;
+	struct chunk *c = chunk_find(&d->chunks, f->key);
+	if (c && c->sync_seq == f->sync_seq) {
+		c->sync_seq = 0;
+		if (f->err) {
+			d->ctr.fill_errors++;
+			log_warn("dataset=%s path=%s chunk=%u tier=%s op=fill_sync err=\"%s\" "
+				 "action=\"dropped; it will be read from the cold store again\"",
+				 c->ds->name, c->path, c->idx, d->tiers[c->tier].name,
+				 strerror(-f->err));
+			chunk_drop(d, c, "sync_failed");
+		} else {
+			chunk_persist(d, c);
+		}
+	}
+	free(f->path);
+	free(f);
+}
+
 /* Loop: publish and answer every waiter. */
 static void fill_done(struct job *j)
 {
@@ -223,12 +284,15 @@ static void fill_done(struct job *j)
 	} else if (!err) {
 		tier_commit(t, f->len);
 		c = chunk_publish(d, f->ds, f->path, &f->src, f->idx, f->len, f->checksum, f->tier,
-				  daemon_wall_s(), true);
+				  daemon_wall_s(), false);
 		if (!c) {
 			err = -ENOMEM;
+			close(f->fd);
+			f->fd = -1;
 			unlink(f->final);
 			t->used -= f->len;
 		} else {
+			c->sync_seq = f->sync_seq = ++d->sync_seq;
 			d->ctr.bytes_from_cold += f->len;
 			f->ds->bytes_from_cold += f->len;
 		}
@@ -254,8 +318,23 @@ static void fill_done(struct job *j)
 	else if (c && f->ds->removed)
 		chunk_drop(d, c, "dataset_removed"); /* a reload removed it meanwhile */
 	free(f->buf);
-	free(f->path);
-	free(f);
+	f->buf = NULL;
+	if (c && f->keep) {
+		/* answered: now make it durable, then give it its record */
+		f->err = 0;
+		f->job.work = fill_work_fsync;
+		f->job.done = fill_synced;
+		if (d->stopping) {
+			/* delivered by workers_stop(): no thread is left to run it */
+			fill_work_fsync(&f->job);
+			fill_synced(&f->job);
+		} else {
+			workers_submit(d->workers, &f->job);
+		}
+	} else {
+		free(f->path);
+		free(f);
+	}
 	mover_kick(d);
 }
 

@@ -14,7 +14,8 @@
 #include "log.h"
 #include "proto.h"
 
-#define INDEX_FORMAT 1u
+/* 2: checksums are XXH3-64 (1: XXH64; such records are dropped at scan) */
+#define INDEX_FORMAT 2u
 #define CHUNK_PREFIX 'c'
 #define KV_PREFIX 'k'
 
@@ -133,7 +134,7 @@ int index_chunk_delete(struct index *ix, uint64_t key)
 }
 
 static bool chunk_decode(const char *k, size_t kn, const char *v, size_t vn, struct index_chunk *c,
-			 char *ds, size_t dsn, char *path, size_t pathn)
+			 char *ds, size_t dsn, char *path, size_t pathn, unsigned *old)
 {
 	struct proto_rd r;
 	if (kn != 9)
@@ -142,8 +143,12 @@ static bool chunk_decode(const char *k, size_t kn, const char *v, size_t vn, str
 	for (int i = 0; i < 8; i++)
 		c->key = (c->key << 8) | (uint8_t)k[1 + i];
 	proto_rd_init(&r, v, vn);
-	if (proto_rd_u8(&r) != INDEX_FORMAT)
+	uint8_t format = proto_rd_u8(&r);
+	if (format != INDEX_FORMAT) {
+		if (format == 1)
+			(*old)++;
 		return false;
+	}
 	c->tier = proto_rd_u8(&r);
 	c->idx = proto_rd_u32(&r);
 	c->len = proto_rd_u32(&r);
@@ -165,6 +170,7 @@ int index_chunk_scan(struct index *ix, int (*fn)(void *arg, const struct index_c
 	char ds[TC_DATASET_NAME_MAX + 1], path[TC_PATH_MAX + 1];
 	char first = CHUNK_PREFIX;
 	int rc = 0;
+	unsigned old = 0;
 	*bad = 0;
 	rocksdb_iterator_t *it = rocksdb_create_iterator(ix->db, ix->ropts);
 	for (rocksdb_iter_seek(it, &first, 1); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
@@ -174,7 +180,7 @@ int index_chunk_scan(struct index *ix, int (*fn)(void *arg, const struct index_c
 		if (kn < 1 || k[0] != CHUNK_PREFIX)
 			break;
 		struct index_chunk c;
-		if (!chunk_decode(k, kn, v, vn, &c, ds, sizeof(ds), path, sizeof(path))) {
+		if (!chunk_decode(k, kn, v, vn, &c, ds, sizeof(ds), path, sizeof(path), &old)) {
 			(*bad)++;
 			db_delete(ix, k, kn);
 			continue;
@@ -184,6 +190,10 @@ int index_chunk_scan(struct index *ix, int (*fn)(void *arg, const struct index_c
 			break;
 	}
 	rocksdb_iter_destroy(it);
+	if (old)
+		log_info("op=index_scan old_format=%u reason=\"chunk records with XXH64 checksums (index "
+			 "format 1) dropped: those chunks are read from the cold store again\"",
+			 old);
 	return rc;
 }
 

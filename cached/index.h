@@ -4,7 +4,8 @@
  *
  * Records:
  *   chunk   "c" + be64(key)     -> which tier holds a chunk of which source
- *                                  version, its length and xxh64 checksum
+ *                                  version, its length and checksum
+ *                                  (chunk_checksum: XXH3-64)
  *   kv      "k" + ns + 0 + key  -> small values of other modules (policy
  *                                  choices, manifests, pins), by namespace
  *
@@ -28,7 +29,7 @@ struct index_chunk {
 	uint8_t tier;
 	uint32_t idx;        /* chunk number within the file */
 	uint32_t len;        /* bytes */
-	uint64_t checksum;   /* xxh64 of the bytes */
+	uint64_t checksum;   /* chunk_checksum() of the bytes */
 	int64_t atime_s;     /* last read, wall clock seconds */
 	struct cold_stat src; /* source version the bytes came from */
 	const char *dataset;
@@ -41,7 +42,10 @@ void index_close(struct index *ix);
 int index_chunk_put(struct index *ix, const struct index_chunk *c);
 int index_chunk_delete(struct index *ix, uint64_t key);
 /* Calls fn for every chunk record (strings valid during the call only). A
- * record that does not decode is deleted and counted in *bad. fn returning
+ * record that does not decode is deleted and counted in *bad; so is a
+ * record of an older format (format 1 kept XXH64 checksums, which nothing
+ * can verify any more): its chunk file is then an orphan that startup
+ * removes, and the chunk is read from the cold store again. fn returning
  * non-zero stops the scan. */
 int index_chunk_scan(struct index *ix, int (*fn)(void *arg, const struct index_chunk *c),
 		     void *arg, unsigned *bad);

@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include <event2/event.h>
-#include <xxhash.h>
 
 #include "chunk.h"
 #include "log.h"
@@ -114,7 +113,7 @@ static void move_work(struct job *j)
 		return;
 	}
 	m->err = tier_file_read(m->src, buf, m->len);
-	if (!m->err && XXH64(buf, m->len, 0) != m->checksum)
+	if (!m->err && chunk_checksum(buf, m->len) != m->checksum)
 		m->err = -EBADMSG;
 	if (!m->err)
 		m->err = tier_file_write(m->tmp, m->dst, buf, m->len, &fd);

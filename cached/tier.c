@@ -132,6 +132,39 @@ fail:
 	return rc;
 }
 
+int tier_file_write_pieces(const char *tmp, const char *final, const void *buf, size_t len,
+			   bool sync, void (*each)(void *arg, const void *p, size_t n), void *arg,
+			   int *fd)
+{
+	int rc = 0;
+	*fd = -1;
+	int wfd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	if (wfd < 0)
+		return -errno;
+	for (size_t at = 0; at < len && rc == 0;) {
+		size_t n = len - at < TIER_PIECE ? len - at : TIER_PIECE;
+		each(arg, (const char *)buf + at, n);
+		rc = tier_write_all(wfd, (const char *)buf + at, n);
+		at += n;
+	}
+	if (rc < 0)
+		goto fail;
+	if (sync && fdatasync(wfd) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	if (rename(tmp, final) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	*fd = wfd;
+	return 0;
+fail:
+	close(wfd);
+	unlink(tmp);
+	return rc;
+}
+
 int tier_file_write_unlinked(const char *tmp, const void *buf, size_t len, int *fd)
 {
 	int rc = 0;

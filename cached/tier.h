@@ -85,6 +85,17 @@ int tier_write_all(int fd, const void *buf, size_t len);
  * *fd is an O_RDONLY descriptor of the published file (caller closes).
  * Returns 0 or -errno; the temp file is removed on failure. */
 int tier_file_write(const char *tmp, const char *final, const void *buf, size_t len, int *fd);
+/* Worker thread: like tier_file_write, but the bytes go in pieces of
+ * TIER_PIECE and each(arg, piece, n) sees every piece just before it is
+ * written, while it is still in the CPU cache (a fill checksums it there
+ * instead of reading the whole chunk from memory twice). sync false: no
+ * fdatasync before the rename (the caller syncs *fd before anything
+ * refers to the file durably). On success *fd is the written file, open
+ * for writing (caller closes). */
+#define TIER_PIECE (256u << 10)
+int tier_file_write_pieces(const char *tmp, const char *final, const void *buf, size_t len,
+			   bool sync, void (*each)(void *arg, const void *p, size_t n), void *arg,
+			   int *fd);
 /* Worker thread: write len bytes to tmp, open it read-only, unlink it. The
  * bytes live as long as *fd (or a dup of it) is open: a chunk served
  * without being kept. Returns 0 or -errno (nothing left behind). */
