@@ -123,3 +123,26 @@ tc_kill9() {
 tc_json() {
 	"$TC_BIN/tierctl" status --json | python3 -c "import json,sys; s=json.load(sys.stdin); print($1)"
 }
+
+# tc_need_torch: end the test (failed) unless /usr/bin/python3 imports torch
+tc_need_torch() {
+	if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
+		fail "/usr/bin/python3 cannot import torch (install python3-torch: scripts/install-deps)"
+		finish
+	fi
+}
+
+# tc_imagefolder DIR N NESTED: an ImageFolder-style tree under DIR/train:
+# classes cat, dog and fish with N samples each of varied sizes (some across
+# a 256 KiB chunk boundary), and bird/nested with NESTED samples
+tc_imagefolder() {
+	local c i
+	for c in cat dog fish; do
+		mkdir -p "$1/train/$c"
+		for i in $(seq 1 "$2"); do
+			head -c $(((RANDOM * 13 + i * 1009) % 400000 + 1)) /dev/urandom >"$1/train/$c/img_$i.jpg"
+		done
+	done
+	mkdir -p "$1/train/bird/nested"
+	for i in $(seq 1 "$3"); do head -c $((i * 30011)) /dev/urandom >"$1/train/bird/nested/b$i.jpg"; done
+}

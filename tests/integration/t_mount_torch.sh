@@ -5,22 +5,11 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_mount.sh"
 
-if ! "$PY" -c "import torch" 2>/dev/null; then
-	fail "$PY cannot import torch (install python3-torch: scripts/install-deps)"
-	finish
-fi
+tc_need_torch
 
-# ImageFolder layout: one directory per class, samples of varied sizes
-# (some across the 256 KiB chunk boundary), one class nested deeper
+# ImageFolder layout (tc_imagefolder): one directory per class, one nested
 tc_config 64M 128M 256K
-for c in cat dog fish; do
-	mkdir -p "$T/cold/train/$c"
-	for i in $(seq 1 40); do
-		head -c $(((RANDOM * 13 + i * 1009) % 400000 + 1)) /dev/urandom >"$T/cold/train/$c/img_$i.jpg"
-	done
-done
-mkdir -p "$T/cold/train/bird/nested"
-for i in $(seq 1 10); do head -c $((i * 30011)) /dev/urandom >"$T/cold/train/bird/nested/b$i.jpg"; done
+tc_imagefolder "$T/cold" 40 10
 "$PY" -c "import numpy as np; np.save('$T/cold/arr.npy', np.arange(3 * 262144, dtype=np.int64))"
 tc_start || exit 1
 M=$T/mnt

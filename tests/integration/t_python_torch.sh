@@ -5,21 +5,11 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_python.sh"
 
-if ! "$PY" -c "import torch" 2>/dev/null; then
-	fail "$PY cannot import torch (install python3-torch: scripts/install-deps)"
-	finish
-fi
+tc_need_torch
 
 # samples of varied sizes, some across the 256 KiB chunk boundary
 tc_config 64M 128M 256K
-for c in cat dog fish; do
-	mkdir -p "$T/cold/train/$c"
-	for i in $(seq 1 20); do
-		head -c $(((RANDOM * 13 + i * 1009) % 400000 + 1)) /dev/urandom >"$T/cold/train/$c/img_$i.jpg"
-	done
-done
-mkdir -p "$T/cold/train/bird/nested"
-for i in $(seq 1 6); do head -c $((i * 30011)) /dev/urandom >"$T/cold/train/bird/nested/b$i.jpg"; done
+tc_imagefolder "$T/cold" 20 6
 : >"$T/cold/empty"
 tc_start || exit 1
 py_checks torch "$(dirname "$0")/py_torch.py" "$T/cold" ds
