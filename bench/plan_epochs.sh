@@ -42,14 +42,7 @@ if [ "$BACKEND" = auto ]; then
 fi
 
 B=$(mktemp -d "${TMPDIR:-/tmp}/tcbench-plan.XXXXXX")
-pid=
-stop_daemon() {
-	if [ -n "$pid" ]; then
-		kill -TERM "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-		pid=
-	fi
-}
+. "$ROOT/bench/lib_daemon.sh"
 cleanup() {
 	stop_daemon
 	[ "$BACKEND" = rados ] && "$ROOT/tests/ceph/stop-ceph.sh" "$B/ceph"
@@ -103,26 +96,13 @@ $DSCONF
 chunk_size = 1M
 CONF
 
-start_daemon() {
+fresh_daemon() { # an empty cache each time
 	rm -rf "$B/state" "$B/hot"
-	"$O/bin/tiercached" -c "$B/tc.conf" >>"$B/daemon.log" 2>&1 &
-	pid=$!
-	for _ in $(seq 1 300); do
-		if "$O/bin/tierctl" status --json 2>/dev/null | python3 -c '
-import json, sys
-sys.exit(0 if all(d["available"] for d in json.load(sys.stdin)["datasets"]) else 1)' 2>/dev/null; then
-			return 0
-		fi
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "bench/plan_epochs.sh: tiercached did not come up:"
-	tail -20 "$B/daemon.log"
-	exit 0
+	start_daemon bench/plan_epochs.sh
 }
 
 if [ "$BACKEND" = rados ]; then
-	start_daemon
+	fresh_daemon
 	if ! "$O/bin/tierctl" import "$B/local" demo >/dev/null 2>"$B/import.log"; then
 		echo "bench/plan_epochs.sh: import failed:"
 		cat "$B/import.log"
@@ -137,7 +117,7 @@ echo "cold store: $BACKEND; dataset $MB MiB in $((MB * 1024 / FKB)) files of $FK
 printf '%-6s %5s %8s %8s %7s %6s %9s %8s\n' mode epoch wall_s local_s ratio hit% cold_MB plan_s
 : >"$B/rows"
 for m in $MODES; do
-	start_daemon
+	fresh_daemon
 	args=()
 	case $m in
 	lru | epoch) "$O/bin/tierctl" policy set demo "$m" >/dev/null ;;

@@ -45,14 +45,7 @@ done
 B=$(mktemp -d "${TMPDIR:-/tmp}/tcbench-rados.XXXXXX")
 TIER=${BENCH_TIER_DIR:-$B}
 TIER=$(mktemp -d "$TIER/tiers.XXXXXX")
-pid=
-stop_daemon() {
-	if [ -n "$pid" ]; then
-		kill -TERM "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-		pid=
-	fi
-}
+. "$ROOT/bench/lib_daemon.sh"
 cleanup() {
 	stop_daemon
 	"$ROOT/tests/ceph/stop-ceph.sh" "$B/ceph"
@@ -100,30 +93,13 @@ chunk_size = 4M
 ${BENCH_INFLIGHT:+max_inflight = $BENCH_INFLIGHT}
 CONF
 
-start_daemon() {
-	"$O/bin/tiercached" -c "$B/tc.conf" >>"$B/daemon.log" 2>&1 &
-	pid=$!
-	local ok=0
-	for _ in $(seq 1 300); do
-		if "$O/bin/tierctl" status --json 2>/dev/null | python3 -c '
-import json, sys
-s = json.load(sys.stdin)
-sys.exit(0 if all(d["available"] for d in s["datasets"]) else 1)' 2>/dev/null; then
-			ok=1
-			break
-		fi
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	[ $ok = 1 ] || { echo "bench/rados.sh: tiercached did not come up:"; tail -20 "$B/daemon.log"; exit 0; }
-}
 
 # ---- data ----
 t0=$EPOCHREALTIME
 mkdir -p "$B/src/plain" "$B/src/striper"
 for i in $(seq 1 $((MB / 8))); do head -c $((8 * 1048576)) /dev/urandom >"$B/src/plain/p$i.bin"; done
 for i in $(seq 1 $((MB / 32))); do head -c $((32 * 1048576)) /dev/urandom >"$B/src/striper/s$i.bin"; done
-start_daemon
+start_daemon bench/rados.sh
 for l in $LAYOUTS; do
 	if ! "$O/bin/tierctl" import "$B/src/$l" $l >/dev/null 2>"$B/import-$l.log"; then
 		echo "bench/rados.sh: import into $l failed:"
@@ -189,7 +165,7 @@ for r in $(seq 1 "$REPS"); do
 	# a fresh cache: every chunk of the first epoch is a miss
 	stop_daemon
 	rm -rf "$TIER/state" "$TIER/hot"
-	start_daemon
+	start_daemon bench/rados.sh
 	for l in $LAYOUTS; do
 		pf=
 		[ -n "$PERF" ] && [ "$r" = 1 ] && pf=$PERF/cold-$l.data
