@@ -154,8 +154,8 @@ PY
 		"$O/bin/tierctl" status --json | python3 -c '
 import json, sys
 p = json.load(sys.stdin)["prefetch"]
-print("       prefetch: %.1f MB prefetched, %d hits, %.1f MB evicted unused, %d stalls" % (
-    p["prefetched_bytes"] / 1e6, p["hits"], p["evicted_unused_bytes"] / 1e6, p["stalls"]))'
+print("       prefetch: %.1f MB prefetched, %d hits, %d late (read while in flight), %.1f MB evicted unused, %d stalls" % (
+    p["prefetched_bytes"] / 1e6, p["hits"], p["late"], p["evicted_unused_bytes"] / 1e6, p["stalls"]))'
 	fi
 	stop_daemon
 done
