@@ -32,8 +32,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <xxhash.h>
-
 #include "chunk.h"
 #include "fill.h"
 #include "index.h"
@@ -500,7 +498,7 @@ static void verify_work(struct job *j)
 		else
 			got += (size_t)r;
 	}
-	if (!s->err && XXH64(buf, s->len, 0) != s->checksum)
+	if (!s->err && chunk_checksum(buf, s->len) != s->checksum)
 		s->err = -EBADMSG;
 	free(buf);
 	close(s->fd);
