@@ -1,7 +1,7 @@
 /*
  * Loads the daemon's INI configuration (format: docs/config.md).
  *
- * One table, keys[], drives every key: its section kind, type, bounds,
+ * One table, config_keys[] (config_keys.c), drives every key: its section kind, type, bounds,
  * default and where it lands in struct config. The default is written as
  * text and goes through the very parser a file value goes through, so a
  * default can never break the rules it documents. Loading runs three
@@ -23,6 +23,7 @@
  * a new file beside the config in use.
  */
 #include "config.h"
+#include "config_keys.h"
 #include "config_value.h"
 
 #include "log.h"
@@ -34,7 +35,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <arpa/inet.h>
 #include <ini.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -46,148 +46,7 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-#define KIB (UINT64_C(1) << 10)
-#define MIB (UINT64_C(1) << 20)
-
-enum section_kind {
-	SECT_NONE,   /* before the first header */
-	SECT_SKIP,   /* inside a bad header: its keys were not asked for */
-	SECT_DAEMON, /* [daemon] -> struct config */
-	SECT_TIER,   /* [tier hot|warm] -> struct tier_conf */
-	SECT_DATASET /* [dataset NAME] -> struct dataset_conf */
-};
-
-enum key_type {
-	KEY_STRING,
-	KEY_PATH,     /* relative to the config file's directory; stored absolute */
-	KEY_SIZE,     /* bytes */
-	KEY_PERCENT,  /* "90" or "90%" */
-	KEY_UINT,
-	KEY_DURATION, /* milliseconds (or whole seconds, KEY_SECONDS) */
-	KEY_ENUM,     /* one of values[], stored as the string */
-	KEY_LOG_LEVEL,
-	KEY_POLICY,   /* a name in the policy registry */
-	KEY_MODE,     /* octal permission bits, "0660" */
-};
-
-enum key_flag {
-	KEY_REQUIRED = 1 << 0, /* with KEY_POSIX/KEY_RADOS: required for that backend */
-	KEY_NONEMPTY = 1 << 1,
-	KEY_POSIX = 1 << 2,    /* dataset key of backend = posix only */
-	KEY_RADOS = 1 << 3,    /* dataset key of backend = rados only */
-	KEY_SECONDS = 1 << 4,  /* duration stored as whole seconds */
-	KEY_SUN_PATH = 1 << 5, /* a Unix socket path: the field is sun_path sized */
-	KEY_OFF = 1 << 6,      /* duration: "off" means 0 (never) */
-	KEY_INHERIT = 1 << 7,  /* dataset key: unset takes [daemon]'s key of that name */
-};
-
-struct key_def {
-	enum section_kind sect;
-	const char *name;
-	enum key_type type;
-	unsigned flags;
-	const char *def;     /* default as text, NULL: none (zero / empty) */
-	const char *example; /* shown when a required key is missing */
-	uint64_t min, max;   /* in the stored unit before KEY_SECONDS: bytes, ms, number */
-	uint64_t align;      /* sizes: must be a multiple of this */
-	const char *const *values;
-	size_t off, size; /* the field in the section's struct */
-};
-
-#define FIELD(type, member) .off = offsetof(type, member), .size = sizeof(((type *)0)->member)
-
-static const char *const backend_values[] = {"posix", "rados", NULL};
-static const char *const layout_values[] = {"plain", "striper", NULL};
-
-/* Order matters: it is the order of conf/tiercache.conf and of key lists in
- * messages. */
-static const struct key_def keys[] = {
-	{.sect = SECT_DAEMON, .name = "socket", .type = KEY_PATH, .flags = KEY_NONEMPTY | KEY_SUN_PATH,
-	 .def = "/run/tiercache/tiercached.sock", FIELD(struct config, socket)},
-	{.sect = SECT_DAEMON, .name = "state_dir", .type = KEY_PATH, .flags = KEY_NONEMPTY,
-	 .def = "/var/lib/tiercache", FIELD(struct config, state_dir)},
-	{.sect = SECT_DAEMON, .name = "log_level", .type = KEY_LOG_LEVEL, .def = "info",
-	 FIELD(struct config, log_level)},
-	{.sect = SECT_DAEMON, .name = "max_clients", .type = KEY_UINT, .def = "1024", .min = 1,
-	 .max = 65536, FIELD(struct config, max_clients)},
-	{.sect = SECT_DAEMON, .name = "workers", .type = KEY_UINT, .def = "4", .min = 1, .max = 64,
-	 FIELD(struct config, workers)},
-	{.sect = SECT_DAEMON, .name = "admin_group", .type = KEY_STRING,
-	 FIELD(struct config, admin_group)},
-	{.sect = SECT_DAEMON, .name = "socket_mode", .type = KEY_MODE, .def = "0660", .max = 0777,
-	 FIELD(struct config, socket_mode)},
-	{.sect = SECT_DAEMON, .name = "socket_group", .type = KEY_STRING,
-	 FIELD(struct config, socket_group)},
-	{.sect = SECT_DAEMON, .name = "metrics_listen", .type = KEY_STRING,
-	 FIELD(struct config, metrics_listen)},
-	{.sect = SECT_DAEMON, .name = "demote_after", .type = KEY_DURATION,
-	 .flags = KEY_SECONDS | KEY_OFF, .def = "off", .min = 0, .max = 3650 * DAY_MS,
-	 FIELD(struct config, demote_after_s)},
-	{.sect = SECT_DAEMON, .name = "evict_after", .type = KEY_DURATION,
-	 .flags = KEY_SECONDS | KEY_OFF, .def = "off", .min = 0, .max = 3650 * DAY_MS,
-	 FIELD(struct config, evict_after_s)},
-	{.sect = SECT_DAEMON, .name = "plan_grace", .type = KEY_DURATION, .flags = KEY_SECONDS,
-	 .def = "30s", .min = 0, .max = DAY_MS, FIELD(struct config, plan_grace_s)},
-	{.sect = SECT_DAEMON, .name = "prefetch_max_bytes", .type = KEY_SIZE, .def = "1G",
-	 .min = 0, .max = UINT64_MAX, FIELD(struct config, prefetch_max_bytes)},
-	{.sect = SECT_DAEMON, .name = "prefetch_inflight", .type = KEY_UINT, .def = "8", .min = 1,
-	 .max = 256, FIELD(struct config, prefetch_inflight)},
-	{.sect = SECT_DAEMON, .name = "readahead_chunks", .type = KEY_UINT, .def = "4", .min = 0,
-	 .max = 64, FIELD(struct config, readahead_chunks)},
-
-	{.sect = SECT_TIER, .name = "path", .type = KEY_PATH, .flags = KEY_REQUIRED | KEY_NONEMPTY,
-	 .example = "path = /nvme/tiercache", FIELD(struct tier_conf, path)},
-	{.sect = SECT_TIER, .name = "capacity", .type = KEY_SIZE, .flags = KEY_REQUIRED,
-	 .example = "capacity = 64G", .min = MIB, .max = UINT64_MAX,
-	 FIELD(struct tier_conf, capacity)},
-	{.sect = SECT_TIER, .name = "high_water", .type = KEY_PERCENT, .def = "90", .min = 1,
-	 .max = 100, FIELD(struct tier_conf, high_water)},
-	{.sect = SECT_TIER, .name = "low_water", .type = KEY_PERCENT, .def = "80", .min = 0,
-	 .max = 99, FIELD(struct tier_conf, low_water)},
-
-	{.sect = SECT_DATASET, .name = "backend", .type = KEY_ENUM, .def = "posix",
-	 .values = backend_values, FIELD(struct dataset_conf, backend)},
-	{.sect = SECT_DATASET, .name = "path", .type = KEY_PATH,
-	 .flags = KEY_POSIX | KEY_REQUIRED | KEY_NONEMPTY, .example = "path = /data/imagenet",
-	 FIELD(struct dataset_conf, path)},
-	{.sect = SECT_DATASET, .name = "chunk_size", .type = KEY_SIZE, .def = "4M", .min = 64 * KIB,
-	 .max = 64 * MIB, .align = 4096, FIELD(struct dataset_conf, chunk_size)},
-	{.sect = SECT_DATASET, .name = "policy", .type = KEY_POLICY, .def = "lru",
-	 FIELD(struct dataset_conf, policy)},
-	{.sect = SECT_DATASET, .name = "revalidate_after", .type = KEY_DURATION, .def = "5s",
-	 .min = 0, .max = DAY_MS, FIELD(struct dataset_conf, revalidate_after_ms)},
-	{.sect = SECT_DATASET, .name = "demote_after", .type = KEY_DURATION,
-	 .flags = KEY_SECONDS | KEY_OFF | KEY_INHERIT, .min = 0, .max = 3650 * DAY_MS,
-	 FIELD(struct dataset_conf, demote_after_s)},
-	{.sect = SECT_DATASET, .name = "evict_after", .type = KEY_DURATION,
-	 .flags = KEY_SECONDS | KEY_OFF | KEY_INHERIT, .min = 0, .max = 3650 * DAY_MS,
-	 FIELD(struct dataset_conf, evict_after_s)},
-	{.sect = SECT_DATASET, .name = "ceph_conf", .type = KEY_PATH,
-	 .flags = KEY_RADOS | KEY_NONEMPTY, .def = "/etc/ceph/ceph.conf",
-	 FIELD(struct dataset_conf, ceph_conf)},
-	{.sect = SECT_DATASET, .name = "client_id", .type = KEY_STRING,
-	 .flags = KEY_RADOS | KEY_NONEMPTY, .def = "admin", FIELD(struct dataset_conf, client_id)},
-	{.sect = SECT_DATASET, .name = "keyring", .type = KEY_PATH, .flags = KEY_RADOS,
-	 FIELD(struct dataset_conf, keyring)},
-	{.sect = SECT_DATASET, .name = "pool", .type = KEY_STRING,
-	 .flags = KEY_RADOS | KEY_REQUIRED | KEY_NONEMPTY, .example = "pool = datasets",
-	 FIELD(struct dataset_conf, pool)},
-	{.sect = SECT_DATASET, .name = "namespace", .type = KEY_STRING, .flags = KEY_RADOS,
-	 FIELD(struct dataset_conf, rados_namespace)},
-	{.sect = SECT_DATASET, .name = "prefix", .type = KEY_STRING, .flags = KEY_RADOS,
-	 FIELD(struct dataset_conf, prefix)},
-	{.sect = SECT_DATASET, .name = "layout", .type = KEY_ENUM, .flags = KEY_RADOS,
-	 .def = "plain", .values = layout_values, FIELD(struct dataset_conf, layout)},
-	{.sect = SECT_DATASET, .name = "op_timeout", .type = KEY_DURATION,
-	 .flags = KEY_RADOS | KEY_SECONDS, .def = "30s", .min = SEC_MS, .max = HOUR_MS,
-	 FIELD(struct dataset_conf, op_timeout_s)},
-	{.sect = SECT_DATASET, .name = "max_inflight", .type = KEY_UINT, .flags = KEY_RADOS,
-	 .def = "16", .min = 1, .max = 1024, FIELD(struct dataset_conf, max_inflight)},
-};
-
-#define KEYS_MAX 64
 #define LINE_BUF 4096 /* longest line we copy; inih's own buffer is smaller */
-_Static_assert(ARRAY_SIZE(keys) <= KEYS_MAX, "raise KEYS_MAX");
 
 static const char *const tier_names[TIER_COUNT] = {"hot", "warm"};
 
@@ -280,32 +139,13 @@ static const char *shown(char *buf, size_t n, const char *s)
 	return buf;
 }
 
-/* ---- numbers ---- */
-
-/* Decimal digits only into *out, advancing *s. -EINVAL: no digit. */
-static const struct key_def *key_find(enum section_kind kind, const char *name)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
-		if (keys[i].sect == kind && strcmp(keys[i].name, name) == 0)
-			return &keys[i];
-	return NULL;
-}
-
-/* Index of a key that exists: for the cross-checks, which name keys. */
-static size_t key_index(enum section_kind kind, const char *name)
-{
-	const struct key_def *k = key_find(kind, name);
-	assert(k);
-	return (size_t)(k - keys);
-}
-
 /* ", "-joined names of the keys of KIND, into a message. */
 static void put_key_names(FILE *f, enum section_kind kind)
 {
 	const char *sep = "";
-	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
-		if (keys[i].sect == kind) {
-			fprintf(f, "%s%s", sep, keys[i].name);
+	for (size_t i = 0; i < config_nkeys; i++)
+		if (config_keys[i].sect == kind) {
+			fprintf(f, "%s%s", sep, config_keys[i].name);
 			sep = ", ";
 		}
 }
@@ -500,9 +340,9 @@ static int key_set(struct load *ld, const struct key_def *k, const char *label, 
 static void section_defaults(struct load *ld, enum section_kind kind, const char *label,
 			     void *base)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
-		if (keys[i].sect == kind && keys[i].def)
-			key_set(ld, &keys[i], label, 0, base, keys[i].def);
+	for (size_t i = 0; i < config_nkeys; i++)
+		if (config_keys[i].sect == kind && config_keys[i].def)
+			key_set(ld, &config_keys[i], label, 0, base, config_keys[i].def);
 }
 
 /* ---- sections ---- */
@@ -753,7 +593,7 @@ static void on_key(struct load *ld, const char *name, const char *value)
 		load_msg(ld, line, "%s: missing key name before '='", ld->label);
 		return;
 	}
-	const struct key_def *k = key_find(ld->kind, name);
+	const struct key_def *k = config_key_find(ld->kind, name);
 	if (!k) {
 		FILE *f = msg_begin(ld, line);
 		if (f) {
@@ -768,7 +608,7 @@ static void on_key(struct load *ld, const char *name, const char *value)
 		msg_end(ld);
 		return;
 	}
-	size_t ki = (size_t)(k - keys);
+	size_t ki = (size_t)(k - config_keys);
 	struct sect_state *st = ld->state;
 	if (st->key_line[ki]) {
 		key_msg(ld, line, ld->label, k, "set twice (first at line %d; keep one)",
@@ -799,20 +639,20 @@ static int config_handler(void *user, const char *section, const char *name, con
 /* Was the key written, and accepted? */
 static bool key_ok(const struct sect_state *st, enum section_kind kind, const char *name)
 {
-	size_t ki = key_index(kind, name);
+	size_t ki = config_key_index(kind, name);
 	return st->key_line[ki] && !st->key_bad[ki];
 }
 
 static bool key_rejected(const struct sect_state *st, enum section_kind kind, const char *name)
 {
-	return st->key_bad[key_index(kind, name)];
+	return st->key_bad[config_key_index(kind, name)];
 }
 
 static void check_missing(struct load *ld, const struct sect_state *st, enum section_kind kind,
 			  const char *label, unsigned backend_flag, const char *backend)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-		const struct key_def *k = &keys[i];
+	for (size_t i = 0; i < config_nkeys; i++) {
+		const struct key_def *k = &config_keys[i];
 		if (k->sect != kind || !(k->flags & KEY_REQUIRED) || st->key_line[i])
 			continue;
 		if ((k->flags & (KEY_POSIX | KEY_RADOS)) && !(k->flags & backend_flag))
@@ -842,53 +682,29 @@ static void check_apart(struct load *ld, const char *subject, const char *path,
 			 shown(a, sizeof(a), path), other, shown(b, sizeof(b), other_path), hint);
 }
 
-/* metrics_listen = HOST:PORT, HOST an IPv4 address, [IPv6] or localhost;
- * split into metrics_host and metrics_port. Any address is allowed (the
- * default is off; the documented example is loopback). */
+/* metrics_listen = HOST:PORT: split into metrics_host and metrics_port. Any
+ * address is allowed (the default is off; the documented example is
+ * loopback). */
 static void check_listen(struct load *ld, struct config *cfg)
 {
-	char host[sizeof(cfg->metrics_listen)], sb[160];
-	const char *v = cfg->metrics_listen;
-	const char *colon = strrchr(v, ':');
-	const char *hint = "use HOST:PORT, e.g. 127.0.0.1:9464 or [::1]:9464";
-	uint64_t port = 0;
-	const char *p = colon ? colon + 1 : NULL;
-	if (!colon || config_parse_digits(&p, &port) < 0 || *p || port < 1 || port > 65535) {
-		load_msg(ld, 0, "daemon.metrics_listen: \"%s\" has no valid port (%s)",
-			 shown(sb, sizeof(sb), v), hint);
-		return;
-	}
-	size_t n = (size_t)(colon - v);
-	memcpy(host, v, n);
-	host[n] = '\0';
-	if (n >= 2 && host[0] == '[' && host[n - 1] == ']') {
-		memmove(host, host + 1, n - 2);
-		host[n - 2] = '\0';
-	}
-	struct in6_addr a6;
-	struct in_addr a4;
-	if (strcmp(host, "localhost") == 0)
-		snprintf(host, sizeof(host), "127.0.0.1");
-	if ((inet_pton(AF_INET, host, &a4) != 1 && inet_pton(AF_INET6, host, &a6) != 1) ||
-	    strlen(host) >= sizeof(cfg->metrics_host)) {
-		load_msg(ld, 0, "daemon.metrics_listen: \"%s\" is not an IP address (%s)",
-			 shown(sb, sizeof(sb), host), hint);
-		return;
-	}
-	memcpy(cfg->metrics_host, host, strlen(host) + 1); /* fits: checked above */
-	cfg->metrics_port = (uint16_t)port;
+	char sb[160];
+	const char *bad = config_parse_listen(cfg->metrics_listen, cfg->metrics_host,
+					      sizeof(cfg->metrics_host), &cfg->metrics_port);
+	if (bad)
+		load_msg(ld, 0, "daemon.metrics_listen: \"%s\" %s (use HOST:PORT, e.g. 127.0.0.1:9464 "
+			 "or [::1]:9464)", shown(sb, sizeof(sb), cfg->metrics_listen), bad);
 }
 
 /* Dataset keys left unset take the [daemon] key of the same name (its
  * value, or its default). */
 static void inherit_daemon_keys(struct load *ld, struct dataset_conf *ds, const struct sect_state *st)
 {
-	for (size_t j = 0; j < ARRAY_SIZE(keys); j++) {
-		const struct key_def *k = &keys[j];
+	for (size_t j = 0; j < config_nkeys; j++) {
+		const struct key_def *k = &config_keys[j];
 		if (k->sect != SECT_DATASET || !(k->flags & KEY_INHERIT) || st->key_line[j])
 			continue;
-		size_t di = key_index(SECT_DAEMON, k->name);
-		const struct key_def *dk = &keys[di];
+		size_t di = config_key_index(SECT_DAEMON, k->name);
+		const struct key_def *dk = &config_keys[di];
 		assert(dk->size == k->size);
 		memcpy((char *)ds + k->off, (char *)ld->cfg + dk->off, k->size);
 	}
@@ -953,8 +769,8 @@ static void cross_check(struct load *ld)
 			continue; /* a bad backend: which keys belong is unknown */
 		bool rados = strcmp(ds->backend, "rados") == 0;
 		unsigned mine = rados ? KEY_RADOS : KEY_POSIX;
-		for (size_t j = 0; j < ARRAY_SIZE(keys); j++) {
-			const struct key_def *k = &keys[j];
+		for (size_t j = 0; j < config_nkeys; j++) {
+			const struct key_def *k = &config_keys[j];
 			unsigned only = k->flags & (KEY_POSIX | KEY_RADOS);
 			if (k->sect != SECT_DATASET || !only || only == mine || !st->key_line[j])
 				continue;
@@ -1125,73 +941,12 @@ const struct dataset_conf *config_dataset(const struct config *cfg, const char *
 	return NULL;
 }
 
-int config_key_at(size_t i, struct config_key_info *out)
-{
-	static const char *const sect_names[] = {
-		[SECT_DAEMON] = "daemon", [SECT_TIER] = "tier", [SECT_DATASET] = "dataset"};
-	if (i >= ARRAY_SIZE(keys))
-		return -ENOENT;
-	const struct key_def *k = &keys[i];
-	*out = (struct config_key_info){
-		.section = sect_names[k->sect],
-		.name = k->name,
-		.default_value = k->def,
-		.required = k->flags & KEY_REQUIRED,
-		.backend = k->flags & KEY_POSIX ? "posix" : k->flags & KEY_RADOS ? "rados" : NULL,
-	};
-	return 0;
-}
-
-/* KEY's field at BASE as text, the way a file writes it. */
-static void key_format(const struct key_def *k, const void *base, char *buf, size_t n)
-{
-	const char *field = (const char *)base + k->off;
-	uint64_t x = 0;
-	if (k->type == KEY_SIZE || k->type == KEY_PERCENT || k->type == KEY_UINT ||
-	    k->type == KEY_DURATION || k->type == KEY_MODE) {
-		if (k->size == sizeof(uint64_t)) {
-			memcpy(&x, field, sizeof(x));
-		} else {
-			uint32_t w;
-			memcpy(&w, field, sizeof(w));
-			x = w;
-		}
-	}
-	switch (k->type) {
-	case KEY_STRING:
-	case KEY_PATH:
-	case KEY_ENUM:
-	case KEY_POLICY:
-		snprintf(buf, n, "%s", field);
-		break;
-	case KEY_SIZE:
-		config_fmt_size(buf, n, x);
-		break;
-	case KEY_PERCENT:
-	case KEY_UINT:
-		snprintf(buf, n, "%" PRIu64, x);
-		break;
-	case KEY_DURATION:
-		config_fmt_duration(buf, n, (k->flags & KEY_SECONDS) ? x * SEC_MS : x);
-		break;
-	case KEY_MODE:
-		snprintf(buf, n, "%04" PRIo64, x);
-		break;
-	case KEY_LOG_LEVEL: {
-		int level;
-		memcpy(&level, field, sizeof(level));
-		snprintf(buf, n, "%s", log_level_name(level));
-		break;
-	}
-	}
-}
-
 int config_key_value(const struct config *cfg, size_t i, unsigned which, char *buf, size_t n,
 		     bool *is_default)
 {
-	if (i >= ARRAY_SIZE(keys))
+	if (i >= config_nkeys)
 		return -ENOENT;
-	const struct key_def *k = &keys[i];
+	const struct key_def *k = &config_keys[i];
 	const void *base = cfg;
 	union {
 		struct config c;
@@ -1217,7 +972,7 @@ int config_key_value(const struct config *cfg, size_t i, unsigned which, char *b
 	default:
 		break;
 	}
-	key_format(k, base, buf, n);
+	config_key_format(k, base, buf, n);
 	*is_default = false;
 	if (!(dflt = calloc(1, sizeof(*dflt))))
 		return 0;

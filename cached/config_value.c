@@ -7,6 +7,7 @@
 
 #include <assert.h>
 #include <ctype.h>
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -190,3 +191,30 @@ bool config_path_inside(const char *a, const char *b)
 
 /* ---- setting one key ---- */
 
+const char *config_parse_listen(const char *v, char *host, size_t hn, uint16_t *port)
+{
+	const char *colon = strrchr(v, ':');
+	uint64_t x = 0;
+	const char *p = colon ? colon + 1 : NULL;
+	if (!colon || config_parse_digits(&p, &x) < 0 || *p || x < 1 || x > 65535)
+		return "has no valid port";
+	char h[256];
+	size_t n = (size_t)(colon - v);
+	if (n >= 2 && v[0] == '[' && v[n - 1] == ']') {
+		v++;
+		n -= 2;
+	}
+	if (n >= sizeof(h))
+		return "has a host that is not an IP address";
+	memcpy(h, v, n);
+	h[n] = '\0';
+	if (strcmp(h, "localhost") == 0)
+		snprintf(h, sizeof(h), "127.0.0.1");
+	struct in6_addr a6;
+	struct in_addr a4;
+	if ((inet_pton(AF_INET, h, &a4) != 1 && inet_pton(AF_INET6, h, &a6) != 1) || strlen(h) >= hn)
+		return "has a host that is not an IP address";
+	memcpy(host, h, strlen(h) + 1);
+	*port = (uint16_t)x;
+	return NULL;
+}

@@ -312,7 +312,8 @@ static const struct bad_case bad_values[] = {
 	 "@: daemon.metrics_listen: \"127.0.0.1:70000\" has no valid port (use HOST:PORT, e.g. "
 	 "127.0.0.1:9464 or [::1]:9464)\n"},
 	{"[daemon]\nmetrics_listen = example.com:9464\n" HOT,
-	 "@: daemon.metrics_listen: \"example.com\" is not an IP address (use HOST:PORT, e.g. "
+	 "@: daemon.metrics_listen: \"example.com:9464\" has a host that is not an IP address (use "
+	 "HOST:PORT, e.g. "
 	 "127.0.0.1:9464 or [::1]:9464)\n"},
 	{"[daemon]\nworkers = 65\n" HOT, "@:2: daemon.workers: \"65\" is out of range (use 1..64)\n"},
 	{"[daemon]\nworkers = -1\n" HOT, "@:2: daemon.workers: \"-1\" is not a whole number (use 1..64)\n"},

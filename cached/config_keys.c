@@ -1,0 +1,191 @@
+/*
+ * The config key table: every key's section, type, bounds, default and
+ * field (see config.c for how loading uses it), and the calls that list
+ * keys and print a loaded value the way a file writes it.
+ */
+#include "config_keys.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "config_value.h"
+#include "log.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define KIB (UINT64_C(1) << 10)
+#define MIB (UINT64_C(1) << 20)
+
+#define FIELD(type, member) .off = offsetof(type, member), .size = sizeof(((type *)0)->member)
+
+static const char *const backend_values[] = {"posix", "rados", NULL};
+static const char *const layout_values[] = {"plain", "striper", NULL};
+
+/* Order matters: it is the order of conf/tiercache.conf and of key lists in
+ * messages. */
+const struct key_def config_keys[] = {
+	{.sect = SECT_DAEMON, .name = "socket", .type = KEY_PATH, .flags = KEY_NONEMPTY | KEY_SUN_PATH,
+	 .def = "/run/tiercache/tiercached.sock", FIELD(struct config, socket)},
+	{.sect = SECT_DAEMON, .name = "state_dir", .type = KEY_PATH, .flags = KEY_NONEMPTY,
+	 .def = "/var/lib/tiercache", FIELD(struct config, state_dir)},
+	{.sect = SECT_DAEMON, .name = "log_level", .type = KEY_LOG_LEVEL, .def = "info",
+	 FIELD(struct config, log_level)},
+	{.sect = SECT_DAEMON, .name = "max_clients", .type = KEY_UINT, .def = "1024", .min = 1,
+	 .max = 65536, FIELD(struct config, max_clients)},
+	{.sect = SECT_DAEMON, .name = "workers", .type = KEY_UINT, .def = "4", .min = 1, .max = 64,
+	 FIELD(struct config, workers)},
+	{.sect = SECT_DAEMON, .name = "admin_group", .type = KEY_STRING,
+	 FIELD(struct config, admin_group)},
+	{.sect = SECT_DAEMON, .name = "socket_mode", .type = KEY_MODE, .def = "0660", .max = 0777,
+	 FIELD(struct config, socket_mode)},
+	{.sect = SECT_DAEMON, .name = "socket_group", .type = KEY_STRING,
+	 FIELD(struct config, socket_group)},
+	{.sect = SECT_DAEMON, .name = "metrics_listen", .type = KEY_STRING,
+	 FIELD(struct config, metrics_listen)},
+	{.sect = SECT_DAEMON, .name = "demote_after", .type = KEY_DURATION,
+	 .flags = KEY_SECONDS | KEY_OFF, .def = "off", .min = 0, .max = 3650 * DAY_MS,
+	 FIELD(struct config, demote_after_s)},
+	{.sect = SECT_DAEMON, .name = "evict_after", .type = KEY_DURATION,
+	 .flags = KEY_SECONDS | KEY_OFF, .def = "off", .min = 0, .max = 3650 * DAY_MS,
+	 FIELD(struct config, evict_after_s)},
+	{.sect = SECT_DAEMON, .name = "plan_grace", .type = KEY_DURATION, .flags = KEY_SECONDS,
+	 .def = "30s", .min = 0, .max = DAY_MS, FIELD(struct config, plan_grace_s)},
+	{.sect = SECT_DAEMON, .name = "prefetch_max_bytes", .type = KEY_SIZE, .def = "1G",
+	 .min = 0, .max = UINT64_MAX, FIELD(struct config, prefetch_max_bytes)},
+	{.sect = SECT_DAEMON, .name = "prefetch_inflight", .type = KEY_UINT, .def = "8", .min = 1,
+	 .max = 256, FIELD(struct config, prefetch_inflight)},
+	{.sect = SECT_DAEMON, .name = "readahead_chunks", .type = KEY_UINT, .def = "4", .min = 0,
+	 .max = 64, FIELD(struct config, readahead_chunks)},
+
+	{.sect = SECT_TIER, .name = "path", .type = KEY_PATH, .flags = KEY_REQUIRED | KEY_NONEMPTY,
+	 .example = "path = /nvme/tiercache", FIELD(struct tier_conf, path)},
+	{.sect = SECT_TIER, .name = "capacity", .type = KEY_SIZE, .flags = KEY_REQUIRED,
+	 .example = "capacity = 64G", .min = MIB, .max = UINT64_MAX,
+	 FIELD(struct tier_conf, capacity)},
+	{.sect = SECT_TIER, .name = "high_water", .type = KEY_PERCENT, .def = "90", .min = 1,
+	 .max = 100, FIELD(struct tier_conf, high_water)},
+	{.sect = SECT_TIER, .name = "low_water", .type = KEY_PERCENT, .def = "80", .min = 0,
+	 .max = 99, FIELD(struct tier_conf, low_water)},
+
+	{.sect = SECT_DATASET, .name = "backend", .type = KEY_ENUM, .def = "posix",
+	 .values = backend_values, FIELD(struct dataset_conf, backend)},
+	{.sect = SECT_DATASET, .name = "path", .type = KEY_PATH,
+	 .flags = KEY_POSIX | KEY_REQUIRED | KEY_NONEMPTY, .example = "path = /data/imagenet",
+	 FIELD(struct dataset_conf, path)},
+	{.sect = SECT_DATASET, .name = "chunk_size", .type = KEY_SIZE, .def = "4M", .min = 64 * KIB,
+	 .max = 64 * MIB, .align = 4096, FIELD(struct dataset_conf, chunk_size)},
+	{.sect = SECT_DATASET, .name = "policy", .type = KEY_POLICY, .def = "lru",
+	 FIELD(struct dataset_conf, policy)},
+	{.sect = SECT_DATASET, .name = "revalidate_after", .type = KEY_DURATION, .def = "5s",
+	 .min = 0, .max = DAY_MS, FIELD(struct dataset_conf, revalidate_after_ms)},
+	{.sect = SECT_DATASET, .name = "demote_after", .type = KEY_DURATION,
+	 .flags = KEY_SECONDS | KEY_OFF | KEY_INHERIT, .min = 0, .max = 3650 * DAY_MS,
+	 FIELD(struct dataset_conf, demote_after_s)},
+	{.sect = SECT_DATASET, .name = "evict_after", .type = KEY_DURATION,
+	 .flags = KEY_SECONDS | KEY_OFF | KEY_INHERIT, .min = 0, .max = 3650 * DAY_MS,
+	 FIELD(struct dataset_conf, evict_after_s)},
+	{.sect = SECT_DATASET, .name = "ceph_conf", .type = KEY_PATH,
+	 .flags = KEY_RADOS | KEY_NONEMPTY, .def = "/etc/ceph/ceph.conf",
+	 FIELD(struct dataset_conf, ceph_conf)},
+	{.sect = SECT_DATASET, .name = "client_id", .type = KEY_STRING,
+	 .flags = KEY_RADOS | KEY_NONEMPTY, .def = "admin", FIELD(struct dataset_conf, client_id)},
+	{.sect = SECT_DATASET, .name = "keyring", .type = KEY_PATH, .flags = KEY_RADOS,
+	 FIELD(struct dataset_conf, keyring)},
+	{.sect = SECT_DATASET, .name = "pool", .type = KEY_STRING,
+	 .flags = KEY_RADOS | KEY_REQUIRED | KEY_NONEMPTY, .example = "pool = datasets",
+	 FIELD(struct dataset_conf, pool)},
+	{.sect = SECT_DATASET, .name = "namespace", .type = KEY_STRING, .flags = KEY_RADOS,
+	 FIELD(struct dataset_conf, rados_namespace)},
+	{.sect = SECT_DATASET, .name = "prefix", .type = KEY_STRING, .flags = KEY_RADOS,
+	 FIELD(struct dataset_conf, prefix)},
+	{.sect = SECT_DATASET, .name = "layout", .type = KEY_ENUM, .flags = KEY_RADOS,
+	 .def = "plain", .values = layout_values, FIELD(struct dataset_conf, layout)},
+	{.sect = SECT_DATASET, .name = "op_timeout", .type = KEY_DURATION,
+	 .flags = KEY_RADOS | KEY_SECONDS, .def = "30s", .min = SEC_MS, .max = HOUR_MS,
+	 FIELD(struct dataset_conf, op_timeout_s)},
+	{.sect = SECT_DATASET, .name = "max_inflight", .type = KEY_UINT, .flags = KEY_RADOS,
+	 .def = "16", .min = 1, .max = 1024, FIELD(struct dataset_conf, max_inflight)},
+};
+
+const size_t config_nkeys = ARRAY_SIZE(config_keys);
+_Static_assert(ARRAY_SIZE(config_keys) <= KEYS_MAX, "raise KEYS_MAX");
+
+const struct key_def *config_key_find(enum section_kind kind, const char *name)
+{
+	for (size_t i = 0; i < config_nkeys; i++)
+		if (config_keys[i].sect == kind && strcmp(config_keys[i].name, name) == 0)
+			return &config_keys[i];
+	return NULL;
+}
+
+size_t config_key_index(enum section_kind kind, const char *name)
+{
+	const struct key_def *k = config_key_find(kind, name);
+	assert(k);
+	return (size_t)(k - config_keys);
+}
+
+int config_key_at(size_t i, struct config_key_info *out)
+{
+	static const char *const sect_names[] = {
+		[SECT_DAEMON] = "daemon", [SECT_TIER] = "tier", [SECT_DATASET] = "dataset"};
+	if (i >= config_nkeys)
+		return -ENOENT;
+	const struct key_def *k = &config_keys[i];
+	*out = (struct config_key_info){
+		.section = sect_names[k->sect],
+		.name = k->name,
+		.default_value = k->def,
+		.required = k->flags & KEY_REQUIRED,
+		.backend = k->flags & KEY_POSIX ? "posix" : k->flags & KEY_RADOS ? "rados" : NULL,
+	};
+	return 0;
+}
+
+void config_key_format(const struct key_def *k, const void *base, char *buf, size_t n)
+{
+	const char *field = (const char *)base + k->off;
+	uint64_t x = 0;
+	if (k->type == KEY_SIZE || k->type == KEY_PERCENT || k->type == KEY_UINT ||
+	    k->type == KEY_DURATION || k->type == KEY_MODE) {
+		if (k->size == sizeof(uint64_t)) {
+			memcpy(&x, field, sizeof(x));
+		} else {
+			uint32_t w;
+			memcpy(&w, field, sizeof(w));
+			x = w;
+		}
+	}
+	switch (k->type) {
+	case KEY_STRING:
+	case KEY_PATH:
+	case KEY_ENUM:
+	case KEY_POLICY:
+		snprintf(buf, n, "%s", field);
+		break;
+	case KEY_SIZE:
+		config_fmt_size(buf, n, x);
+		break;
+	case KEY_PERCENT:
+	case KEY_UINT:
+		snprintf(buf, n, "%" PRIu64, x);
+		break;
+	case KEY_DURATION:
+		config_fmt_duration(buf, n, (k->flags & KEY_SECONDS) ? x * SEC_MS : x);
+		break;
+	case KEY_MODE:
+		snprintf(buf, n, "%04" PRIo64, x);
+		break;
+	case KEY_LOG_LEVEL: {
+		int level;
+		memcpy(&level, field, sizeof(level));
+		snprintf(buf, n, "%s", log_level_name(level));
+		break;
+	}
+	}
+}
+

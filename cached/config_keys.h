@@ -1,0 +1,71 @@
+/*
+ * The config key table, shared by the loader (config.c) and what lists and
+ * prints keys (config_keys.c: config_key_at, config show). Private to
+ * cached/config*.c.
+ */
+#ifndef TIERCACHE_CONFIG_KEYS_H
+#define TIERCACHE_CONFIG_KEYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KEYS_MAX 64 /* keys in the table at most (parse bookkeeping arrays) */
+
+enum section_kind {
+	SECT_NONE,   /* before the first header */
+	SECT_SKIP,   /* inside a bad header: its keys were not asked for */
+	SECT_DAEMON, /* [daemon] -> struct config */
+	SECT_TIER,   /* [tier hot|warm] -> struct tier_conf */
+	SECT_DATASET /* [dataset NAME] -> struct dataset_conf */
+};
+
+enum key_type {
+	KEY_STRING,
+	KEY_PATH,     /* relative to the config file's directory; stored absolute */
+	KEY_SIZE,     /* bytes */
+	KEY_PERCENT,  /* "90" or "90%" */
+	KEY_UINT,
+	KEY_DURATION, /* milliseconds (or whole seconds, KEY_SECONDS) */
+	KEY_ENUM,     /* one of values[], stored as the string */
+	KEY_LOG_LEVEL,
+	KEY_POLICY,   /* a name in the policy registry */
+	KEY_MODE,     /* octal permission bits, "0660" */
+};
+
+enum key_flag {
+	KEY_REQUIRED = 1 << 0, /* with KEY_POSIX/KEY_RADOS: required for that backend */
+	KEY_NONEMPTY = 1 << 1,
+	KEY_POSIX = 1 << 2,    /* dataset key of backend = posix only */
+	KEY_RADOS = 1 << 3,    /* dataset key of backend = rados only */
+	KEY_SECONDS = 1 << 4,  /* duration stored as whole seconds */
+	KEY_SUN_PATH = 1 << 5, /* a Unix socket path: the field is sun_path sized */
+	KEY_OFF = 1 << 6,      /* duration: "off" means 0 (never) */
+	KEY_INHERIT = 1 << 7,  /* dataset key: unset takes [daemon]'s key of that name */
+};
+
+struct key_def {
+	enum section_kind sect;
+	const char *name;
+	enum key_type type;
+	unsigned flags;
+	const char *def;     /* default as text, NULL: none (zero / empty) */
+	const char *example; /* shown when a required key is missing */
+	uint64_t min, max;   /* in the stored unit before KEY_SECONDS: bytes, ms, number */
+	uint64_t align;      /* sizes: must be a multiple of this */
+	const char *const *values;
+	size_t off, size; /* the field in the section's struct */
+};
+
+/* Order matters: it is the order of conf/tiercache.conf and of key lists in
+ * messages. */
+extern const struct key_def config_keys[];
+extern const size_t config_nkeys;
+
+/* The key NAME of section kind KIND, or NULL. */
+const struct key_def *config_key_find(enum section_kind kind, const char *name);
+/* Index of a key that exists: for the cross-checks, which name keys. */
+size_t config_key_index(enum section_kind kind, const char *name);
+/* KEY's field at BASE as text, the way a file writes it. */
+void config_key_format(const struct key_def *k, const void *base, char *buf, size_t n);
+
+#endif
