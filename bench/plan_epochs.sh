@@ -150,13 +150,15 @@ print("%-6s %5s %8.2f %8.2f %7.2f %6.1f %9.1f %8.3f%s" % (
     "  errors=%d" % (c["errors"] + l["errors"]) if c["errors"] + l["errors"] else ""))
 PY
 	done
-	if [ "$m" = plan ]; then
-		"$O/bin/tierctl" status --json | python3 -c '
+	"$O/bin/tierctl" status --json | python3 -c '
 import json, sys
-p = json.load(sys.stdin)["prefetch"]
-print("       prefetch: %.1f MB prefetched, %d hits, %d late (read while in flight), %.1f MB evicted unused, %d stalls" % (
-    p["prefetched_bytes"] / 1e6, p["hits"], p["late"], p["evicted_unused_bytes"] / 1e6, p["stalls"]))'
-	fi
+s = json.load(sys.stdin)
+p, c = s["prefetch"], s["counters"]
+if sys.argv[1] == "plan":
+    print("       prefetch: %.1f MB prefetched, %d hits, %d late (read while in flight), %.1f MB evicted unused, %d stalls" % (
+        p["prefetched_bytes"] / 1e6, p["hits"], p["late"], p["evicted_unused_bytes"] / 1e6, p["stalls"]))
+print("       fills: %d synced, %d evicted before their sync (never synced), %d waiting" % (
+    c.get("chunks_synced", 0), c.get("syncs_skipped", 0), s["daemon"].get("sync_pending_chunks", 0)))' "$m"
 	stop_daemon
 done
 echo

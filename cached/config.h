@@ -77,6 +77,8 @@ struct config {
 	uint64_t prefetch_max_bytes; /* a plan's lookahead window at most */
 	unsigned prefetch_inflight; /* prefetch cold reads in flight, all plans */
 	unsigned readahead_chunks; /* sequential readahead depth without a plan (0: off) */
+	uint64_t sync_delay_ms;    /* a filled chunk is fdatasync'ed and recorded this late */
+	uint64_t sync_backlog;     /* ... or sooner, oldest first, past this many bytes */
 	/* [tier hot], [tier warm] */
 	struct tier_conf tiers[TIER_COUNT];
 	/* [dataset NAME] */

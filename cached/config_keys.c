@@ -60,6 +60,10 @@ const struct key_def config_keys[] = {
 	 .max = 256, FIELD(struct config, prefetch_inflight)},
 	{.sect = SECT_DAEMON, .name = "readahead_chunks", .type = KEY_UINT, .def = "4", .min = 0,
 	 .max = 64, FIELD(struct config, readahead_chunks)},
+	{.sect = SECT_DAEMON, .name = "sync_delay", .type = KEY_DURATION, .def = "5s", .min = 0,
+	 .max = 3600 * 1000, FIELD(struct config, sync_delay_ms)},
+	{.sect = SECT_DAEMON, .name = "sync_backlog", .type = KEY_SIZE, .def = "1G", .min = 0,
+	 .max = UINT64_MAX, FIELD(struct config, sync_backlog)},
 
 	{.sect = SECT_TIER, .name = "path", .type = KEY_PATH, .flags = KEY_REQUIRED | KEY_NONEMPTY,
 	 .example = "path = /nvme/tiercache", FIELD(struct tier_conf, path)},

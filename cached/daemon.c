@@ -20,6 +20,7 @@
 
 #include "chunk.h"
 #include "dataset.h"
+#include "durable.h"
 #include "fill.h"
 #include "index.h"
 #include "log.h"
@@ -27,9 +28,9 @@
 #include "mover.h"
 #include "plans.h"
 #include "policy_glue.h"
+#include "prefetch.h"
 #include "reload.h"
 #include "residency.h"
-#include "prefetch.h"
 #include "server.h"
 #include "status.h"
 #include "workers.h"
@@ -288,6 +289,11 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot start %u worker threads", cfg->workers);
 		return rc;
 	}
+	rc = durable_init(d);
+	if (rc < 0) {
+		snprintf(err, errlen, "out of memory");
+		return rc;
+	}
 	for (unsigned i = 0; i < d->nds; i++)
 		dataset_load(d, d->ds[i]);
 	mover_kick(d);
@@ -332,6 +338,8 @@ void daemon_free(struct daemon *d)
 	d->srv = NULL;
 	workers_stop(d->workers); /* runs what is queued, delivers completions */
 	d->workers = NULL;
+	durable_flush(d); /* a graceful stop keeps every chunk: sync and record */
+	durable_free(d);
 	plans_free(d); /* after the workers: prefetch completions use the plans */
 	for (unsigned i = 0; i < d->nds; i++)
 		dataset_flush_manifest(d, d->ds[i]);

@@ -30,6 +30,7 @@
 struct event_base;
 struct event;
 struct workers;
+struct durable;
 struct index;
 struct manifest;
 struct server;
@@ -127,6 +128,8 @@ struct counters {
 	uint64_t evictions, demotions, promotions;
 	uint64_t cold_reads, cold_errors, stale_reads;
 	uint64_t checksum_errors, fill_errors;
+	uint64_t chunks_synced;  /* fills made durable and recorded (durable.c) */
+	uint64_t syncs_skipped;  /* fills gone (evicted, moved) before their sync */
 	uint64_t served_unkept; /* chunks read from cold and served without keeping them */
 	uint64_t bad_frames;
 };
@@ -171,6 +174,7 @@ struct daemon {
 	uint64_t unkept_filling[TIER_COUNT]; /* reserved by fills that will not be kept */
 	uint64_t unkept_ram; /* bytes of unkept chunks in memory (filling or held) */
 	uint64_t sync_seq;   /* last chunk.sync_seq handed out */
+	struct durable *dur; /* chunks waiting for their fdatasync (durable.h) */
 	bool draining[TIER_COUNT];
 	uint64_t pinned[TIER_COUNT]; /* bytes of pinned chunks per tier */
 	struct residency *res; /* pins and admin residency ops (residency.h) */

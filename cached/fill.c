@@ -8,15 +8,16 @@
  *
  * A kept chunk is answered before it is durable: the worker writes its
  * file and renames it into place without fdatasync, the loop publishes it
- * in memory (table, policy) and answers the waiters at once, and only then
- * a worker fdatasyncs the file; the index record is written when that
- * returns (fill_synced). The index is what survives a crash, and it only
- * ever names synced files: after a crash before the sync, the file has no
- * record and startup removes it as an orphan; the chunk is read from the
- * cold store again. Readers before the sync read the same bytes from the
- * page cache (the file is immutable once renamed). This takes the disk
- * flush (~2 ms per 4 MiB on the test machine's disk) off each miss. A sync
- * that fails drops the chunk.
+ * in memory (table, policy) and answers the waiters at once, and hands it
+ * to durable.c, which fdatasyncs the file and writes the index record
+ * later (after daemon.sync_delay, or sooner under sync_backlog), or never
+ * if the chunk is gone by then. The index is what survives a crash, and it
+ * only ever names synced files: after a crash before the sync, the file
+ * has no record and startup removes it as an orphan; the chunk is read
+ * from the cold store again. Readers before the sync read the same bytes
+ * from the page cache (the file is immutable once renamed). This takes the
+ * disk flush (~2 ms per 4 MiB on the test machine's disk) off each miss.
+ * A sync that fails drops the chunk.
  *
  * Where the chunk goes is the dataset's placement's call (policy_glue.h).
  * A chunk it admits nowhere (TIER_NONE) is still served: its bytes go to a
@@ -45,6 +46,7 @@
 
 #include "chunk.h"
 #include "dataset.h"
+#include "durable.h"
 #include "log.h"
 #include "manifest.h"
 #include "mover.h"
@@ -66,9 +68,7 @@ struct fill {
 	uint32_t len;
 	uint8_t tier;
 	bool keep;   /* admitted: publish; else serve from a nameless file */
-	int fd;      /* !keep: the written, unlinked file; keep: the published
-		      * file, to fdatasync after the waiters are answered */
-	uint64_t sync_seq; /* keep: the published chunk's sync_seq */
+	int fd;      /* !keep: the written, unlinked file; keep: the published one */
 	struct cold_io io;
 	void *buf;
 	uint64_t checksum;
@@ -212,41 +212,6 @@ static void fill_note_stale(struct daemon *d, struct fill *f)
 		e->checked_ns = 0; /* the next open revalidates this file */
 }
 
-/* Worker: make a published chunk's file durable. */
-static void fill_work_fsync(struct job *j)
-{
-	struct fill *f = (struct fill *)j;
-	if (fdatasync(f->fd) < 0)
-		f->err = -errno;
-	close(f->fd);
-	f->fd = -1;
-}
-
-/* Loop: the file of a chunk published by fill_done is synced (or failed
- * to): write its index record, unless the chunk is gone or was moved (the
- * mover wrote its record) in the meantime. */
-static void fill_synced(struct job *j)
-{
-	struct fill *f = (struct fill *)j;
-	struct daemon *d = f->d;
-	struct chunk *c = chunk_find(&d->chunks, f->key);
-	if (c && c->sync_seq == f->sync_seq) {
-		c->sync_seq = 0;
-		if (f->err) {
-			d->ctr.fill_errors++;
-			log_warn("dataset=%s path=%s chunk=%u tier=%s op=fill_sync err=\"%s\" "
-				 "action=\"dropped; it will be read from the cold store again\"",
-				 c->ds->name, c->path, c->idx, d->tiers[c->tier].name,
-				 strerror(-f->err));
-			chunk_drop(d, c, "sync_failed");
-		} else {
-			chunk_persist(d, c);
-		}
-	}
-	free(f->path);
-	free(f);
-}
-
 /* Loop: publish and answer every waiter. */
 static void fill_done(struct job *j)
 {
@@ -292,7 +257,7 @@ static void fill_done(struct job *j)
 			unlink(f->final);
 			t->used -= f->len;
 		} else {
-			c->sync_seq = f->sync_seq = ++d->sync_seq;
+			c->sync_seq = ++d->sync_seq;
 			d->ctr.bytes_from_cold += f->len;
 			f->ds->bytes_from_cold += f->len;
 		}
@@ -317,24 +282,13 @@ static void fill_done(struct job *j)
 		chunk_unkept_free(d, c); /* what the waiters hold keeps it */
 	else if (c && f->ds->removed)
 		chunk_drop(d, c, "dataset_removed"); /* a reload removed it meanwhile */
+	else if (c)
+		durable_add(d, c); /* answered: durable, with its record, later */
+	if (f->keep && f->fd >= 0)
+		close(f->fd);
 	free(f->buf);
-	f->buf = NULL;
-	if (c && f->keep) {
-		/* answered: now make it durable, then give it its record */
-		f->err = 0;
-		f->job.work = fill_work_fsync;
-		f->job.done = fill_synced;
-		if (d->stopping) {
-			/* delivered by workers_stop(): no thread is left to run it */
-			fill_work_fsync(&f->job);
-			fill_synced(&f->job);
-		} else {
-			workers_submit(d->workers, &f->job);
-		}
-	} else {
-		free(f->path);
-		free(f);
-	}
+	free(f->path);
+	free(f);
 	mover_kick(d);
 }
 

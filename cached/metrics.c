@@ -23,6 +23,7 @@
 #include <event2/http.h>
 
 #include "dataset.h"
+#include "durable.h"
 #include "fill.h"
 #include "log.h"
 #include "plans.h"
@@ -258,6 +259,13 @@ int metrics_render(struct daemon *d, struct evbuffer *b)
 	    d->moves_inflight);
 	one(b, "tiercache_unkept_ram_bytes", "gauge",
 	    "Bytes of chunks served from memory without a tier.", d->unkept_ram);
+	one(b, "tiercache_sync_pending_bytes", "gauge",
+	    "Bytes of filled chunks not yet fdatasync'ed and recorded.", durable_pending_bytes(d));
+	one(b, "tiercache_chunks_synced_total", "counter",
+	    "Filled chunks made durable and recorded in the index.", k->chunks_synced);
+	one(b, "tiercache_syncs_skipped_total", "counter",
+	    "Filled chunks evicted or moved before their sync was due (never synced).",
+	    k->syncs_skipped);
 	one(b, "tiercache_reloads_total", "counter", "Config reloads applied.", d->reloads);
 	one(b, "tiercache_reload_failures_total", "counter", "Config reloads rejected.",
 	    d->reload_failures);

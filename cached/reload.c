@@ -96,6 +96,9 @@ static void report_live_keys(const struct config *oc, const struct config *nc, F
 		fprintf(out, "applied: daemon.log_level = %s\n", log_level_name(nc->log_level));
 	if (oc->max_clients != nc->max_clients)
 		fprintf(out, "applied: daemon.max_clients = %u\n", nc->max_clients);
+	if (oc->sync_delay_ms != nc->sync_delay_ms || oc->sync_backlog != nc->sync_backlog)
+		fprintf(out, "applied: daemon.sync_delay = %llums sync_backlog = %llu\n",
+			(unsigned long long)nc->sync_delay_ms, (unsigned long long)nc->sync_backlog);
 	if (strcmp(oc->admin_group, nc->admin_group) != 0)
 		fprintf(out, "applied: daemon.admin_group = \"%s\" (for clients that connect from "
 			     "now on)\n",

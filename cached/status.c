@@ -11,6 +11,7 @@
 #include <event2/event.h>
 
 #include "dataset.h"
+#include "durable.h"
 #include "fill.h"
 #include "manifest.h"
 #include "plans.h"
@@ -121,6 +122,8 @@ void status_fill(struct daemon *d, struct proto_rs *rs)
 	proto_rs_u64(rs, "fills_inflight", fill_inflight(d));
 	proto_rs_u64(rs, "moves_inflight", d->moves_inflight);
 	proto_rs_u64(rs, "unkept_ram_bytes", d->unkept_ram);
+	proto_rs_u64(rs, "sync_pending_chunks", durable_pending_chunks(d));
+	proto_rs_u64(rs, "sync_pending_bytes", durable_pending_bytes(d));
 
 	proto_rs_section(rs, "tiers", TC_SHAPE_ARRAY);
 	for (int t = 0; t < TIER_COUNT; t++) {
@@ -158,6 +161,8 @@ void status_fill(struct daemon *d, struct proto_rs *rs)
 	proto_rs_u64(rs, "checksum_errors", k->checksum_errors);
 	proto_rs_u64(rs, "bad_frames", k->bad_frames);
 	proto_rs_u64(rs, "served_unkept", k->served_unkept);
+	proto_rs_u64(rs, "chunks_synced", k->chunks_synced);
+	proto_rs_u64(rs, "syncs_skipped", k->syncs_skipped);
 
 	proto_rs_section(rs, "datasets", TC_SHAPE_ARRAY);
 	for (unsigned i = 0; i < d->nds; i++) {

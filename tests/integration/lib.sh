@@ -55,6 +55,7 @@ tc_config() {
 		echo "state_dir = $T/state"
 		echo "log_level = ${TC_LOG_LEVEL:-info}"
 		echo "workers = 4"
+		[ -n "${TC_DAEMON_CONF:-}" ] && printf '%s\n' "$TC_DAEMON_CONF"
 		echo "[tier hot]"
 		echo "path = $T/hot"
 		echo "capacity = $hot"
