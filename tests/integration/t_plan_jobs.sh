@@ -15,6 +15,15 @@ sed -i 's/^workers = 4$/workers = 4\nplan_grace = 1h\nprefetch_inflight = 4/' "$
 tc_start || exit 1
 
 js() { tc_json "$1"; }
+errs() { # errs WANT tcplan-args...: prints "error WANT: ..."
+	local want=$1
+	shift
+	"$TC_TESTS/tcplan" "$@" >"$T/out" 2>&1
+	grep -q "^error $want: " "$T/out" || {
+		echo "  got: $(cat "$T/out")"
+		return 1
+	}
+}
 plan() { js "[p for p in s['plans'] if p['job'] == $1][0]['$2']"; }
 # A plans f00..f19; B plans f19..f00 but reads f09..f00 first, then
 # f19..f10 (ahead of its position by 20 chunks, where A expects f09..f00
@@ -71,5 +80,22 @@ check "B reads 1 file on a new connection: bytes equal the source" say 5 6 "read
 check "it went to job 2 (tag restored), resumed at B's position 20; job 1 still waits" \
 	test "$(plan 2 read) $(plan 2 resuming) $(plan 1 read) $(plan 1 resuming)" = "2 False 0 True"
 check "B's tag can be removed" say 5 6 "job none"
+
+# ---- $TIERCACHE_JOB for programs that cannot call tiercache_set_job ----
+head -n 5 "$T/order_a" >"$T/first5"
+check "TIERCACHE_JOB=2:0: a plain reader's 5 files: bytes equal the source" \
+	env TIERCACHE_JOB=2:0 "$TC_TESTS/tcplan" read ds "$T/cold" settle <"$T/first5"
+check "they went to job 2 (job 1, resuming, would take them untagged)" \
+	test "$(plan 2 read) $(plan 1 read) $(plan 1 resuming)" = "12 0 True"
+TIERCACHE_JOB=nonsense "$TC_TESTS/tcplan" settle >"$T/out" 2>&1
+check "a malformed TIERCACHE_JOB fails the connect with EINVAL naming it" grep -q "^error EINVAL: cannot connect: TIERCACHE_JOB=\"nonsense\" is not JOB or JOB:RANK" "$T/out"
+TIERCACHE_JOB=1:4294967295 "$TC_TESTS/tcplan" settle >"$T/out" 2>&1
+check "a rank out of range in TIERCACHE_JOB fails too" grep -q "^error EINVAL" "$T/out"
+
+# ---- bad CONN_JOB payloads ----
+check "CONN_JOB truncated: EBADMSG" errs EBADMSG raw 25 0105
+check "CONN_JOB with a trailing byte: EBADMSG" errs EBADMSG raw 25 01010000000000000000000000ff
+check "CONN_JOB with unknown flags: EINVAL" errs EINVAL raw 25 02010000000000000000000000
+check "a good CONN_JOB: ok" "$TC_TESTS/tcplan" raw 25 01010000000000000000000000
 for fd in 3 5 7; do echo quit >&$fd; done
 finish

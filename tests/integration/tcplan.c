@@ -374,7 +374,7 @@ int main(int argc, char **argv)
 	}
 	struct tiercache *tc = tiercache_connect(NULL);
 	if (!tc) {
-		printf("error %s: cannot connect\n", ename(errno));
+		printf("error %s: cannot connect: %s\n", ename(errno), tiercache_last_error());
 		return 1;
 	}
 	int rc = 2;
