@@ -105,10 +105,12 @@ static int plan_xfer_raw(struct tiercache *tc, uint8_t op, struct proto_wr *w)
 }
 
 /* Send s as a sequence of PLAN_SET frames; first_flags (TC_PLAN_APPEND,
- * TC_PLAN_RESUME) go on the first one. 0 or -errno / TC_ERETRY. */
+ * TC_PLAN_RESUME) go on the first one. 0 or -errno / TC_ERETRY; *sent
+ * counts the frames answered. */
 static int plan_frames(struct tiercache *tc, const char *dataset, const struct tiercache_plan *p,
-		       const struct plan_src *s, uint8_t first_flags, plan_xfer_fn xfer)
+		       const struct plan_src *s, uint8_t first_flags, plan_xfer_fn xfer, size_t *sent)
 {
+	*sent = 0;
 	struct proto_wr w;
 	proto_wr_init(&w);
 	size_t i = 0;
@@ -153,6 +155,7 @@ static int plan_frames(struct tiercache *tc, const char *dataset, const struct t
 		rc = xfer(tc, TC_OP_PLAN_SET, &w);
 		if (rc != 0)
 			goto out;
+		(*sent)++;
 		i = j;
 		first = false;
 	} while (i < s->n);
@@ -331,7 +334,8 @@ static int seg_replay(struct tiercache *tc, const struct tc_kept_plan *k, const 
 		}
 		s.paths = paths;
 	}
-	int rc = plan_frames(tc, k->dataset, &p, &s, flags, plan_xfer_raw);
+	size_t sent;
+	int rc = plan_frames(tc, k->dataset, &p, &s, flags, plan_xfer_raw, &sent);
 	free(paths);
 	return rc;
 }
@@ -368,6 +372,15 @@ int tc_conn_restore(struct tiercache *tc)
 	return 0;
 }
 
+/* The connection's generation (bumped by every new connection). */
+static uint32_t plan_conn_gen(struct tiercache *tc)
+{
+	tc_io_lock(tc);
+	uint32_t g = tc->gen;
+	tc_io_unlock(tc);
+	return g;
+}
+
 static int plan_send(struct tiercache *tc, const char *dataset, const struct tiercache_plan *p,
 		     const struct plan_src *s, unsigned flags)
 {
@@ -384,7 +397,17 @@ static int plan_send(struct tiercache *tc, const char *dataset, const struct tie
 		return tc_err_fail(-EINVAL);
 	}
 	bool append = flags & TIERCACHE_PLAN_APPEND;
-	rc = plan_frames(tc, dataset, p, s, append ? TC_PLAN_APPEND : 0, plan_xfer_call);
+	tc_enter(tc); /* before taking io_lock: a forked child resets it first */
+	for (int attempt = 0;; attempt++) {
+		uint32_t gen0 = plan_conn_gen(tc);
+		size_t sent;
+		rc = plan_frames(tc, dataset, p, s, append ? TC_PLAN_APPEND : 0, plan_xfer_call, &sent);
+		/* the connection was replaced between two frames of this plan: the
+		 * new daemon has no registration in progress. Send it all again. */
+		if (rc == -EINVAL && sent > 0 && attempt == 0 && plan_conn_gen(tc) != gen0)
+			continue;
+		break;
+	}
 	if (rc < 0)
 		return tc_err_fail(rc);
 	tc_io_lock(tc);
