@@ -162,6 +162,8 @@ struct daemon {
 	struct status_rates *rates; /* status.c: tier read rates */
 	struct plan_store *plans; /* jobs' announced reads, for clairvoyant */
 	struct plans *reg;        /* the registered plans (plans.h) */
+	struct conn *req_conn;    /* connection whose request is being dispatched
+	                           * (its job tag steers plans_access), else NULL */
 	struct prefetch *pf;      /* prefetch.h */
 	bool fill_quiet;          /* fill_get() call from the prefetcher: not a read, lands on hot */
 	struct fdslot *fdcache;

@@ -908,6 +908,8 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 {
 	struct proto_rd r;
 	proto_rd_init(&r, payload, h->len);
+	struct daemon *d = c->d;
+	d->req_conn = c; /* reads in this request advance its job's plans */
 	switch (h->op) {
 	case TC_OP_HELLO: op_hello(c, h, &r); break;
 	case TC_OP_OPEN: op_open(c, h, &r); break;
@@ -933,10 +935,12 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 	case TC_OP_LIFECYCLE: handlers_admin(c, h, &r); break;
 	case TC_OP_PLAN_SET: handlers_plan_set(c, h, &r); break;
 	case TC_OP_PLAN_CANCEL: handlers_plan_cancel(c, h, &r); break;
+	case TC_OP_CONN_JOB: handlers_conn_job(c, h, &r); break;
 	default:
 		c->d->ctr.bad_frames++;
 		conn_reply_err(c, h->op, h->id, ENOSYS, "unknown operation %u", h->op);
 	}
+	d->req_conn = NULL;
 }
 
 void handlers_conn_closed(struct conn *c)

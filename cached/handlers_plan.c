@@ -1,5 +1,5 @@
 /*
- * Request handlers for plans: PLAN_SET and PLAN_CANCEL (payloads in
+ * Request handlers for plans: PLAN_SET, PLAN_CANCEL and CONN_JOB (payloads in
  * include/tiercache/protocol.h). Decoding, limits and name resolution here;
  * the registry is plans.c. Loop thread only.
  */
@@ -137,7 +137,7 @@ void handlers_plan_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 			       q.world_size);
 		goto fail;
 	}
-	if (q.flags & ~(TC_PLAN_APPEND | TC_PLAN_MORE | TC_PLAN_CONT) ||
+	if (q.flags & ~(TC_PLAN_APPEND | TC_PLAN_MORE | TC_PLAN_CONT | TC_PLAN_RESUME) ||
 	    (q.kind != TC_PLAN_PATHS && q.kind != TC_PLAN_INDICES)) {
 		conn_reply_err(c, h->op, h->id, EINVAL, "unknown plan flags 0x%x or kind %u (paths 1, indices 2)",
 			       q.flags, q.kind);
@@ -175,7 +175,8 @@ void handlers_plan_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 		goto fail;
 	if (q.flags & TC_PLAN_MORE) {
 		if (!st)
-			st = plans_stage_start(d, c, q.ds, q.job, q.rank, q.flags & TC_PLAN_APPEND);
+			st = plans_stage_start(d, c, q.ds, q.job, q.rank,
+					       q.flags & (TC_PLAN_APPEND | TC_PLAN_RESUME));
 		if (!st || plans_stage_add(st, v, q.n) < 0) {
 			conn_reply_err(c, h->op, h->id, ENOMEM, "out of memory");
 			goto fail;
@@ -189,8 +190,8 @@ void handlers_plan_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 		err = plans_stage_commit(d, st, q.world_size, q.epoch, v, q.n, &entries);
 		st = NULL;
 	} else {
-		err = plans_set(d, c, q.ds, q.job, q.rank, q.world_size, q.epoch, q.flags & TC_PLAN_APPEND, v,
-				q.n);
+		err = plans_set(d, c, q.ds, q.job, q.rank, q.world_size, q.epoch,
+				q.flags & (TC_PLAN_APPEND | TC_PLAN_RESUME), v, q.n);
 	}
 	free(v);
 	if (err == -ENOSPC) {
@@ -234,6 +235,31 @@ void handlers_plan_cancel(struct conn *c, const struct tc_hdr *h, struct proto_r
 			       (unsigned long long)job, rank, ds->name);
 		return;
 	}
+	struct proto_wr w;
+	proto_wr_init(&w);
+	proto_wr_begin(&w);
+	conn_reply(c, h->op, h->id, &w, -1);
+	proto_wr_free(&w);
+}
+
+void handlers_conn_job(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
+{
+	struct tc_job_tag t;
+	int rc = proto_job_decode(r->p, r->left, &t);
+	if (rc == -EBADMSG) {
+		conn_reply_err(c, h->op, h->id, EBADMSG, "malformed CONN_JOB: u8 flags, u64 job, u32 rank");
+		return;
+	}
+	if (rc < 0) {
+		conn_reply_err(c, h->op, h->id, EINVAL,
+			       "unknown CONN_JOB flags (0x1 tags the connection, 0 removes the tag)");
+		return;
+	}
+	c->job = t;
+	if (t.set && t.rank == TC_JOB_RANK_ANY)
+		log_debug("pid=%d job=%llu rank=any op=conn_job", (int)c->pid, (unsigned long long)t.job);
+	else if (t.set)
+		log_debug("pid=%d job=%llu rank=%u op=conn_job", (int)c->pid, (unsigned long long)t.job, t.rank);
 	struct proto_wr w;
 	proto_wr_init(&w);
 	proto_wr_begin(&w);

@@ -137,3 +137,24 @@ bool plan_track_holds(const struct plan_track *t, uint64_t key)
 	const uint64_t *v = keymap_get(&t->first, key);
 	return v && *v - t->pos <= t->window;
 }
+
+bool plan_track_find(const struct plan_track *t, uint64_t key, uint64_t *at)
+{
+	const uint64_t *v = keymap_get(&t->first, key);
+	if (!v || *v < t->pos)
+		return false;
+	*at = *v;
+	return true;
+}
+
+void plan_track_seek(struct plan_track *t, uint64_t p)
+{
+	uint64_t end = t->base + t->len;
+	if (p > end)
+		p = end;
+	for (; t->pos < p; t->pos++)
+		if (!t->done[t->pos - t->base])
+			track_pass(t, t->pos);
+	if (t->hi < t->pos)
+		t->hi = t->pos;
+}

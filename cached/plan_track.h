@@ -51,6 +51,13 @@ bool plan_track_read(struct plan_track *t, uint64_t key, uint64_t *at);
 /* true if key has an unread position within the window ahead (a read of
  * it now would match). */
 bool plan_track_holds(const struct plan_track *t, uint64_t key);
+/* Where the next unread position of key is, at any distance ahead:
+ * true and *at set, or false. */
+bool plan_track_find(const struct plan_track *t, uint64_t key, uint64_t *at);
+/* Move the position to p (pos <= p <= end) without counting the positions
+ * passed as read or skipped: a plan registered again after a daemon
+ * restart resumes where its job is. */
+void plan_track_seek(struct plan_track *t, uint64_t p);
 
 static inline uint64_t plan_track_pos(const struct plan_track *t)
 {

@@ -41,7 +41,7 @@ struct plan_stage {
 	struct dataset *ds;
 	uint64_t job;
 	uint32_t rank;
-	bool append; /* the first frame's choice */
+	uint8_t flags; /* the first frame's TC_PLAN_APPEND / TC_PLAN_RESUME */
 	struct stage_entry *v;
 	size_t n, cap;
 };
@@ -250,8 +250,9 @@ out:
 }
 
 int plans_set(struct daemon *d, struct conn *c, struct dataset *ds, uint64_t job, uint32_t rank,
-	      uint32_t world_size, uint32_t epoch, bool append, const struct plan_entry *v, size_t n)
+	      uint32_t world_size, uint32_t epoch, uint8_t flags, const struct plan_entry *v, size_t n)
 {
+	bool append = flags & TC_PLAN_APPEND;
 	if (world_size == 0 || rank >= world_size)
 		return -EINVAL;
 	struct dplan *old = plans_find(d, ds, job, rank);
@@ -280,8 +281,11 @@ int plans_set(struct daemon *d, struct conn *c, struct dataset *ds, uint64_t job
 	pl->epoch = epoch;
 	pl->owner = c;
 	pl->gone_ns = 0;
+	if (fresh && (flags & TC_PLAN_RESUME))
+		pl->resync = true;
 	log_info("dataset=%s job=%llu rank=%u world_size=%u epoch=%u op=plan_%s files=%zu chunks=%llu",
-		 ds->name, (unsigned long long)job, rank, world_size, epoch, fresh ? "set" : "append", n,
+		 ds->name, (unsigned long long)job, rank, world_size, epoch,
+		 fresh ? (pl->resync ? "resume" : "set") : "append", n,
 		 (unsigned long long)(plan_track_end(&pl->tr) - plan_track_pos(&pl->tr)));
 	prefetch_pump(d, pl);
 	return 0;
@@ -312,17 +316,29 @@ static void plan_passed(struct dplan *pl, uint64_t from, uint64_t to)
 	}
 }
 
-/* The plan that expects key soonest, or NULL. */
+/* true if a read on connection c may advance pl: c is untagged, or tagged
+ * with pl's job (and rank, unless any rank). */
+static bool plan_reader_ok(const struct dplan *pl, const struct conn *c)
+{
+	if (!c || !c->job.set)
+		return true;
+	return c->job.job == pl->job && (c->job.rank == TC_JOB_RANK_ANY || c->job.rank == pl->rank);
+}
+
+/* The plan that expects key soonest, or NULL. A resuming plan expects it
+ * wherever it is ahead. */
 static struct dplan *plan_for(struct daemon *d, uint64_t key)
 {
 	struct dplan *best = NULL;
 	uint64_t best_d = UINT64_MAX;
 	for (struct dplan *pl = d->reg->list; pl; pl = pl->next) {
-		const uint64_t *v = keymap_get(&pl->tr.first, key);
-		if (!v)
+		if (!plan_reader_ok(pl, d->req_conn))
 			continue;
-		uint64_t dist = *v - plan_track_pos(&pl->tr);
-		if (dist <= pl->tr.window && dist < best_d) {
+		uint64_t at;
+		if (!plan_track_find(&pl->tr, key, &at))
+			continue;
+		uint64_t dist = at - plan_track_pos(&pl->tr);
+		if ((dist <= pl->tr.window || pl->resync) && dist < best_d) {
 			best = pl;
 			best_d = dist;
 		}
@@ -339,7 +355,20 @@ uint64_t plans_access(struct daemon *d, uint64_t key)
 	struct dplan *pl = plan_for(d, key);
 	if (!pl)
 		return PLAN_JOB_ANY;
-	uint64_t before = plan_track_pos(&pl->tr), at;
+	uint64_t at;
+	if (pl->resync && plan_track_find(&pl->tr, key, &at)) {
+		/* resume where the job is: what lies before was read before the restart */
+		plan_track_seek(&pl->tr, at);
+		pl->resync = false;
+		if (pl->pf < at) {
+			pl->pf = at;
+			pl->ahead = 0;
+		}
+		plan_store_seek(d->plans, pl->psid, at);
+		log_info("dataset=%s job=%llu rank=%u op=plan_resumed position=%llu", pl->ds->name,
+			 (unsigned long long)pl->job, pl->rank, (unsigned long long)at);
+	}
+	uint64_t before = plan_track_pos(&pl->tr);
 	if (!plan_track_read(&pl->tr, key, &at))
 		return PLAN_JOB_ANY;
 	if (!chunk_find(&d->chunks, key))
@@ -440,6 +469,7 @@ void plans_report(struct daemon *d, struct proto_rs *rs)
 		proto_rs_u64(rs, "window_bytes", prefetch_window(d, pl));
 		proto_rs_u64(rs, "prefetched_bytes", pl->prefetched);
 		proto_rs_bool(rs, "connected", pl->owner != NULL);
+		proto_rs_bool(rs, "resuming", pl->resync);
 		proto_rs_u64(rs, "orphaned_s", pl->owner ? 0 : (now - pl->gone_ns) / NS_PER_S);
 	}
 }
@@ -456,7 +486,7 @@ struct plan_stage *plans_stage_get(struct daemon *d, struct conn *c, struct data
 }
 
 struct plan_stage *plans_stage_start(struct daemon *d, struct conn *c, struct dataset *ds,
-				     uint64_t job, uint32_t rank, bool append)
+				     uint64_t job, uint32_t rank, uint8_t flags)
 {
 	struct plan_stage *old = plans_stage_get(d, c, ds, job, rank);
 	if (old)
@@ -468,7 +498,7 @@ struct plan_stage *plans_stage_start(struct daemon *d, struct conn *c, struct da
 	st->ds = ds;
 	st->job = job;
 	st->rank = rank;
-	st->append = append;
+	st->flags = flags;
 	st->next = d->reg->stages;
 	d->reg->stages = st;
 	return st;
@@ -521,7 +551,7 @@ int plans_stage_commit(struct daemon *d, struct plan_stage *st, uint32_t world_s
 		for (size_t i = 0; i < st->n; i++)
 			all[i] = (struct plan_entry){.path = st->v[i].path, .src = st->v[i].src};
 		memcpy(all + st->n, v, n * sizeof(*v));
-		rc = plans_set(d, st->c, st->ds, st->job, st->rank, world_size, epoch, st->append, all,
+		rc = plans_set(d, st->c, st->ds, st->job, st->rank, world_size, epoch, st->flags, all,
 			       total);
 		free(all);
 	}

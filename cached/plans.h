@@ -63,6 +63,8 @@ struct dplan {
 	uint64_t pf;         /* next position to look at */
 	uint64_t ahead;      /* bytes of positions [position, pf) */
 	uint64_t prefetched; /* bytes prefetched for this plan */
+	bool resync;         /* registered with TC_PLAN_RESUME, no read seen yet:
+	                      * the first read of it sets the position */
 };
 
 /* A file as a plan names it, resolved against the manifest. */
@@ -82,19 +84,22 @@ struct plans {
 int plans_init(struct daemon *d);
 void plans_free(struct daemon *d);
 
-/* Register (append: extend) (ds, job, rank)'s plan for connection c.
- * Entries are copied. 0, -EINVAL (world_size 0, rank >= world_size),
+/* Register (flags TC_PLAN_APPEND: extend) (ds, job, rank)'s plan for
+ * connection c; TC_PLAN_RESUME on a new plan: its position jumps to the
+ * first read of it seen (a client re-registering after a daemon restart,
+ * its job part way through). Entries are copied. 0, -EINVAL (world_size 0, rank >= world_size),
  * -ENOSPC (PLANS_MAX plans already), -EFBIG (more than PLANS_CHUNKS_MAX
  * chunk reads ahead) or -ENOMEM; nothing changed on error. */
 int plans_set(struct daemon *d, struct conn *c, struct dataset *ds, uint64_t job, uint32_t rank,
-	      uint32_t world_size, uint32_t epoch, bool append, const struct plan_entry *v, size_t n);
+	      uint32_t world_size, uint32_t epoch, uint8_t flags, const struct plan_entry *v, size_t n);
 /* 0 or -ENOENT. */
 int plans_cancel(struct daemon *d, struct dataset *ds, uint64_t job, uint32_t rank);
 struct dplan *plans_find(struct daemon *d, struct dataset *ds, uint64_t job, uint32_t rank);
 
 /* Every read of a chunk (policy_glue_access): follows the plans and
  * returns the plan store job id of the plan the read belongs to, or
- * PLAN_JOB_ANY. */
+ * PLAN_JOB_ANY. A read in a request of a connection tagged with a job
+ * (d->req_conn, TC_OP_CONN_JOB) can only advance that job's plans. */
 uint64_t plans_access(struct daemon *d, uint64_t key);
 /* true if some plan will read key soon (readahead leaves it to the plan). */
 bool plans_hold(struct daemon *d, uint64_t key);
@@ -118,11 +123,12 @@ void plans_report(struct daemon *d, struct proto_rs *rs);
  * several frames wait here until its last frame. */
 struct plan_stage;
 /* The stage of (c, ds, job, rank), or NULL. start: a new one (dropping
- * any old), append being the first frame's flag; NULL on -ENOMEM. */
+ * any old), flags being the first frame's (TC_PLAN_APPEND, TC_PLAN_RESUME);
+ * NULL on -ENOMEM. */
 struct plan_stage *plans_stage_get(struct daemon *d, struct conn *c, struct dataset *ds,
 				   uint64_t job, uint32_t rank);
 struct plan_stage *plans_stage_start(struct daemon *d, struct conn *c, struct dataset *ds,
-				     uint64_t job, uint32_t rank, bool append);
+				     uint64_t job, uint32_t rank, uint8_t flags);
 void plans_stage_drop(struct daemon *d, struct plan_stage *st);
 int plans_stage_add(struct plan_stage *st, const struct plan_entry *v, size_t n);
 /* Commit: register the staged entries followed by v[0..n) (plans_set),

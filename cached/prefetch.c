@@ -192,8 +192,8 @@ static int pf_issue(struct daemon *d, struct dataset *ds, const char *path,
 void prefetch_pump(struct daemon *d, struct dplan *pl)
 {
 	struct prefetch *pf = d->pf;
-	if (d->stopping || !pf)
-		return;
+	if (d->stopping || !pf || pl->resync)
+		return; /* a resuming plan does not know where its job is yet */
 	uint64_t want = prefetch_window(d, pl);
 	uint64_t end = plan_track_end(&pl->tr);
 	if (pl->pf < plan_track_pos(&pl->tr)) {

@@ -16,6 +16,7 @@
 
 #include "daemon.h"
 #include "proto.h"
+#include "proto_job.h"
 
 #define SERVER_OUTQ_MAX (8u << 20)
 #define SERVER_HANDLES_MAX 65536u
@@ -43,6 +44,7 @@ struct conn {
 	struct handle **handles;
 	uint32_t nhandles;
 	uint32_t handle_gen;
+	struct tc_job_tag job; /* TC_OP_CONN_JOB: whose plans its reads advance */
 	struct conn *prev, *next;
 };
 
@@ -84,6 +86,8 @@ void handlers_admin(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 /* handlers_plan.c: TC_OP_PLAN_SET / TC_OP_PLAN_CANCEL. */
 void handlers_plan_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 void handlers_plan_cancel(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+/* TC_OP_CONN_JOB: tag the connection's reads with a job. */
+void handlers_conn_job(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 /* handlers.c: release everything a connection holds (it is closing). */
 void handlers_conn_closed(struct conn *c);
 

@@ -129,6 +129,39 @@ int tiercache_plan_indices(struct tiercache *tc, const char *dataset, const stru
 /* Drop (job, rank)'s plan on dataset. ENOENT if there was none. */
 int tiercache_plan_cancel(struct tiercache *tc, const char *dataset, uint64_t job, uint32_t rank);
 
+/*
+ * Plans survive a daemon restart: the library keeps each plan this
+ * connection registered (the last registration and the append after it:
+ * 8 bytes per index, path length + 1 per path; a plan above
+ * TIERCACHE_PLAN_KEEP_MAX bytes is not kept) until it is cancelled or
+ * replaced, and re-registers it on the next connection before the request
+ * that found the old one gone. The daemon resumes the plan at the first
+ * read of it it sees. A forked child does not inherit them (its parent
+ * re-registers them). The registering process must talk to the daemon for
+ * that to happen: a process that only registers plans while others read
+ * calls tiercache_ping() now and then (the Python PlanSampler does).
+ */
+#define TIERCACHE_PLAN_KEEP_MAX (256u << 20)
+/* A cheap round trip (HELLO): reconnects if the daemon restarted, which
+ * re-sends the job tag and the kept plans. 0 or -1 with errno. */
+int tiercache_ping(struct tiercache *tc);
+
+/*
+ * Job tags: reads on a tagged connection advance only the plans of that
+ * job (and of that rank, unless rank is TIERCACHE_RANK_ANY), so two jobs
+ * whose plans overlap on one dataset do not move each other's positions.
+ * Untagged connections advance every plan that expects the read. The tag
+ * follows the connection into forked children and onto new connections
+ * after a daemon restart. $TIERCACHE_JOB="JOB" or "JOB:RANK" (JOB a 64-bit
+ * number, decimal or 0x hex) tags every connection the process opens;
+ * a malformed value fails tiercache_connect with EINVAL. ENOSYS: the
+ * daemon predates job tags (the tag is not set).
+ */
+#define TIERCACHE_JOB_ENV "TIERCACHE_JOB"
+#define TIERCACHE_RANK_ANY 0xffffffffu
+int tiercache_set_job(struct tiercache *tc, uint64_t job, uint32_t rank);
+int tiercache_clear_job(struct tiercache *tc);
+
 /* Message for an errno value, including tiercache-specific meanings. */
 const char *tiercache_strerror(int errnum);
 /* The daemon's detail for this thread's last failed call ("" if none). */

@@ -356,6 +356,8 @@ static int conn_open(struct tiercache *tc)
 	if (++tc->gen == 0)
 		tc->gen = 1;
 	int rc = hello(tc);
+	if (rc == 0)
+		rc = tc_conn_restore(tc);
 	if (rc == TC_ERETRY) {
 		tc_err_detail("tiercached at %s closed the connection", tc->path);
 		rc = -tc->last_conn_err;
@@ -485,6 +487,7 @@ static void fork_reset(struct tiercache *tc)
 	if (++tc->gen == 0)
 		tc->gen = 1;
 	tc_handles_forget_fds(tc);
+	tc_plans_forget(tc); /* the parent's; the job tag follows the child */
 }
 
 /* The calling process's pid without a syscall per call: refreshed in a
@@ -578,8 +581,14 @@ struct tiercache *tiercache_connect(const char *socket_path)
 	atomic_init(&tc->resetter, 0);
 	tc->no_fd_passing = env_no_fd_passing();
 	tc->reconnect_timeout = env_timeout();
+	int rc = tc_job_from_env(tc);
+	if (rc < 0) {
+		tiercache_disconnect(tc);
+		tc_err_fail(rc);
+		return NULL;
+	}
 
-	int rc = conn_open(tc); /* fail fast: no retry on the first connect */
+	rc = conn_open(tc); /* fail fast: no retry on the first connect */
 	if (rc < 0) {
 		tiercache_disconnect(tc);
 		tc_err_fail(rc);
@@ -593,6 +602,7 @@ void tiercache_disconnect(struct tiercache *tc)
 	if (!tc)
 		return;
 	tc_handles_free_all(tc);
+	tc_plans_forget(tc);
 	conn_drop(tc);
 	pthread_mutex_destroy(&tc->io_lock);
 	pthread_mutex_destroy(&tc->tbl_lock);

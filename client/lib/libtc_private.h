@@ -26,6 +26,7 @@
 #include <sys/types.h>
 
 #include "proto.h"
+#include "proto_job.h"
 #include "tiercache.h"
 
 /* Chunk fds kept per handle; the least recently used is released beyond. */
@@ -86,6 +87,10 @@ struct tiercache {
 	                         * in vain; cleared by the next good connect */
 	struct tc_handle **slots;
 	int nslots;
+	/* io_lock: what a new connection must be told again (plan.c, job.c) */
+	struct tc_job_tag job;  /* tiercache_set_job / $TIERCACHE_JOB */
+	struct tc_kept_plan *kept; /* plans this process registered, to re-send */
+	size_t kept_bytes;
 };
 
 /* One reply frame. */
@@ -139,6 +144,19 @@ void tc_io_lock(struct tiercache *tc);
 void tc_io_unlock(struct tiercache *tc);
 /* strlen(path) < TC_PATH_MAX, else -ENAMETOOLONG; NULL -> -EINVAL. */
 int tc_path_check(const char *path);
+
+/* ---- plan.c, job.c: state a daemon restart loses ---- */
+/* A new connection said HELLO: send it the job tag and re-register the
+ * kept plans (io_lock held). 0, TC_ERETRY (it broke again) or -errno of
+ * the connection; a plan the daemon refuses now is dropped and logged. */
+int tc_conn_restore(struct tiercache *tc);
+/* Send the job tag on the current connection (io_lock held, connected). */
+int tc_job_send(struct tiercache *tc);
+/* Forget every kept plan (disconnect; a forked child: the plans are its
+ * parent's, which re-registers them itself). */
+void tc_plans_forget(struct tiercache *tc);
+/* Parse $TIERCACHE_JOB into tc->job. 0 or -EINVAL with the detail set. */
+int tc_job_from_env(struct tiercache *tc);
 
 /* ---- handle.c ---- */
 /* Take a reference on handle h (NULL: no such handle), drop it. */

@@ -167,6 +167,15 @@ enum tc_op {
 	TC_OP_CONFIG_SHOW = 23,
 	TC_OP_RELOAD = 24,
 
+	/* Tag this connection's reads with a job (docs/plans.md): from then on
+	 * its chunk reads advance only that job's plans, and only that rank's
+	 * unless rank is TC_JOB_RANK_ANY. Untagged connections advance every
+	 * plan that expects the read. A new connection starts untagged.
+	 * req: u8 flags (TC_JOB_F_SET: tag; 0: remove the tag, job and rank
+	 *      ignored), u64 job, u32 rank
+	 * rep: empty. Errors: EINVAL (unknown flags), EBADMSG. */
+	TC_OP_CONN_JOB = 25,
+
 	TC_OP_MAX_
 };
 
@@ -179,9 +188,15 @@ enum tc_op {
 #define TC_PLAN_APPEND 0x1u /* first frame: extend the plan instead of replacing it */
 #define TC_PLAN_MORE 0x2u   /* more frames of this sequence follow */
 #define TC_PLAN_CONT 0x4u   /* continues a sequence */
+#define TC_PLAN_RESUME 0x8u /* first frame: a re-registration after a reconnect;
+			     * the plan's position jumps to the first read of it
+			     * the daemon sees, wherever it is in the plan */
 #define TC_PLAN_PATHS 1u
 #define TC_PLAN_INDICES 2u
 #define TC_PLAN_ENTRIES_MAX (1u << 24) /* files in one registration */
+/* TC_OP_CONN_JOB. */
+#define TC_JOB_F_SET 0x1u
+#define TC_JOB_RANK_ANY 0xffffffffu /* every rank of the job */
 
 enum tc_type {
 	TC_TYPE_FILE = 1,

@@ -29,6 +29,7 @@ cflags=(-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recove
 sources_for() {
 	case "$1" in
 	fuzz_proto) echo common/proto.c ;;
+	fuzz_proto_job) echo common/proto_job.c common/proto.c ;;
 	*) echo "fuzz: no source list for $1 in $0" >&2; return 1 ;;
 	esac
 }
@@ -46,6 +47,11 @@ write_seeds() {
 		printf 'TC\x01\x0a\x04\x00\x00\x00\x07\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' >"$dir/frame"
 		# getter program: 3 ops (u32, str, u64) over a payload
 		printf '\x03\x02\x07\x03\x05\x00\x00\x00\x02\x00\x00\x00ab\x01\x02\x03\x04\x05\x06\x07\x08' >"$dir/getters"
+		;;
+	fuzz_proto_job)
+		# tag job 0x5eed rank 3; untag
+		printf '\x01\xed\x5e\x00\x00\x00\x00\x00\x00\x03\x00\x00\x00' >"$dir/tag"
+		printf '\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' >"$dir/untag"
 		;;
 	esac
 }

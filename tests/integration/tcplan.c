@@ -16,6 +16,18 @@
  *        (from chunk FIRST, COUNT chunks; default: all)
  *   tcplan raw OP HEX                   send a raw payload, print the errno
  *   tcplan settle                       wait for no fill in flight
+ *   tcplan shell DATASET SRCDIR         a long-lived client driven by
+ *        commands on stdin, one reply line each ("ok ..." or "error ENAME:
+ *        detail" or "FAIL: ..."). Plans go on one connection, reads on a
+ *        second one (as a DataLoader's main process and workers):
+ *          plan JOB RANK EPOCH set|append FILE   register FILE's paths
+ *          cancel JOB RANK
+ *          order FILE          the paths `read` goes through
+ *          read N [settle]     the next N paths of the order, each whole,
+ *                              compared with SRCDIR/PATH (settle first)
+ *          job JOB RANK|any|none   tag the reading connection
+ *          ping                a round trip on the planning connection
+ *          quit
  *
  * Exit 0 only if every call did what it said.
  */
@@ -89,7 +101,7 @@ static int settle(struct tiercache *tc)
 	return -1;
 }
 
-static char **read_lines(size_t *n)
+static char **read_lines_from(FILE *in, size_t *n)
 {
 	size_t cap = 1024;
 	char **v = malloc(cap * sizeof(*v));
@@ -97,7 +109,7 @@ static char **read_lines(size_t *n)
 	size_t lcap = 0;
 	ssize_t len;
 	*n = 0;
-	while ((len = getline(&line, &lcap, stdin)) >= 0) {
+	while ((len = getline(&line, &lcap, in)) >= 0) {
 		if (len && line[len - 1] == '\n')
 			line[--len] = '\0';
 		if (*n == cap)
@@ -106,6 +118,18 @@ static char **read_lines(size_t *n)
 	}
 	free(line);
 	return v;
+}
+
+static char **read_lines(size_t *n)
+{
+	return read_lines_from(stdin, n);
+}
+
+static void free_lines(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
 }
 
 static int cmd_set(struct tiercache *tc, int argc, char **argv)
@@ -233,6 +257,115 @@ static int cmd_raw(struct tiercache *tc, char **argv)
 	return 0;
 }
 
+/* One shell command; the reply line is printed here. */
+static void shell_cmd(struct tiercache *tc, struct tiercache *rd, const char *ds, const char *srcdir,
+		      char *line, char ***order, size_t *norder, size_t *next)
+{
+	char *argv[8];
+	int argc = 0;
+	for (char *t = strtok(line, " \t"); t && argc < 8; t = strtok(NULL, " \t"))
+		argv[argc++] = t;
+	if (argc == 0) {
+		printf("FAIL: empty command\n");
+	} else if (!strcmp(argv[0], "plan") && argc == 6) {
+		struct tiercache_plan p = {.job = strtoull(argv[1], NULL, 0),
+					   .rank = (uint32_t)strtoul(argv[2], NULL, 0),
+					   .world_size = (uint32_t)strtoul(argv[2], NULL, 0) + 1,
+					   .epoch = (uint32_t)strtoul(argv[3], NULL, 0)};
+		FILE *f = fopen(argv[5], "r");
+		if (!f) {
+			printf("FAIL: cannot open %s\n", argv[5]);
+			return;
+		}
+		size_t n;
+		char **v = read_lines_from(f, &n);
+		fclose(f);
+		int rc = tiercache_plan_paths(tc, ds, &p, (const char *const *)v, n,
+					      !strcmp(argv[4], "append") ? TIERCACHE_PLAN_APPEND : 0);
+		free_lines(v, n);
+		if (rc < 0)
+			(void)report_err();
+		else
+			printf("ok registered %zu\n", n);
+	} else if (!strcmp(argv[0], "cancel") && argc == 3) {
+		if (tiercache_plan_cancel(tc, ds, strtoull(argv[1], NULL, 0),
+					  (uint32_t)strtoul(argv[2], NULL, 0)) < 0)
+			(void)report_err();
+		else
+			printf("ok cancelled\n");
+	} else if (!strcmp(argv[0], "order") && argc == 2) {
+		FILE *f = fopen(argv[1], "r");
+		if (!f) {
+			printf("FAIL: cannot open %s\n", argv[1]);
+			return;
+		}
+		free_lines(*order, *norder);
+		*order = read_lines_from(f, norder);
+		*next = 0;
+		fclose(f);
+		printf("ok order %zu\n", *norder);
+	} else if (!strcmp(argv[0], "read") && argc >= 2) {
+		size_t n = strtoul(argv[1], NULL, 10), bad = 0, done = 0;
+		int do_settle = argc > 2 && !strcmp(argv[2], "settle");
+		for (; done < n && *next < *norder; done++, (*next)++) {
+			char tcpath[8192], src[8192];
+			snprintf(tcpath, sizeof(tcpath), "%s/%s", ds, (*order)[*next]);
+			snprintf(src, sizeof(src), "%s/%s", srcdir, (*order)[*next]);
+			if (do_settle && settle(rd) < 0)
+				bad++;
+			bad += (size_t)read_compare(rd, tcpath, src, 0, 0, UINT64_MAX);
+		}
+		if (bad || done < n)
+			printf("FAIL: read %zu of %zu files, %zu differ\n", done, n, bad);
+		else
+			printf("ok read %zu\n", done);
+	} else if (!strcmp(argv[0], "job") && argc >= 2) {
+		int rc;
+		if (!strcmp(argv[1], "none"))
+			rc = tiercache_clear_job(rd);
+		else
+			rc = tiercache_set_job(rd, strtoull(argv[1], NULL, 0),
+					       argc > 2 && strcmp(argv[2], "any")
+						       ? (uint32_t)strtoul(argv[2], NULL, 0)
+						       : TIERCACHE_RANK_ANY);
+		if (rc < 0)
+			(void)report_err();
+		else
+			printf("ok job\n");
+	} else if (!strcmp(argv[0], "ping")) {
+		if (tiercache_ping(tc) < 0)
+			(void)report_err();
+		else
+			printf("ok ping\n");
+	} else {
+		printf("FAIL: unknown command %s\n", argv[0]);
+	}
+}
+
+static int cmd_shell(struct tiercache *tc, char **argv)
+{
+	struct tiercache *rd = tiercache_connect(NULL);
+	if (!rd) {
+		printf("error %s: cannot connect\n", ename(errno));
+		return 1;
+	}
+	char *line = NULL, **order = NULL;
+	size_t lcap = 0, norder = 0, next = 0;
+	ssize_t len;
+	while ((len = getline(&line, &lcap, stdin)) >= 0) {
+		if (len && line[len - 1] == '\n')
+			line[--len] = '\0';
+		if (!strcmp(line, "quit"))
+			break;
+		shell_cmd(tc, rd, argv[2], argv[3], line, &order, &norder, &next);
+		fflush(stdout);
+	}
+	free(line);
+	free_lines(order, norder);
+	tiercache_disconnect(rd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -241,7 +374,7 @@ int main(int argc, char **argv)
 	}
 	struct tiercache *tc = tiercache_connect(NULL);
 	if (!tc) {
-		printf("error %s: cannot connect\n", ename(errno));
+		printf("error %s: cannot connect: %s\n", ename(errno), tiercache_last_error());
 		return 1;
 	}
 	int rc = 2;
@@ -261,6 +394,8 @@ int main(int argc, char **argv)
 		rc = cmd_raw(tc, argv);
 	else if (!strcmp(argv[1], "settle"))
 		rc = settle(tc) < 0;
+	else if (!strcmp(argv[1], "shell") && argc == 4)
+		rc = cmd_shell(tc, argv);
 	tiercache_disconnect(tc);
 	return rc;
 }

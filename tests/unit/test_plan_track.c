@@ -2,7 +2,8 @@
  * Plan progress tracking (cached/plan_track.c): in-order reads, reordered
  * reads within the window, skipped positions past the tolerance, reads not
  * in the plan or too far ahead, repeated keys across appended epochs,
- * compaction keeping positions absolute, aux payloads.
+ * compaction keeping positions absolute, aux payloads; finding a key at
+ * any distance and seeking there (a plan resumed after a daemon restart).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -162,6 +163,38 @@ static void test_track_compaction(void **state)
 	plan_track_free(&t);
 }
 
+static void test_track_find_and_seek(void **state)
+{
+	(void)state;
+	struct plan_track t;
+	plan_track_init(&t, 4, 2);
+	uint64_t k[100];
+	for (int i = 0; i < 100; i++)
+		k[i] = 1000 + (uint64_t)(i % 50); /* two epochs of 50 keys */
+	assert_int_equal(plan_track_append(&t, k, NULL, 100), 0);
+	uint64_t at;
+	assert_false(plan_track_read(&t, 1040, &at)); /* beyond the window */
+	assert_true(plan_track_find(&t, 1040, &at));
+	assert_int_equal(at, 40); /* its first unread position, any distance */
+	assert_false(plan_track_find(&t, 7, &at));
+	plan_track_seek(&t, 40);
+	assert_int_equal(plan_track_pos(&t), 40);
+	assert_int_equal(t.skipped, 0); /* seeking is not skipping */
+	assert_int_equal(t.matched, 0);
+	assert_true(plan_track_read(&t, 1040, &at));
+	assert_int_equal(at, 40);
+	assert_int_equal(plan_track_pos(&t), 41);
+	/* a key passed by the seek is next expected in the second epoch */
+	assert_true(plan_track_find(&t, 1003, &at));
+	assert_int_equal(at, 53);
+	assert_false(plan_track_holds(&t, 1003));
+	/* seeking past the end stops at the end */
+	plan_track_seek(&t, 1000);
+	assert_int_equal(plan_track_pos(&t), plan_track_end(&t));
+	assert_false(plan_track_find(&t, 1003, &at));
+	plan_track_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -171,6 +204,7 @@ int main(void)
 		cmocka_unit_test(test_track_window),
 		cmocka_unit_test(test_track_epochs),
 		cmocka_unit_test(test_track_compaction),
+		cmocka_unit_test(test_track_find_and_seek),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

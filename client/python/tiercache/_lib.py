@@ -82,7 +82,11 @@ _LAZY_SIGNATURES = {
          ctypes.c_size_t, ctypes.c_uint],
     ),
     "tiercache_plan_cancel": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_uint64, ctypes.c_uint32]),
+    "tiercache_set_job": (ctypes.c_int, [_P, ctypes.c_uint64, ctypes.c_uint32]),
+    "tiercache_clear_job": (ctypes.c_int, [_P]),
+    "tiercache_ping": (ctypes.c_int, [_P]),
 }
+RANK_ANY = 0xFFFFFFFF
 
 _lock = threading.Lock()
 _lib = None

@@ -307,9 +307,12 @@ class Client:
     socket: the daemon's socket path; None means $TIERCACHE_SOCKET, else
     /run/tiercache/tiercached.sock. Connecting fails at once (ConnectionRefused
     or FileNotFoundError) when no daemon listens.
+
+    job, rank: tag the connection's reads (set_job): they then advance only
+    that job's plans (that rank's, unless rank is None).
     """
 
-    def __init__(self, socket=None):
+    def __init__(self, socket=None, job=None, rank=None):
         self._tc = None
         lib = _lib.load()
         tc = lib.tiercache_connect(None if socket is None else _path(socket))
@@ -319,6 +322,12 @@ class Client:
             raise _fail(where)
         self._tc = tc
         self.socket = socket
+        if job is not None:
+            try:
+                self.set_job(job, rank)
+            except BaseException:
+                self.close()
+                raise
 
     def __reduce__(self):
         # the connection is a pointer in this process: a copy elsewhere
@@ -472,6 +481,39 @@ class Client:
                              "support" % name)
         if fn(tc, ds, ctypes.byref(p), arr, len(items), flags) < 0:
             raise _fail(dataset)
+
+    def _lazy(self, name):
+        fn = _lib.lazy(name)
+        if fn is None:
+            raise make_error(errno.ENOSYS, "Function not implemented", None,
+                             "this libtiercache has no %s: install a newer tiercache" % name)
+        return fn
+
+    def set_job(self, job, rank=None):
+        """Tag this connection's reads with a job: from now on they advance
+        only that job's plans, and only rank's plan unless rank is None (any
+        rank). Two jobs whose plans overlap then do not move each other's
+        positions. The tag follows the connection across daemon restarts and
+        into forked children. job: an int id or a name, as for plan()."""
+        tc = self._check()
+        r = _lib.RANK_ANY if rank is None else _u32("rank", rank)
+        if r == _lib.RANK_ANY and rank is not None:
+            raise ValueError("rank %d is reserved (any rank): pass rank=None" % rank)
+        if self._lazy("tiercache_set_job")(tc, job_id(job), r) < 0:
+            raise _fail(None)
+
+    def clear_job(self):
+        """Remove the job tag: reads advance every plan that expects them."""
+        if self._lazy("tiercache_clear_job")(self._check()) < 0:
+            raise _fail(None)
+
+    def ping(self):
+        """A cheap round trip to the daemon. If it restarted, this reconnects,
+        which re-registers the plans this connection registered and re-sends
+        its job tag (a process that only plans while others read calls it now
+        and then; PlanSampler does)."""
+        if self._lazy("tiercache_ping")(self._check()) < 0:
+            raise _fail(None)
 
     def cancel_plan(self, dataset, job, rank=0):
         """Drop (job, rank)'s plan on dataset (FileNotFoundError if none)."""

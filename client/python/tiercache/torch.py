@@ -17,10 +17,19 @@ or file crosses a fork from Python's side; the connection is not pickled.
 The sampler runs in the main process and registers the plan on the
 Dataset's connection there, which must stay open while the job reads (a plan
 ends when its connection has been gone for the daemon's grace period).
+While it hands out an epoch's indices the sampler pings the daemon about
+once a second: after a daemon restart that re-registers the plan, which
+then resumes where the job is.
+
+Job tags: the sampler tags the Dataset with its (job, rank), so every
+connection the Dataset opens (in the main process and in each worker)
+carries the tag and its reads advance only this job's plan: two jobs whose
+plans overlap on one dataset do not move each other's positions.
 """
 
 import logging
 import os
+import time
 import warnings
 
 try:
@@ -41,10 +50,11 @@ class Dataset(_tud.Dataset):
     Items are the file's bytes, or transform(bytes) when transform is given.
     The file list (self.paths, "DATASET/PATH" strings) is read once, at
     construction, sorted by path bytes: for a whole dataset, item i is the
-    file at plan index i. socket: as for tiercache.Client.
+    file at plan index i. socket: as for tiercache.Client. job, rank: tag
+    every connection the Dataset opens (see tag()).
     """
 
-    def __init__(self, root, transform=None, socket=None):
+    def __init__(self, root, transform=None, socket=None, job=None, rank=None):
         root = os.fsdecode(root).strip("/")
         if not root:
             raise ValueError('root must be "DATASET" or "DATASET/DIR", not empty')
@@ -54,15 +64,37 @@ class Dataset(_tud.Dataset):
         self.socket = socket
         self._client = None
         self._pid = None
+        self.job = job
+        self.rank = rank
         self.paths = self.client.files(root)
 
     @property
     def client(self):
-        """This process's connection (a new one in a forked or spawned worker)."""
+        """This process's connection (a new one in a forked or spawned worker),
+        tagged with the Dataset's job if it has one."""
         if self._client is None or self._pid != os.getpid():
             self._client = Client(self.socket)
             self._pid = os.getpid()
+            self._apply_tag()
         return self._client
+
+    def tag(self, job, rank=None):
+        """Tag this process's connection and every one the Dataset opens
+        later (DataLoader workers) with (job, rank): their reads then advance
+        only that job's plans (rank None: any rank of the job). Advice like
+        plans: a daemon without job tags logs at debug level and reads go on
+        untagged."""
+        self.job, self.rank = job, rank
+        if self._client is not None and self._pid == os.getpid():
+            self._apply_tag()
+
+    def _apply_tag(self):
+        if self.job is None:
+            return
+        try:
+            self._client.set_job(self.job, self.rank)
+        except Exception as e:  # advice only
+            log.debug("job=%r rank=%r: reads not tagged: %s", self.job, self.rank, e)
 
     def __getstate__(self):
         state = self.__dict__.copy()
@@ -114,7 +146,9 @@ class PlanSampler(_tud.Sampler):
     rank/world_size: given, else torch.distributed's when initialised, else
     the wrapped sampler's rank/num_replicas (DistributedSampler), else 0/1.
     job: an int or a name every rank agrees on. client: the connection that
-    registers (default: the Dataset's in this process).
+    registers (default: the Dataset's in this process). tag_reads: tag the
+    Dataset's connections with (job, rank) (Dataset.tag), so this job's
+    reads advance only its own plan.
 
     A plan is advice: when registering fails (an older daemon or library,
     the daemon busy, ...) the sampler warns once, logs later failures at
@@ -124,7 +158,7 @@ class PlanSampler(_tud.Sampler):
     """
 
     def __init__(self, sampler, dataset, job, rank=None, world_size=None, append=False,
-                 client=None):
+                 client=None, tag_reads=True):
         self.sampler = sampler
         self.dataset = dataset
         self.job = job
@@ -137,6 +171,9 @@ class PlanSampler(_tud.Sampler):
         self._warned = False
         self._epoch = None
         self._iters = 0
+        self._pinged = 0.0
+        if tag_reads and hasattr(dataset, "tag"):
+            dataset.tag(job, self.rank_world()[0])
 
     def __len__(self):
         return len(self.sampler)
@@ -176,7 +213,21 @@ class PlanSampler(_tud.Sampler):
         order = list(iter(self.sampler))
         self._register(order)
         self._iters += 1
-        yield from order
+        for x in order:
+            yield x
+            now = time.monotonic()
+            if now - self._pinged >= 1.0:
+                self._pinged = now
+                self._ping()
+
+    def _ping(self):
+        """Reconnect if the daemon restarted: the library then registers the
+        plan again and the daemon resumes it where the job is."""
+        try:
+            client = self.client if self.client is not None else self.dataset.client
+            client.ping()
+        except Exception as e:  # advice only
+            log.debug("job=%r ping failed: %s", self.job, e)
 
     def _register(self, order):
         rank, world = self.rank_world()
