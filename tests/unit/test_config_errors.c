@@ -134,6 +134,7 @@ static void test_bad_policy(void **state)
 	snprintf(want + n, sizeof(want) - (size_t)n, ")\n");
 	expect_errors(fx, HOT "[dataset d]\npolicy = fifo-ish\npath = /c\n", want);
 }
+
 /* ---- structure: sections, keys, syntax ---- */
 
 static void test_unknown_keys_and_sections(void **state)
@@ -236,6 +237,7 @@ static void test_dataset_names(void **state)
 	expect_errors(fx, "[daemon]\n" HOT "[daemon]\n",
 		      "@:5: daemon: [daemon] appears twice (first at line 1; merge them)\n");
 }
+
 /* ---- cross-checks ---- */
 
 static void test_cross_checks(void **state)

@@ -103,6 +103,7 @@ static void test_two_configs(void **state)
 	config_free(b);
 	config_free(NULL);
 }
+
 /* ---- the reference configuration ---- */
 
 static const char *reference_path(char *buf, size_t n)

@@ -150,6 +150,7 @@ static void test_every_key(void **state)
 	assert_int_equal(b->max_inflight, 1024);
 	config_free(cfg);
 }
+
 /* Comments, blank lines, indentation, CRLF, a BOM, inline comments and
  * "key: value" do not shift line numbers or values. */
 static void test_line_numbers(void **state)
@@ -176,6 +177,7 @@ static void test_line_numbers(void **state)
 	assert_int_equal(cfg->tiers[TIER_HOT].line, 4);
 	config_free(cfg);
 }
+
 /* socket_mode, metrics_listen forms, and config_key_value() (config show) */
 static void test_service_keys(void **state)
 {
@@ -265,6 +267,7 @@ static void test_lifecycle_inherit(void **state)
 		      "@:6: dataset.d.evict_after: \"1500ms\" is not a whole number of seconds (use "
 		      "0s..3650d)\n");
 }
+
 /* `policy = NAME key=value ...`: the tunables are checked at load, by the
  * policy and by placement, and the line is kept whole for the daemon. */
 static void test_policy_tunables(void **state)
