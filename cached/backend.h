@@ -65,6 +65,11 @@ struct cold_backend_ops {
 	/* Without COLD_CAP_ASYNC: blocking, returns bytes or -errno.
 	 * With it: returns 0 once started (done() follows) or -errno. */
 	ssize_t (*read)(struct cold *c, struct cold_io *io);
+	/* Async backends (optional): start no more reads and wait until every
+	 * read started has ended; queued ones end with -ECANCELED, later ones
+	 * fail with -ESHUTDOWN. Every done() has run when it returns. list and
+	 * stat still work until close(). Blocks (up to the op timeout). */
+	void (*quiesce)(struct cold *c);
 	void (*close)(struct cold *c);
 };
 
@@ -94,6 +99,12 @@ static inline int cold_stat(struct cold *c, const char *path, struct cold_stat *
 static inline ssize_t cold_read(struct cold *c, struct cold_io *io)
 {
 	return c->ops->read(c, io);
+}
+
+static inline void cold_quiesce(struct cold *c)
+{
+	if (c->ops && c->ops->quiesce)
+		c->ops->quiesce(c);
 }
 
 static inline void cold_close(struct cold *c)

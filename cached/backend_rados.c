@@ -32,13 +32,15 @@
  * Completions run on librados' finisher thread, which calls io->done and
  * then starts the next queued read; done must not block and must not call
  * close(). In rare failures (out of memory, a sub-op refused) done runs on
- * the thread that called read(), before read() returns 0. close() fails
- * queued reads with -ECANCELED (done on the closing thread) and waits for
- * those in flight. Every op has rados_osd_op_timeout = op_timeout, so a
- * read ends with -ETIMEDOUT when the cluster does not answer (a read that
- * already waited op_timeout in the queue while the cluster is unreachable
- * fails without being sent); librados reconnects by itself when the
- * cluster is back.
+ * the thread that called read(), before read() returns 0. quiesce() fails
+ * queued reads with -ECANCELED (done on the calling thread), waits for
+ * those in flight and refuses new ones (-ESHUTDOWN); the daemon calls it
+ * at shutdown while its workers still take the completions. close() does
+ * the same, then disconnects. Every op has rados_osd_op_timeout =
+ * op_timeout, so a read ends with -ETIMEDOUT when the cluster does not
+ * answer (a read that already waited op_timeout in the queue while the
+ * cluster is unreachable fails without being sent); librados reconnects by
+ * itself when the cluster is back.
  */
 #include "backend_rados.h"
 #include "backend_rados_int.h"
@@ -288,7 +290,8 @@ out:
 
 static void req_free(struct rreq *q);
 
-static void cold_rados_close(struct cold *c)
+/* Any thread but librados' own (done() must not call it). */
+static void cold_rados_quiesce(struct cold *c)
 {
 	struct rados_ds *r = c->priv;
 	if (!r)
@@ -310,6 +313,14 @@ static void cold_rados_close(struct cold *c)
 	while (r->inflight)
 		pthread_cond_wait(&r->idle, &r->lock);
 	pthread_mutex_unlock(&r->lock);
+}
+
+static void cold_rados_close(struct cold *c)
+{
+	struct rados_ds *r = c->priv;
+	if (!r)
+		return;
+	cold_rados_quiesce(c);
 	rados_ds_free(r);
 	c->priv = NULL;
 }
@@ -691,5 +702,6 @@ const struct cold_backend_ops cold_rados_ops = {
     .list = rados_be_list,
     .stat = rados_be_stat,
     .read = cold_rados_read,
+    .quiesce = cold_rados_quiesce,
     .close = cold_rados_close,
 };

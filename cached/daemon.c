@@ -336,6 +336,14 @@ void daemon_free(struct daemon *d)
 	metrics_stop(d);
 	server_stop(d->srv);
 	d->srv = NULL;
+	/* Cold reads in flight end on a backend thread and go on through the
+	 * workers (fill.c): wait for them while the workers still run. */
+	for (unsigned i = 0; i < d->nds; i++)
+		if (d->ds[i]->opened)
+			cold_quiesce(&d->ds[i]->cold);
+	for (unsigned i = 0; i < d->nretired; i++)
+		if (d->retired[i]->opened)
+			cold_quiesce(&d->retired[i]->cold);
 	workers_stop(d->workers); /* runs what is queued, delivers completions */
 	d->workers = NULL;
 	durable_flush(d); /* a graceful stop keeps every chunk: sync and record */

@@ -145,7 +145,29 @@ void workers_stop(struct workers *w)
 	pthread_mutex_unlock(&w->mu);
 	for (unsigned i = 0; i < w->nthreads; i++)
 		pthread_join(w->threads[i], NULL);
-	deliver(-1, 0, w);
+	/* The threads are gone, but a done() run here may submit or post
+	 * again (a fill that ends and starts the next): run such jobs on this
+	 * thread until nothing is left, so none is lost with the pool. */
+	for (;;) {
+		pthread_mutex_lock(&w->mu);
+		struct job *j = w->head;
+		if (j) {
+			w->head = j->next;
+			if (!w->head)
+				w->tail = NULL;
+		}
+		bool more = j || w->done_head;
+		pthread_mutex_unlock(&w->mu);
+		if (!more)
+			break;
+		if (j) {
+			j->work(j);
+			pthread_mutex_lock(&w->mu);
+			push(&w->done_head, &w->done_tail, j);
+			pthread_mutex_unlock(&w->mu);
+		}
+		deliver(-1, 0, w);
+	}
 	event_free(w->wake);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);

@@ -29,7 +29,10 @@ void workers_submit(struct workers *w, struct job *j);
 void workers_post(struct workers *w, struct job *j);
 /* Jobs queued or running. Loop thread. */
 unsigned workers_busy(const struct workers *w);
-/* Finish all queued work, deliver the completions, join the threads. */
+/* Finish all queued work, deliver the completions, join the threads; jobs
+ * the last completions submit or post run on the calling thread. Call it
+ * only when nothing on another thread can submit any more (the daemon
+ * quiesces its async cold backends first). */
 void workers_stop(struct workers *w);
 
 #endif

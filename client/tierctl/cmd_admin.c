@@ -192,6 +192,8 @@ static int target_cmd(struct tiercache *tc, int argc, char **argv, unsigned op,
 		return tierctl_usage_error(to ? "demote: cannot demote to '%s' (only --to warm)"
 					      : "demote: say where to: --to warm%s",
 					   to ? to : "");
+	if (!tc)
+		return TIERCTL_EXIT_OK; /* the command line only (see tierctl_fn) */
 	char what[TC_PATH_MAX + 32];
 	snprintf(what, sizeof(what), "%s %s", argv[0], argv[1]);
 	struct proto_recset rs;
@@ -261,6 +263,8 @@ int tierctl_cmd_verify(struct tiercache *tc, int argc, char **argv)
 	const char *ds = npos ? argv[1] : "";
 	if (strlen(ds) > TC_DATASET_NAME_MAX || strchr(ds, '/'))
 		return tierctl_usage_error("verify: '%s' is not a dataset name", ds);
+	if (!tc)
+		return TIERCTL_EXIT_OK; /* the command line only (see tierctl_fn) */
 	char what[128];
 	snprintf(what, sizeof(what), "verify%s%.64s", *ds ? " " : "", ds);
 	struct proto_recset rs;
@@ -314,6 +318,8 @@ static int lifecycle_run(struct tiercache *tc, int argc, char **argv)
 					   as_of);
 	if (dsname && (!*dsname || strlen(dsname) > TC_DATASET_NAME_MAX || strchr(dsname, '/')))
 		return tierctl_usage_error("lifecycle run: '%s' is not a dataset name", dsname);
+	if (!tc)
+		return TIERCTL_EXIT_OK; /* the command line only (see tierctl_fn) */
 	struct proto_wr w;
 	struct proto_recset rs;
 	proto_wr_init(&w);
@@ -358,5 +364,7 @@ int tierctl_cmd_lifecycle(struct tiercache *tc, int argc, char **argv)
 {
 	if (argc < 2 || strcmp(argv[1], "run") != 0)
 		return tierctl_usage_error("lifecycle: say run (tierctl lifecycle run [--dry-run] ...)");
+	static char run_name[] = "lifecycle run"; /* argv[0] of the flag parsers' messages */
+	argv[1] = run_name;
 	return lifecycle_run(tc, argc - 1, argv + 1);
 }

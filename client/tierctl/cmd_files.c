@@ -49,6 +49,8 @@ int tierctl_cmd_ls(struct tiercache *tc, int argc, char **argv)
 		return rc;
 	if (npos != 1)
 		return tierctl_usage_error("ls: need exactly one DATASET[/DIR]");
+	if (!tc)
+		return TIERCTL_EXIT_OK; /* the command line only (see tierctl_fn) */
 	const char *path = argv[1];
 	char what[64 + TC_PATH_MAX];
 	snprintf(what, sizeof(what), "ls %s", path);
@@ -81,6 +83,8 @@ int tierctl_cmd_stat(struct tiercache *tc, int argc, char **argv)
 		return rc;
 	if (npos != 1)
 		return tierctl_usage_error("stat: need exactly one DATASET/PATH");
+	if (!tc)
+		return TIERCTL_EXIT_OK; /* the command line only (see tierctl_fn) */
 	const char *path = argv[1];
 	struct tiercache_stat st;
 	if (tiercache_stat(tc, path, &st) < 0) {
@@ -163,6 +167,8 @@ int tierctl_cmd_cat(struct tiercache *tc, int argc, char **argv)
 		return rc;
 	if (npos < 1)
 		return tierctl_usage_error("cat: need at least one DATASET/PATH");
+	if (!tc)
+		return TIERCTL_EXIT_OK; /* the command line only (see tierctl_fn) */
 	char *buf = malloc(CAT_BLOCK);
 	if (!buf) {
 		tierctl_err("cat: out of memory");

@@ -170,6 +170,8 @@ static int policy_show(struct tiercache *tc, int argc, char **argv)
 	const char *ds = npos ? argv[1] : "";
 	if (npos && !dataset_name_ok(ds))
 		return tierctl_usage_error("policy show: '%s' is not a dataset name", ds);
+	if (!tc)
+		return TIERCTL_EXIT_OK; /* the command line only (see tierctl_fn) */
 	struct proto_wr w;
 	struct proto_recset rs;
 	char what[128];
@@ -212,6 +214,8 @@ static int policy_set(struct tiercache *tc, int argc, char **argv)
 		if (!strchr(kv, '=') || strlen(kv) > TC_POLICY_TUNABLE_MAX)
 			return tierctl_usage_error("policy set: '%s' is not key=value", kv);
 	}
+	if (!tc)
+		return TIERCTL_EXIT_OK; /* the command line only (see tierctl_fn) */
 	struct proto_wr w;
 	struct proto_recset rs;
 	char what[128];
@@ -236,10 +240,16 @@ int tierctl_cmd_policy(struct tiercache *tc, int argc, char **argv)
 {
 	if (argc < 2)
 		return tierctl_usage_error("policy: say show or set");
-	/* the subcommand's words follow it: argv[1] becomes their argv[0] */
-	if (strcmp(argv[1], "show") == 0)
+	/* the subcommand's words follow it: argv[1] becomes their argv[0],
+	 * named in full for the flag parsers' messages */
+	static char show_name[] = "policy show", set_name[] = "policy set";
+	if (strcmp(argv[1], "show") == 0) {
+		argv[1] = show_name;
 		return policy_show(tc, argc - 1, argv + 1);
-	if (strcmp(argv[1], "set") == 0)
+	}
+	if (strcmp(argv[1], "set") == 0) {
+		argv[1] = set_name;
 		return policy_set(tc, argc - 1, argv + 1);
+	}
 	return tierctl_usage_error("policy: unknown subcommand '%s' (show, set)", argv[1]);
 }

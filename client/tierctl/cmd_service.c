@@ -57,6 +57,8 @@ static int config_show(struct tiercache *tc, int argc, char **argv)
 		snprintf(section, sizeof(section), "%s %s", argv[2], argv[3]);
 	else if (npos == 2)
 		snprintf(section, sizeof(section), "%s", argv[2]);
+	if (!tc)
+		return TIERCTL_EXIT_OK; /* the command line only (see tierctl_fn) */
 	struct proto_wr w;
 	proto_wr_init(&w);
 	proto_wr_begin(&w);
@@ -95,6 +97,8 @@ int tierctl_cmd_reload(struct tiercache *tc, int argc, char **argv)
 		return rc;
 	if (npos)
 		return tierctl_usage_error("reload: unexpected argument '%s'", argv[1]);
+	if (!tc)
+		return TIERCTL_EXIT_OK; /* the command line only (see tierctl_fn) */
 	void *rep = NULL;
 	size_t n = 0;
 	if (tiercache_call(tc, TC_OP_RELOAD, NULL, 0, &rep, &n) < 0)

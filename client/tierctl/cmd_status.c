@@ -37,6 +37,8 @@ static int report(struct tiercache *tc, int argc, char **argv, unsigned op)
 		return rc;
 	if (npos)
 		return tierctl_usage_error("%s: unexpected argument '%s'", argv[0], argv[1]);
+	if (!tc)
+		return TIERCTL_EXIT_OK; /* the command line only (see tierctl_fn) */
 	struct proto_recset rs;
 	rc = tierctl_call_recset(tc, op, NULL, 0, argv[0], &rs);
 	if (rc)
@@ -72,6 +74,8 @@ int tierctl_cmd_refresh(struct tiercache *tc, int argc, char **argv)
 	size_t n = strlen(ds);
 	if (n == 0 || n > TC_DATASET_NAME_MAX || strchr(ds, '/'))
 		return tierctl_usage_error("refresh: '%s' is not a dataset name", ds);
+	if (!tc)
+		return TIERCTL_EXIT_OK; /* the command line only (see tierctl_fn) */
 
 	struct proto_wr w;
 	proto_wr_init(&w);

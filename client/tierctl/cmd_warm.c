@@ -274,6 +274,8 @@ int tierctl_cmd_warm(struct tiercache *tc, int argc, char **argv)
 		if (!*argv[i] || argv[i][0] == '/' || strlen(argv[i]) >= TC_PATH_MAX)
 			return tierctl_usage_error("warm: '%s' is not DATASET or DATASET/PATH (relative)",
 						   argv[i]);
+	if (!tc)
+		return TIERCTL_EXIT_OK; /* the command line only (see tierctl_fn) */
 
 	struct warm w = {.tc = tc, .tty = isatty(STDERR_FILENO) == 1};
 	for (int i = 1; i <= npos && rc == 0; i++) {

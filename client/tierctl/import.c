@@ -618,7 +618,8 @@ int tierctl_import(struct tiercache *tc, int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	int opt;
-	while ((opt = getopt_long(argc, argv, "+j:", longopts, NULL)) != -1) {
+	opterr = 0; /* our own messages, in tierctl's form */
+	while ((opt = getopt_long(argc, argv, "+:j:", longopts, NULL)) != -1) {
 		uint64_t v;
 		switch (opt) {
 		case 'j':
@@ -635,13 +636,20 @@ int tierctl_import(struct tiercache *tc, int argc, char **argv)
 				    optarg);
 			im.striper_above = v;
 			break;
-		default: return TIERCTL_EXIT_USAGE;
+		case ':':
+			return tierctl_usage_error("import: %s needs a value", argv[optind - 1]);
+		default:
+			if (optopt)
+				return tierctl_usage_error("import: unknown option '-%c'", optopt);
+			return tierctl_usage_error("import: unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (argc - optind != 2)
 		return tierctl_usage_error("import: want SRC_DIR and DATASET");
 	im.src = argv[optind];
 	im.dataset = argv[optind + 1];
+	if (!tc)
+		return TIERCTL_EXIT_OK; /* the command line only (see tierctl_fn) */
 
 	int rc = TIERCTL_EXIT_FAIL;
 	struct worker *w = NULL;

@@ -2,7 +2,8 @@
  * tierctl: the tiercache admin CLI. `tierctl [--socket PATH] COMMAND ...`.
  *
  * main() parses the global options, finds the subcommand in the table
- * below, connects (unless the command runs offline) and hands over. Exit
+ * below, has it check its command line (tierctl_fn with tc NULL), then
+ * connects (unless the command runs offline) and hands over. Exit
  * codes: 0 ok, 1 the operation failed, 2 usage error (usage printed).
  * A new subcommand is one row here plus its function in a cmd_*.c file.
  *
@@ -281,6 +282,25 @@ int tierctl_cmd_help(struct tiercache *tc, int argc, char **argv)
 	return TIERCTL_EXIT_OK;
 }
 
+/* The command's own check of its command line, before connecting: it
+ * runs on a copy of argv because the flag parsers reorder it. Returns 0 or
+ * TIERCTL_EXIT_USAGE (problem and the command's usage printed). */
+static int check_args(const struct tierctl_cmd *c, int argc, char **argv)
+{
+	char **copy = calloc((size_t)argc + 1, sizeof(*copy));
+	if (!copy) {
+		tierctl_err("out of memory");
+		return TIERCTL_EXIT_FAIL;
+	}
+	memcpy(copy, argv, (size_t)argc * sizeof(*copy));
+	optind = 0; /* a subcommand may use getopt on its own argv */
+	int rc = c->fn(NULL, argc, copy);
+	free(copy);
+	if (rc == TIERCTL_EXIT_USAGE)
+		cmd_usage(stderr, c);
+	return rc;
+}
+
 #ifndef TIERCACHE_VERSION
 #define TIERCACHE_VERSION "unknown"
 #endif
@@ -316,6 +336,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (i >= argc) {
+		tierctl_usage_error("name a COMMAND (tierctl help lists them)");
 		usage(stderr);
 		return TIERCTL_EXIT_USAGE;
 	}
@@ -333,6 +354,9 @@ int main(int argc, char **argv)
 	}
 	struct tiercache *tc = NULL;
 	if (!cmd->offline) {
+		int rc = check_args(cmd, argc - i, argv + i);
+		if (rc)
+			return rc;
 		tc = tiercache_connect(socket_path);
 		if (!tc)
 			return tierctl_fail("cannot connect to tiercached");

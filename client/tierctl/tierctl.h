@@ -24,7 +24,11 @@ enum tierctl_exit {
 };
 
 /* A subcommand returns a tierctl_exit value. On TIERCTL_EXIT_USAGE it has
- * printed what was wrong (tierctl_usage_error) and main adds the usage. */
+ * printed what was wrong (tierctl_usage_error) and main adds the usage.
+ * main calls a command that needs the daemon twice: first with tc NULL
+ * (on a copy of argv), where it checks its whole command line, options,
+ * arguments and values, and returns OK or USAGE without any I/O; then
+ * connected. So a usage error never needs a running daemon. */
 typedef int (*tierctl_fn)(struct tiercache *tc, int argc, char **argv);
 
 struct tierctl_cmd {

@@ -15,52 +15,16 @@
 #include <string.h>
 
 #include "policy.h"
+#include "policy_rig.h"
 #include "sim/rng.h"
 
 #define NOBJ 2000
 
-struct ent {
-	struct pol_entry e;
-	bool in;
-};
+_Static_assert(NOBJ <= RIG_NOBJ, "the rig holds every object");
 
-struct rig {
-	struct policy *p;
-	struct ent ents[NOBJ];
-	uint64_t cap, now;
-};
-
-static void rig_init(struct rig *r, const char *name, uint64_t cap)
+static uint64_t arc_key(int i)
 {
-	memset(r, 0, sizeof(*r));
-	r->cap = cap;
-	for (int i = 0; i < NOBJ; i++) {
-		r->ents[i].e.key = 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1);
-		r->ents[i].e.size = 1;
-	}
-	struct policy_env env = { .capacity = cap };
-	assert_int_equal(policy_create(name, &env, &r->p), 0);
-}
-
-static bool rig_read(struct rig *r, int k)
-{
-	struct ent *x = &r->ents[k];
-	uint64_t now = r->now++;
-	if (x->in) {
-		policy_hit(r->p, &x->e, now);
-		return true;
-	}
-	if (!policy_admit(r->p, x->e.key, x->e.size, now))
-		return false;
-	policy_insert(r->p, &x->e, now);
-	x->in = true;
-	while (r->p->bytes > r->cap) {
-		struct pol_entry *v = policy_victim(r->p, now);
-		assert_non_null(v);
-		policy_remove(r->p, v);
-		((struct ent *)v)->in = false;
-	}
-	return false;
+	return 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1);
 }
 
 /* A hot set read twice sits in T2; a long one-pass scan goes through T1
@@ -69,7 +33,7 @@ static void test_arc_scan_resistant(void **state)
 {
 	(void)state;
 	struct rig *r = calloc(1, sizeof(*r));
-	rig_init(r, "arc", 10);
+	rig_init(r, "arc", 10, 1, arc_key, false);
 	for (int rep = 0; rep < 3; rep++)
 		for (int i = 0; i < 5; i++)
 			rig_read(r, i);
@@ -79,9 +43,9 @@ static void test_arc_scan_resistant(void **state)
 	for (int i = 0; i < 5; i++)
 		hits += rig_read(r, i);
 	assert_int_equal(hits, 5);
-	policy_destroy(r->p);
+	rig_free(r);
 
-	rig_init(r, "lru", 10);
+	rig_init(r, "lru", 10, 1, arc_key, false);
 	for (int rep = 0; rep < 3; rep++)
 		for (int i = 0; i < 5; i++)
 			rig_read(r, i);
@@ -91,7 +55,7 @@ static void test_arc_scan_resistant(void **state)
 	for (int i = 0; i < 5; i++)
 		hits += rig_read(r, i);
 	assert_int_equal(hits, 0);
-	policy_destroy(r->p);
+	rig_free(r);
 	free(r);
 }
 
@@ -100,7 +64,7 @@ static void test_arc_ghost_hit_adapts(void **state)
 	(void)state;
 	struct rig *r = calloc(1, sizeof(*r));
 	char d[256];
-	rig_init(r, "arc", 4);
+	rig_init(r, "arc", 4, 1, arc_key, false);
 	/* 0 and 1 read twice: T2. 2..5 once: T1 holds two of them, and the
 	 * two pushed out are B1 ghosts (|T1| + |B1| <= c). */
 	const int seq[] = { 0, 1, 0, 1, 2, 3, 4, 5 };
@@ -115,7 +79,7 @@ static void test_arc_ghost_hit_adapts(void **state)
 	assert_non_null(strstr(d, "ghost_hits=1"));
 	assert_int_equal(r->ents[2].e.list, 2); /* T2 */
 	assert_true(r->p->bytes <= 4);
-	policy_destroy(r->p);
+	rig_free(r);
 	free(r);
 }
 
@@ -125,7 +89,7 @@ static void test_arc_sizes(void **state)
 	struct rig *r = calloc(1, sizeof(*r));
 	struct rng g;
 	rng_seed(&g, 1);
-	rig_init(r, "arc", 500);
+	rig_init(r, "arc", 500, 1, arc_key, false);
 	for (int i = 0; i < NOBJ; i++)
 		r->ents[i].e.size = 1 + rng_below(&g, 50);
 	for (int i = 0; i < 20000; i++) {
@@ -140,7 +104,7 @@ static void test_arc_sizes(void **state)
 		}
 	assert_int_equal(sum, r->p->bytes);
 	assert_int_equal(n, r->p->entries);
-	policy_destroy(r->p);
+	rig_free(r);
 	free(r);
 }
 
@@ -161,7 +125,7 @@ static int zipf_hits(const char *name, uint64_t seed)
 		perm[i - 1] = perm[j];
 		perm[j] = t;
 	}
-	rig_init(r, name, 100);
+	rig_init(r, name, 100, 1, arc_key, false);
 	int hits = 0;
 	for (int k = 0; k < 100000; k++) {
 		double u = rng_unit(&g) * sum;
@@ -175,7 +139,7 @@ static int zipf_hits(const char *name, uint64_t seed)
 		}
 		hits += rig_read(r, perm[lo]);
 	}
-	policy_destroy(r->p);
+	rig_free(r);
 	free(r);
 	return hits;
 }
@@ -196,7 +160,7 @@ static void test_arc_remove_reinsert(void **state)
 {
 	(void)state;
 	struct rig *r = calloc(1, sizeof(*r));
-	rig_init(r, "arc", 10);
+	rig_init(r, "arc", 10, 1, arc_key, false);
 	for (int i = 0; i < 5; i++)
 		rig_read(r, i);
 	policy_remove(r->p, &r->ents[2].e);
@@ -206,7 +170,7 @@ static void test_arc_remove_reinsert(void **state)
 	r->ents[2].in = true;
 	assert_int_equal(r->p->entries, 5);
 	assert_true(rig_read(r, 2));
-	policy_destroy(r->p);
+	rig_free(r);
 	free(r);
 }
 
@@ -216,12 +180,12 @@ static void test_arc_ghost_hit_with_other_admits_between(void **state)
 {
 	(void)state;
 	struct rig *r = calloc(1, sizeof(*r));
-	rig_init(r, "arc", 4);
+	rig_init(r, "arc", 4, 1, arc_key, false);
 	const int seq[] = { 0, 1, 0, 1, 2, 3, 4, 5 };
 	for (int i = 0; i < 8; i++)
 		rig_read(r, seq[i]);
 	assert_false(r->ents[2].in); /* a B1 ghost */
-	struct ent *g = &r->ents[2], *o = &r->ents[100], *o2 = &r->ents[101];
+	struct rig_ent *g = &r->ents[2], *o = &r->ents[100], *o2 = &r->ents[101];
 	assert_true(policy_admit(r->p, g->e.key, 1, r->now++));  /* ghost hit */
 	assert_true(policy_admit(r->p, o->e.key, 1, r->now++));  /* another fill */
 	policy_insert(r->p, &o->e, r->now++);                   /* ends first */
@@ -231,7 +195,7 @@ static void test_arc_ghost_hit_with_other_admits_between(void **state)
 	assert_int_equal(o->e.list, 1); /* a plain miss: T1 */
 	policy_insert(r->p, &o2->e, r->now++);
 	assert_int_equal(o2->e.list, 1);
-	policy_destroy(r->p);
+	rig_free(r);
 	free(r);
 }
 

@@ -16,79 +16,18 @@
 
 #include "plan.h"
 #include "policy.h"
+#include "policy_rig.h"
 #include "sim/engine.h"
 #include "sim/rng.h"
 #include "sim/trace.h"
 
 #define NOBJ 64
 
-struct ent {
-	struct pol_entry e;
-	bool in;
-};
-
-struct rig {
-	struct policy *p;
-	struct plan_store *ps;
-	struct ent ents[NOBJ];
-	uint64_t cap, now;
-};
+_Static_assert(NOBJ <= RIG_NOBJ, "the rig holds every object");
 
 static uint64_t key_of(int i)
 {
 	return 0xabcdef12345ULL * (uint64_t)(i + 1);
-}
-
-static void rig_init(struct rig *r, const char *name, uint64_t cap, bool plans)
-{
-	memset(r, 0, sizeof(*r));
-	r->cap = cap;
-	for (int i = 0; i < NOBJ; i++) {
-		r->ents[i].e.key = key_of(i);
-		r->ents[i].e.size = 1;
-	}
-	if (plans)
-		assert_int_equal(plan_store_create(&r->ps), 0);
-	struct policy_env env = {
-		.capacity = cap,
-		.next_use = plans ? plan_store_oracle : NULL,
-		.version = plans ? plan_store_version_cb : NULL,
-		.ctx = r->ps,
-	};
-	assert_int_equal(policy_create(name, &env, &r->p), 0);
-}
-
-static void rig_free(struct rig *r)
-{
-	policy_destroy(r->p);
-	plan_store_destroy(r->ps);
-}
-
-static bool rig_read(struct rig *r, int k, bool *admitted)
-{
-	struct ent *x = &r->ents[k];
-	uint64_t now = r->now++;
-	if (r->ps)
-		plan_store_access(r->ps, 0, x->e.key);
-	if (admitted)
-		*admitted = false;
-	if (x->in) {
-		policy_hit(r->p, &x->e, now);
-		return true;
-	}
-	if (!policy_admit(r->p, x->e.key, x->e.size, now))
-		return false;
-	if (admitted)
-		*admitted = true;
-	policy_insert(r->p, &x->e, now);
-	x->in = true;
-	while (r->p->bytes > r->cap) {
-		struct pol_entry *v = policy_victim(r->p, now);
-		assert_non_null(v);
-		policy_remove(r->p, v);
-		((struct ent *)v)->in = false;
-	}
-	return false;
 }
 
 static void test_cv_equals_belady(void **state)
@@ -116,11 +55,11 @@ static void test_cv_equals_belady(void **state)
 		t.has_epochs = true;
 		trace_finish(&t);
 
-		rig_init(r, "clairvoyant", cap, true);
+		rig_init(r, "clairvoyant", cap, 1, key_of, true);
 		assert_int_equal(plan_store_set(r->ps, 0, keys, len), 0);
 		uint64_t hits = 0;
 		for (size_t i = 0; i < len; i++)
-			hits += rig_read(r, (int)t.obj[i], NULL);
+			hits += rig_read(r, (int)t.obj[i]);
 
 		struct sim_result opt;
 		assert_int_equal(sim_result_init(&opt, "opt", 1), 0);
@@ -140,7 +79,7 @@ static void test_cv_refuses_what_would_go_first(void **state)
 {
 	(void)state;
 	struct rig *r = calloc(1, sizeof(*r));
-	rig_init(r, "clairvoyant", 2, true);
+	rig_init(r, "clairvoyant", 2, 1, key_of, true);
 	const int seq[] = { 1, 2, 3, 1, 2, 3 };
 	uint64_t keys[6];
 	for (int i = 0; i < 6; i++)
@@ -149,7 +88,7 @@ static void test_cv_refuses_what_would_go_first(void **state)
 	bool adm;
 	int hits = 0;
 	for (int i = 0; i < 6; i++) {
-		hits += rig_read(r, seq[i], &adm);
+		hits += rig_read_admitted(r, seq[i], &adm);
 		if (i == 2)
 			assert_false(adm);
 	}
@@ -168,12 +107,12 @@ static void test_cv_without_plans_is_lru(void **state)
 	struct rng g;
 	rng_seed(&g, 2);
 	struct rig *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
-	rig_init(a, "clairvoyant", 10, false);
-	rig_init(b, "lru", 10, false);
+	rig_init(a, "clairvoyant", 10, 1, key_of, false);
+	rig_init(b, "lru", 10, 1, key_of, false);
 	int ha = 0, hb = 0;
 	for (int i = 0; i < 5000; i++) {
 		int k = (int)rng_below(&g, 30);
-		bool x = rig_read(a, k, NULL), y = rig_read(b, k, NULL);
+		bool x = rig_read(a, k), y = rig_read(b, k);
 		assert_int_equal(x, y);
 		ha += x;
 		hb += y;
@@ -191,14 +130,14 @@ static void test_cv_unplanned_skip(void **state)
 	(void)state;
 	struct rig *r = calloc(1, sizeof(*r));
 	char err[128];
-	rig_init(r, "clairvoyant", 2, false);
+	rig_init(r, "clairvoyant", 2, 1, key_of, false);
 	assert_int_equal(policy_set(r->p, "unplanned", "skip", err, sizeof(err)), 0);
 	bool adm;
-	rig_read(r, 1, &adm);
+	rig_read_admitted(r, 1, &adm);
 	assert_true(adm); /* free room: taken */
-	rig_read(r, 2, &adm);
+	rig_read_admitted(r, 2, &adm);
 	assert_true(adm);
-	rig_read(r, 3, &adm);
+	rig_read_admitted(r, 3, &adm);
 	assert_false(adm); /* full, unknown future: skipped */
 	rig_free(r);
 	free(r);
@@ -209,11 +148,11 @@ static void test_cv_dropped_plan_requeried(void **state)
 {
 	(void)state;
 	struct rig *r = calloc(1, sizeof(*r));
-	rig_init(r, "clairvoyant", 2, true);
+	rig_init(r, "clairvoyant", 2, 1, key_of, true);
 	uint64_t keys[] = { key_of(1), key_of(2), key_of(1), key_of(2) };
 	assert_int_equal(plan_store_set(r->ps, 0, keys, 4), 0);
-	rig_read(r, 1, NULL);
-	rig_read(r, 2, NULL);
+	rig_read(r, 1);
+	rig_read(r, 2);
 	assert_false(policy_admit(r->p, key_of(3), 1, r->now)); /* unplanned vs planned */
 	assert_int_equal(plan_store_drop(r->ps, 0), 0);
 	assert_true(policy_admit(r->p, key_of(3), 1, r->now)); /* all unknown now */
@@ -228,7 +167,7 @@ static void test_cv_remove_anytime(void **state)
 	struct rng g;
 	rng_seed(&g, 4);
 	struct rig *r = calloc(1, sizeof(*r));
-	rig_init(r, "clairvoyant", 8, true);
+	rig_init(r, "clairvoyant", 8, 1, key_of, true);
 	uint64_t keys[3000];
 	int seq[3000];
 	for (int i = 0; i < 3000; i++) {
@@ -237,7 +176,7 @@ static void test_cv_remove_anytime(void **state)
 	}
 	assert_int_equal(plan_store_set(r->ps, 0, keys, 3000), 0);
 	for (int i = 0; i < 3000; i++) {
-		rig_read(r, seq[i], NULL);
+		rig_read(r, seq[i]);
 		if (i % 7 == 0) { /* pinned or moved away */
 			int k = (int)rng_below(&g, NOBJ);
 			if (r->ents[k].in) {
@@ -247,7 +186,7 @@ static void test_cv_remove_anytime(void **state)
 		}
 		struct pol_entry *v = policy_victim(r->p, r->now);
 		if (r->p->entries)
-			assert_true(v && ((struct ent *)v)->in);
+			assert_true(v && ((struct rig_ent *)v)->in);
 		else
 			assert_null(v);
 	}

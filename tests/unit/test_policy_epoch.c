@@ -15,55 +15,16 @@
 #include <string.h>
 
 #include "policy.h"
+#include "policy_rig.h"
 #include "sim/rng.h"
 
 #define NOBJ 1000
 
-struct ent {
-	struct pol_entry e;
-	bool in;
-};
+_Static_assert(NOBJ <= RIG_NOBJ, "the rig holds every object");
 
-struct rig {
-	struct policy *p;
-	struct ent ents[NOBJ];
-	uint64_t cap, now;
-	uint64_t admitted;
-};
-
-static void rig_init(struct rig *r, uint64_t cap, uint64_t size)
+static uint64_t epoch_key(int i)
 {
-	memset(r, 0, sizeof(*r));
-	r->cap = cap;
-	for (int i = 0; i < NOBJ; i++) {
-		r->ents[i].e.key = 0x1234567ULL * (uint64_t)(i + 1);
-		r->ents[i].e.size = size;
-	}
-	struct policy_env env = { .capacity = cap };
-	assert_int_equal(policy_create("epoch", &env, &r->p), 0);
-}
-
-/* One read; true on a hit. */
-static bool rig_read(struct rig *r, int k)
-{
-	struct ent *x = &r->ents[k];
-	uint64_t now = r->now++;
-	if (x->in) {
-		policy_hit(r->p, &x->e, now);
-		return true;
-	}
-	if (!policy_admit(r->p, x->e.key, x->e.size, now))
-		return false;
-	r->admitted++;
-	policy_insert(r->p, &x->e, now);
-	x->in = true;
-	while (r->p->bytes > r->cap) {
-		struct pol_entry *v = policy_victim(r->p, now);
-		assert_non_null(v);
-		policy_remove(r->p, v);
-		((struct ent *)v)->in = false;
-	}
-	return false;
+	return 0x1234567ULL * (uint64_t)(i + 1);
 }
 
 static void shuffle(int *a, int n, struct rng *g)
@@ -83,7 +44,7 @@ static void test_epoch_stable_subset(void **state)
 	struct rig *r = calloc(1, sizeof(*r));
 	struct rng g;
 	rng_seed(&g, 3);
-	rig_init(r, 50, 1);
+	rig_init(r, "epoch", 50, 1, epoch_key, false);
 	int perm[200];
 	for (int i = 0; i < 200; i++)
 		perm[i] = i;
@@ -96,7 +57,7 @@ static void test_epoch_stable_subset(void **state)
 	}
 	/* never churned: only the first 50 misses were admitted */
 	assert_int_equal(r->admitted, 50);
-	policy_destroy(r->p);
+	rig_free(r);
 	free(r);
 }
 
@@ -108,7 +69,7 @@ static void test_epoch_sizes(void **state)
 	struct rig *r = calloc(1, sizeof(*r));
 	struct rng g;
 	rng_seed(&g, 5);
-	rig_init(r, 3000, 1);
+	rig_init(r, "epoch", 3000, 1, epoch_key, false);
 	for (int i = 0; i < NOBJ; i++)
 		r->ents[i].e.size = 1 + rng_below(&g, 100);
 	int perm[NOBJ];
@@ -127,7 +88,7 @@ static void test_epoch_sizes(void **state)
 		last = hits;
 	}
 	assert_true(last > 0);
-	policy_destroy(r->p);
+	rig_free(r);
 	free(r);
 }
 
@@ -135,13 +96,13 @@ static void test_epoch_victim_mru_when_nothing_dead(void **state)
 {
 	(void)state;
 	struct rig *r = calloc(1, sizeof(*r));
-	rig_init(r, 3, 1);
+	rig_init(r, "epoch", 3, 1, epoch_key, false);
 	for (int i = 0; i < 3; i++)
 		rig_read(r, i);
 	rig_read(r, 0); /* hit: 0 is most recent */
 	assert_false(policy_admit(r->p, r->ents[5].e.key, 1, r->now++));
 	assert_ptr_equal(policy_victim(r->p, r->now), &r->ents[0].e);
-	policy_destroy(r->p);
+	rig_free(r);
 	free(r);
 }
 
@@ -153,7 +114,7 @@ static void test_epoch_turns_over(void **state)
 	struct rig *r = calloc(1, sizeof(*r));
 	struct rng g;
 	rng_seed(&g, 9);
-	rig_init(r, 20, 1);
+	rig_init(r, "epoch", 20, 1, epoch_key, false);
 	int perm[100];
 	for (int i = 0; i < 100; i++)
 		perm[i] = i;
@@ -175,7 +136,7 @@ static void test_epoch_turns_over(void **state)
 	assert_int_equal(hits, 20);
 	for (int i = 0; i < 100; i++)
 		assert_false(r->ents[i].in);
-	policy_destroy(r->p);
+	rig_free(r);
 	free(r);
 }
 
@@ -184,14 +145,14 @@ static void test_epoch_fits(void **state)
 {
 	(void)state;
 	struct rig *r = calloc(1, sizeof(*r));
-	rig_init(r, 100, 1);
+	rig_init(r, "epoch", 100, 1, epoch_key, false);
 	for (int e = 0; e < 3; e++) {
 		int hits = 0;
 		for (int i = 0; i < 100; i++)
 			hits += rig_read(r, (i * 37 + e * 11) % 100);
 		assert_int_equal(hits, e ? 100 : 0);
 	}
-	policy_destroy(r->p);
+	rig_free(r);
 	free(r);
 }
 
@@ -199,10 +160,10 @@ static void test_epoch_too_big_refused(void **state)
 {
 	(void)state;
 	struct rig *r = calloc(1, sizeof(*r));
-	rig_init(r, 10, 1);
+	rig_init(r, "epoch", 10, 1, epoch_key, false);
 	assert_false(policy_admit(r->p, 1, 11, 0));
 	assert_true(policy_admit(r->p, 1, 10, 1));
-	policy_destroy(r->p);
+	rig_free(r);
 	free(r);
 }
 
@@ -215,8 +176,8 @@ static void test_epoch_move_keeps_age(void **state)
 	(void)state;
 	struct rig *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
 	char d[512];
-	rig_init(a, 100, 1);
-	rig_init(b, 21, 1);
+	rig_init(a, "epoch", 100, 1, epoch_key, false);
+	rig_init(b, "epoch", 21, 1, epoch_key, false);
 	/* both learn an epoch of 20 reads: 20 residents read round-robin */
 	for (int round = 0; round < 6; round++) {
 		for (int k = 0; k < 20; k++) {
@@ -229,7 +190,7 @@ static void test_epoch_move_keeps_age(void **state)
 	/* a reads 30 other things: its entry 0 is now ~2.5 epochs idle */
 	for (int k = 0; k < 30; k++)
 		assert_true(policy_admit(a->p, a->ents[500 + k].e.key, 1, a->now++));
-	struct ent *x = &a->ents[0];
+	struct rig_ent *x = &a->ents[0];
 	policy_remove(a->p, &x->e);
 	x->in = false;
 	/* b is full and nothing of its own is dead: it refuses */
@@ -246,14 +207,14 @@ static void test_epoch_move_keeps_age(void **state)
 	policy_remove(b->p, &x->e);
 
 	/* a fresh entry moves and stays fresh: read now, moved now */
-	struct ent *y = &a->ents[1];
+	struct rig_ent *y = &a->ents[1];
 	policy_hit(a->p, &y->e, a->now++);
 	policy_remove(a->p, &y->e);
 	policy_insert(b->p, &y->e, b->now++);
 	assert_false(policy_admit(b->p, 0xabcdef, 1, b->now++)); /* b full, nothing dead */
 	assert_ptr_equal(policy_victim(b->p, b->now), &y->e);  /* MRU: it was just read */
-	policy_destroy(a->p);
-	policy_destroy(b->p);
+	rig_free(a);
+	rig_free(b);
 	free(a);
 	free(b);
 }

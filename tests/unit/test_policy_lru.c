@@ -9,60 +9,34 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "policy.h"
+#include "policy_rig.h"
 
-#define N 8
-
-struct ent {
-	struct pol_entry e;
-	bool in;
-};
-
-/* Replay keys 0..N-1 through one instance holding `cap` unit entries;
- * returns hits. */
-static int replay(struct policy *p, struct ent *ents, const int *seq, size_t n, uint64_t cap)
+static uint64_t lru_key(int i)
 {
-	int hits = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct ent *x = &ents[seq[i]];
-		if (x->in) {
-			policy_hit(p, &x->e, i);
-			hits++;
-			continue;
-		}
-		if (!policy_admit(p, x->e.key, x->e.size, i))
-			continue;
-		policy_insert(p, &x->e, i);
-		x->in = true;
-		while (p->bytes > cap) {
-			struct pol_entry *v = policy_victim(p, i);
-			assert_non_null(v);
-			policy_remove(p, v);
-			((struct ent *)v)->in = false;
-		}
-	}
-	return hits;
+	return 1000 + (uint64_t)i;
 }
 
-static void ents_init(struct ent *ents)
+/* Replay keys SEQ through the rig's fresh instance; returns hits. */
+static int replay(struct rig *r, const int *seq, size_t n)
 {
-	memset(ents, 0, N * sizeof(*ents));
-	for (int i = 0; i < N; i++) {
-		ents[i].e.key = 1000 + (uint64_t)i;
-		ents[i].e.size = 1;
-	}
+	int hits = 0;
+	for (size_t i = 0; i < n; i++)
+		hits += rig_read(r, seq[i]);
+	return hits;
 }
 
 static void test_lru_victim_is_least_recent(void **state)
 {
 	(void)state;
-	struct policy *p;
-	struct policy_env env = { .capacity = 3 };
-	struct ent ents[N];
-	ents_init(ents);
-	assert_int_equal(policy_create("lru", &env, &p), 0);
+	struct rig *r = calloc(1, sizeof(*r));
+	assert_non_null(r);
+	rig_init(r, "lru", 3, 1, lru_key, false);
+	struct policy *p = r->p;
+	struct rig_ent *ents = r->ents;
 	for (int i = 0; i < 3; i++)
 		policy_insert(p, &ents[i].e, (uint64_t)i);
 	policy_hit(p, &ents[0].e, 10);
@@ -74,38 +48,37 @@ static void test_lru_victim_is_least_recent(void **state)
 	assert_ptr_equal(policy_victim(p, 12), &ents[2].e);
 	assert_int_equal(p->bytes, 2);
 	assert_int_equal(ents[0].e.atime, 10);
-	policy_destroy(p);
+	rig_free(r);
+	free(r);
 }
 
 /* The classic: a loop one larger than the cache never hits under LRU. */
 static void test_lru_loop_thrashes(void **state)
 {
 	(void)state;
-	struct policy *p;
-	struct policy_env env = { .capacity = 3 };
-	struct ent ents[N];
-	ents_init(ents);
-	assert_int_equal(policy_create("lru", &env, &p), 0);
+	struct rig *r = calloc(1, sizeof(*r));
+	assert_non_null(r);
+	rig_init(r, "lru", 3, 1, lru_key, false);
 	int seq[40];
 	for (int i = 0; i < 40; i++)
 		seq[i] = i % 4;
-	assert_int_equal(replay(p, ents, seq, 40, 3), 0);
-	policy_destroy(p);
+	assert_int_equal(replay(r, seq, 40), 0);
+	rig_free(r);
+	free(r);
 }
 
 static void test_lru_known_hits(void **state)
 {
 	(void)state;
-	struct policy *p;
-	struct policy_env env = { .capacity = 2 };
-	struct ent ents[N];
-	ents_init(ents);
-	assert_int_equal(policy_create("lru", &env, &p), 0);
+	struct rig *r = calloc(1, sizeof(*r));
+	assert_non_null(r);
+	rig_init(r, "lru", 2, 1, lru_key, false);
 	/* 0 miss, 1 miss, 0 hit, 2 miss (evicts 1), 0 hit, 1 miss (evicts 2),
 	 * 1 hit: 3 hits */
 	const int seq[] = { 0, 1, 0, 2, 0, 1, 1 };
-	assert_int_equal(replay(p, ents, seq, 7, 2), 3);
-	policy_destroy(p);
+	assert_int_equal(replay(r, seq, 7), 3);
+	rig_free(r);
+	free(r);
 }
 
 static void test_registry(void **state)
