@@ -144,7 +144,7 @@ static void test_unknown_keys_and_sections(void **state)
 		      "@:3: daemon.log_levl: unknown key (keys of [daemon]: socket, state_dir, "
 		      "log_level, max_clients, workers, admin_group, socket_mode, socket_group, "
 		      "metrics_listen, demote_after, evict_after, plan_grace, prefetch_max_bytes, "
-		      "prefetch_inflight, readahead_chunks)\n");
+		      "prefetch_inflight, readahead_chunks, sync_delay, sync_backlog)\n");
 	expect_errors(fx, HOT "size = 1G\n",
 		      "@:4: hot.size: unknown key (keys of [tier hot]: path, capacity, "
 		      "high_water, low_water)\n");

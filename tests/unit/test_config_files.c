@@ -192,7 +192,7 @@ static void test_reference_conf_documents_every_key(void **state)
 		assert_non_null(s);
 		at = s + 1;
 	}
-	assert_int_equal(nkeys, 35);
+	assert_int_equal(nkeys, 37);
 	assert_int_equal(config_key_at(nkeys, &k), -ENOENT);
 	free(open);
 	free(text);
