@@ -310,6 +310,7 @@ static int run_loop(struct fuse_session *se, const struct fuse_cmdline_opts *fo)
 int main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_args kargs = FUSE_ARGS_INIT(0, NULL); /* the kernel's, for tcm_pt_mount */
 	struct fuse_cmdline_opts fo = {0};
 	struct cli c = {
 		.o = {
@@ -388,15 +389,11 @@ int main(int argc, char **argv)
 		goto out;
 	/* the kernel options, for mounting ourselves (fuse_session_new
 	 * consumes them) */
-	struct fuse_args kargs = FUSE_ARGS_INIT(0, NULL);
 	for (int i = 0; i < args.argc; i++)
-		if (fuse_opt_add_arg(&kargs, args.argv[i]) != 0) {
-			fuse_opt_free_args(&kargs);
+		if (fuse_opt_add_arg(&kargs, args.argv[i]) != 0)
 			goto out;
-		}
 	m.se = fuse_session_new(&args, &tcm_ops, sizeof(tcm_ops), &m);
 	if (!m.se) {
-		fuse_opt_free_args(&kargs);
 		status = EXIT_USAGE; /* libfuse said why (e.g. an unknown option) */
 		goto out;
 	}
@@ -414,14 +411,11 @@ int main(int argc, char **argv)
 				      m.o.negative_timeout);
 	if (!m.dircache)
 		goto out;
-	if (fuse_set_signal_handlers(m.se) != 0) {
-		fuse_opt_free_args(&kargs);
+	if (fuse_set_signal_handlers(m.se) != 0)
 		goto out;
-	}
 	signals = true;
 	/* as root: mount ourselves, so passthrough can be asked for */
 	int prc = tcm_pt_mount(&m, &kargs, fo.mountpoint);
-	fuse_opt_free_args(&kargs);
 	if (prc < 0 && fuse_session_mount(m.se, fo.mountpoint) != 0)
 		goto out;
 	mounted = true;
@@ -470,5 +464,6 @@ out:
 	free(c.o.passthrough);
 	free(fo.mountpoint);
 	fuse_opt_free_args(&args);
+	fuse_opt_free_args(&kargs);
 	return status;
 }
