@@ -6,7 +6,8 @@
 # every file through the mount with identical bytes; a changed source is
 # read new at the next open; two descriptors of one file share a backing
 # file, and a descriptor of an old version keeps reading it; mmap works;
-# fusermount3 -u and SIGTERM unmount our own mount.
+# fusermount3 -u and SIGTERM unmount our own mount; allow_other, clone_fd
+# and fsname reach the kernel.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_mount.sh"
 
@@ -148,6 +149,21 @@ check "fusermount3 -u" fusermount3 -u "$U"
 wait "$UPID"
 check "after fusermount3 -u: exit 0" [ $? = 0 ]
 check "after fusermount3 -u: unmounted" bash -c "! mountpoint -q '$U'"
+
+# ---- our own mount with allow_other, clone_fd and a name: the kernel gets
+# them, passthrough still works
+A=$T/mnt_a
+: >"$T/mount.log"
+tcm_mount "$A" -d -o allow_other,clone_fd,fsname=tcpt ds || exit 1
+APID=$MPID
+check "allow_other, clone_fd: a small file equals the source" cmp -s "$T/cold/d/s5.bin" "$A/d/s5.bin"
+check "allow_other, clone_fd: a big file equals the source" cmp -s "$T/cold/big.bin" "$A/big.bin"
+check "/proc/mounts: fsname and allow_other" \
+	grep -qE "^tcpt $A fuse.tiercache ro,.*allow_other" /proc/mounts
+stop_mount "$APID"
+read -r OPENS PTO READS <<<"$(counters "$T/mount.log")"
+[ "$NEWK" = 1 ] && check "allow_other, clone_fd: passed through ($PTO of $OPENS opens)" \
+	[ "${PTO:-0}" -ge 1 ]
 
 # ---- bad value
 mkdir -p "$T/mnt_bad"
