@@ -21,7 +21,9 @@
 #                (posix_fadvise DONTNEED per file, checked with fincore),
 #                daemon restarted, remounted: both sides read from disk.
 # QUICK=1 measures only the default first and second pass and local (for
-# iterating on one change); RUNS=N sets the number of runs (default 3).
+# iterating on one change); RUNS=N sets the number of runs (default 3);
+# MOUNT_OPTS=OPT[,OPT] adds mount options to every mount (for example
+# passthrough=off to compare with the path through the mount).
 # Goals from the issue: seq first pass >= 0.8 of local, small first pass
 # >= 0.4 of local; the second pass is reported against local.
 set -uo pipefail
@@ -168,8 +170,8 @@ daemon_stop() {
 	wait "$DPID"
 	DPID=
 }
-mount_up() { # mount_up [-o OPTS]
-	"$O/bin/tiercache-mount" -f "$@" bench "$M" 2>>"$B/mount.log" &
+mount_up() { # mount_up [-o OPTS]   (plus $MOUNT_OPTS, e.g. passthrough=off)
+	"$O/bin/tiercache-mount" -f ${MOUNT_OPTS:+-o "$MOUNT_OPTS"} "$@" bench "$M" 2>>"$B/mount.log" &
 	MPID=$!
 	for _ in $(seq 1 200); do mountpoint -q "$M" && return 0; sleep 0.05; done
 	echo "tiercache-mount did not mount"

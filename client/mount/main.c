@@ -56,6 +56,7 @@ static const struct fuse_opt cli_spec[] = {
 	{"immutable", offsetof(struct cli, o.immutable), 1},
 	CLI_OPT("read_ahead_kb=%u", o.read_ahead_kb),
 	{"no_splice", offsetof(struct cli, o.no_splice), 1},
+	CLI_OPT("passthrough=%s", o.passthrough),
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -116,6 +117,13 @@ static void help(void)
 	       "    no_splice              copy read bytes through the mount's memory\n"
 	       "                           instead of splicing them from the chunk files\n"
 	       "                           into the kernel (slower; for comparison)\n"
+	       "    passthrough=auto|off   auto (default): when run as root on a kernel\n"
+	       "                           with FUSE passthrough (>= 6.9), the kernel\n"
+	       "                           reads a file that is one cached chunk (every\n"
+	       "                           small file) from the cache's own file, with no\n"
+	       "                           request to the mount and no second page cache;\n"
+	       "                           anything else reads through the mount. off:\n"
+	       "                           always through the mount\n"
 	       "    allow_other            let other users use the mount (off by default;\n"
 	       "                           needs user_allow_other in /etc/fuse.conf unless\n"
 	       "                           root). They read with the rights tiercached\n"
@@ -220,6 +228,12 @@ static bool opts_check(struct tcm_opts *o)
 			o->connections, TCM_MAX_CONNECTIONS);
 		ok = false;
 	}
+	if (ok && o->passthrough && strcmp(o->passthrough, "auto") != 0 &&
+	    strcmp(o->passthrough, "off") != 0) {
+		fprintf(stderr, "tiercache-mount: -o passthrough=%s is not known (use auto or off)\n",
+			o->passthrough);
+		ok = false;
+	}
 	if (ok && o->read_ahead_kb > TCM_MAX_READ_AHEAD_KB) {
 		fprintf(stderr, "tiercache-mount: -o read_ahead_kb=%u is out of range (use 0..%u)\n",
 			o->read_ahead_kb, TCM_MAX_READ_AHEAD_KB);
@@ -296,6 +310,7 @@ static int run_loop(struct fuse_session *se, const struct fuse_cmdline_opts *fo)
 int main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_args kargs = FUSE_ARGS_INIT(0, NULL); /* the kernel's, for tcm_pt_mount */
 	struct fuse_cmdline_opts fo = {0};
 	struct cli c = {
 		.o = {
@@ -309,6 +324,7 @@ int main(int argc, char **argv)
 	};
 	struct tcm m = {0};
 	bool pool_open = false, nodes_open = false, mounted = false, signals = false;
+	bool pt_open = false;
 	int status = 1;
 
 	if (fuse_opt_parse(&args, &c, cli_spec, cli_proc) != 0 || c.bad) {
@@ -340,6 +356,7 @@ int main(int argc, char **argv)
 	m.o = c.o;
 	c.o.socket = NULL; /* m owns them now */
 	c.o.source = NULL;
+	c.o.passthrough = NULL;
 	char *src = source_normalise(m.o.source);
 	free(m.o.source);
 	m.o.source = src;
@@ -361,12 +378,20 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_REALTIME, &m.dir_time);
 	if (!m.dataset)
 		goto out;
+	if (tcm_pt_init(&m.pt, !m.o.passthrough || strcmp(m.o.passthrough, "off") != 0) < 0)
+		goto out;
+	pt_open = true;
 	tcm_log_setup(fo.debug ? TCM_DEBUG : TCM_WARN, false);
 	tiercache_set_log(tcm_log_lib, NULL);
 
 	/* options first: a typo is reported before anything else happens */
 	if (add_mount_opts(&args, m.o.source) < 0)
 		goto out;
+	/* the kernel options, for mounting ourselves (fuse_session_new
+	 * consumes them) */
+	for (int i = 0; i < args.argc; i++)
+		if (fuse_opt_add_arg(&kargs, args.argv[i]) != 0)
+			goto out;
 	m.se = fuse_session_new(&args, &tcm_ops, sizeof(tcm_ops), &m);
 	if (!m.se) {
 		status = EXIT_USAGE; /* libfuse said why (e.g. an unknown option) */
@@ -389,7 +414,9 @@ int main(int argc, char **argv)
 	if (fuse_set_signal_handlers(m.se) != 0)
 		goto out;
 	signals = true;
-	if (fuse_session_mount(m.se, fo.mountpoint) != 0)
+	/* as root: mount ourselves, so passthrough can be asked for */
+	int prc = tcm_pt_mount(&m, &kargs, fo.mountpoint);
+	if (prc < 0 && fuse_session_mount(m.se, fo.mountpoint) != 0)
 		goto out;
 	mounted = true;
 	if (m.o.read_ahead_kb) {
@@ -409,14 +436,20 @@ int main(int argc, char **argv)
 	/* > 0: the signal that ended it, a clean stop too */
 	int rc = run_loop(m.se, &fo);
 	status = rc < 0 ? 1 : 0;
-	tcm_log(TCM_INFO, "source=%s mountpoint=%s rc=%d unmounting", m.o.source, fo.mountpoint, rc);
+	tcm_log(TCM_INFO, "source=%s mountpoint=%s rc=%d opens=%lu passthrough_opens=%lu "
+			  "read_requests=%lu unmounting", m.o.source, fo.mountpoint, rc,
+		atomic_load(&m.pt.all_opens), atomic_load(&m.pt.opens), atomic_load(&m.pt.reads));
 out:
-	if (mounted)
+	if (mounted && m.pt.mountpoint)
+		tcm_pt_unmount(&m);
+	else if (mounted)
 		fuse_session_unmount(m.se);
 	if (signals)
 		fuse_remove_signal_handlers(m.se);
 	if (m.se)
 		fuse_session_destroy(m.se);
+	if (pt_open)
+		tcm_pt_free(&m.pt);
 	tcm_dircache_free(m.dircache);
 	if (nodes_open)
 		tcm_nodes_free(&m.nodes);
@@ -425,9 +458,12 @@ out:
 	free(m.dataset);
 	free(m.o.source);
 	free(m.o.socket);
+	free(m.o.passthrough);
 	free(c.o.source);
 	free(c.o.socket);
+	free(c.o.passthrough);
 	free(fo.mountpoint);
 	fuse_opt_free_args(&args);
+	fuse_opt_free_args(&kargs);
 	return status;
 }

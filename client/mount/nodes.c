@@ -355,6 +355,15 @@ out:
 	return rc;
 }
 
+void tcm_nodes_unname(struct tcm_nodes *t, uint64_t ino)
+{
+	pthread_mutex_lock(&t->lock);
+	struct tcm_node *n = find_ino(t, ino);
+	if (n && n->named && ino != FUSE_ROOT_ID)
+		remove_name(t, n);
+	pthread_mutex_unlock(&t->lock);
+}
+
 int tcm_nodes_forget(struct tcm_nodes *t, uint64_t ino, uint64_t nl, struct tcm_hclose *c)
 {
 	int rc = 0;

@@ -42,6 +42,8 @@ struct tcm_file {
 	int h;
 	uint64_t ino;
 	enum tcm_cache mode;
+	bool pt_counted; /* in passthrough.c's inode table */
+	bool pt;         /* the kernel reads the chunk file itself */
 	char *path; /* for messages */
 };
 
@@ -333,13 +335,34 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	/* a BYPASS handle must not drop the old version's pages either: the
 	 * kernel drops them at every open without keep_cache */
+	/* a file that is one chunk file: the kernel may read it itself
+	 * (passthrough.c); a BYPASS handle reads with direct I/O instead */
+	int32_t bid = -1;
+	rc = tcm_pt_open(m, ino, f->tc, f->h, &a, f->mode == TCM_CACHE_BYPASS, &bid);
+	if (rc < 0) {
+		tcm_nodes_release(&m->nodes, ino, f->mode);
+		if (rc == -ESTALE) {
+			/* the VFS looks the name up again and retries: the
+			 * lookup then makes a new node for the new version */
+			tcm_log(TCM_INFO, "path=%s: new version while the old one is passed "
+					  "through: open again on a new inode", f->path);
+			tcm_nodes_unname(&m->nodes, ino);
+		}
+		err = -rc;
+		goto out;
+	}
+	f->pt_counted = rc != 2;
+	f->pt = rc == 1;
 	fi->keep_cache = f->mode != TCM_CACHE_FRESH;
 	fi->direct_io = f->mode == TCM_CACHE_BYPASS;
 	fi->noflush = 1; /* nothing to flush: spares a request per close */
 	fi->fh = (uint64_t)(uintptr_t)f;
-	if (fuse_reply_open(req, fi) != 0) {
+	atomic_fetch_add_explicit(&m->pt.all_opens, 1, memory_order_relaxed);
+	if (tcm_pt_reply_open(req, fi, bid, f->pt) != 0) {
 		/* interrupted: no release will come for it */
 		tcm_nodes_release(&m->nodes, ino, f->mode);
+		if (f->pt_counted)
+			tcm_pt_release(m, ino, f->pt);
 		goto out_close;
 	}
 	return;
@@ -532,6 +555,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct tcm *m = mount_of(req);
 	struct tcm_file *f = (struct tcm_file *)(uintptr_t)fi->fh;
 
+	atomic_fetch_add_explicit(&m->pt.reads, 1, memory_order_relaxed);
 	if (off < 0) {
 		fuse_reply_err(req, EINVAL);
 		return;
@@ -555,6 +579,8 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	/* a failed CLOSE only means the daemon already forgot the handle */
 	(void)tiercache_close(f->tc, f->h);
 	tcm_nodes_release(&m->nodes, f->ino, f->mode);
+	if (f->pt_counted)
+		tcm_pt_release(m, f->ino, f->pt);
 	file_free(f);
 	fuse_reply_err(req, 0);
 }

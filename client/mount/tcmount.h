@@ -11,6 +11,8 @@
  *             for every write
  *   dirs.c    opendir / readdir / readdirplus / releasedir
  *   readahead.c  the kernel readahead window of the mount (large reads)
+ *   passthrough.c  mounting ourselves so the kernel reads small files'
+ *             chunk files itself (FUSE passthrough), with libfuse 3.14
  *   log.c     one-line key=value messages to stderr or syslog
  *
  * Threads: libfuse's multithreaded loop calls the ops from several worker
@@ -45,6 +47,7 @@ struct tcm_opts {
 	int immutable;           /* no open/release round trips (see ops.c) */
 	unsigned read_ahead_kb;  /* kernel readahead window, 0: kernel default */
 	int no_splice;           /* copy read bytes through our memory (ops.c) */
+	char *passthrough;       /* "auto" (default) or "off" (passthrough.c) */
 	int debug;
 	int foreground;
 };
@@ -66,6 +69,48 @@ struct tcm_opts {
 /* ---- readahead.c ---- */
 /* Set the readahead window of the FUSE mount at mountpoint (root only). */
 int tcm_readahead_set(const char *mountpoint, unsigned kb);
+
+/* ---- passthrough.c ---- */
+struct pt_inode;
+struct tcm;
+struct tcm_pt {
+	bool want;              /* -o passthrough=auto */
+	int devfd;              /* /dev/fuse when we mounted (session owns it), else -1 */
+	char *mountpoint;       /* set when we mounted: we unmount */
+	atomic_bool init_seen;  /* the INIT request was read */
+	atomic_bool init_done;  /* its reply was sent */
+	bool offered;           /* the kernel offered passthrough in INIT */
+	uint64_t init_unique;
+	atomic_bool on;         /* the INIT reply asked for it */
+	atomic_bool failed;     /* the kernel refused a backing file: no new ones */
+	pthread_mutex_t lock;   /* buckets */
+	struct pt_inode **buckets;
+	atomic_ulong opens;     /* opens passed through */
+	atomic_ulong all_opens; /* opens answered (ops.c) */
+	atomic_ulong reads;     /* READ requests (ops.c) */
+};
+
+int tcm_pt_init(struct tcm_pt *pt, bool want);
+void tcm_pt_free(struct tcm_pt *pt);
+/* Mount at mountpoint ourselves, with the kernel options of args (before
+ * fuse_session_new consumes them), and give libfuse the device through
+ * our I/O hooks. 0, or -errno: then mount with fuse_session_mount (the
+ * reason is logged). */
+int tcm_pt_mount(struct tcm *m, const struct fuse_args *args, const char *mountpoint);
+/* After the loop: unmount what tcm_pt_mount mounted, unless already gone. */
+void tcm_pt_unmount(struct tcm *m);
+/* An open of version a of ino on handle h (bypass: nodes.c chose direct
+ * I/O). 1 and *id: the kernel is to read the chunk file itself; 0: it
+ * reads through the mount (for both tcm_pt_release(passthrough = rc)
+ * must follow); 2: direct I/O as chosen, not counted; -ESTALE: the
+ * inode's open descriptors pass another version through, which the
+ * kernel allows nothing else beside: open a new inode; -ENOMEM. */
+struct tcm_attr;
+int tcm_pt_open(struct tcm *m, uint64_t ino, struct tiercache *tc, int h,
+		const struct tcm_attr *a, bool bypass, int32_t *id);
+void tcm_pt_release(struct tcm *m, uint64_t ino, bool passthrough);
+/* fuse_reply_open, with FOPEN_PASSTHROUGH and id if passthrough. */
+int tcm_pt_reply_open(fuse_req_t req, struct fuse_file_info *fi, int32_t id, bool passthrough);
 
 /* ---- log.c ---- */
 enum tcm_level { TCM_ERR = 0, TCM_WARN = 1, TCM_INFO = 2, TCM_DEBUG = 3 };
@@ -152,6 +197,9 @@ int tcm_nodes_child_path(struct tcm_nodes *t, uint64_t parent, const char *name,
  * must be closed by the caller, or -errno. */
 int tcm_nodes_link(struct tcm_nodes *t, uint64_t parent, const char *name,
 		   const struct tcm_attr *a, uint64_t *ino, struct tcm_hclose *c);
+/* The next lookup of ino's name makes a new node (a new kernel inode);
+ * ino lives on for the descriptors open on it until forgotten. */
+void tcm_nodes_unname(struct tcm_nodes *t, uint64_t ino);
 /* Drop n kernel lookup references; the node goes at zero. Returns 1 if
  * the node's read handle must be closed by the caller (*c). */
 int tcm_nodes_forget(struct tcm_nodes *t, uint64_t ino, uint64_t n, struct tcm_hclose *c);
@@ -209,6 +257,7 @@ struct tcm {
 	struct timespec dir_time; /* directories have no mtime: the mount time */
 	char *dataset;            /* the dataset's name (for statfs) */
 	bool splice;              /* reads splice chunk fds (set by init) */
+	struct tcm_pt pt;         /* FUSE passthrough (passthrough.c) */
 };
 
 /* ---- ops.c / dirs.c ---- */
