@@ -28,6 +28,7 @@
 #include "workers.h"
 
 #define DURABLE_TICK_MS 250
+#define DURABLE_BATCH_MAX 64 /* files open at once in a batch */
 
 struct pending {
 	struct pending *next;
@@ -69,12 +70,31 @@ static struct chunk *pending_chunk(const struct daemon *d, const struct pending 
 	return c && c->sync_seq == p->seq ? c : NULL;
 }
 
-/* Loop: the batch's files are synced (or failed to): record them. */
+static void enqueue(struct durable *u, struct pending *p)
+{
+	p->next = NULL;
+	if (u->tail)
+		u->tail->next = p;
+	else
+		u->head = p;
+	u->tail = p;
+	u->bytes += p->len;
+}
+
+/* Loop: the batch's files are synced (or failed to): record them. A file
+ * that could not even be opened for want of descriptors waits again. */
 static void batch_record(struct daemon *d, struct pending *p)
 {
 	while (p) {
 		struct pending *next = p->next;
 		struct chunk *c = pending_chunk(d, p);
+		if (c && (p->err == -EMFILE || p->err == -ENFILE) && !d->stopping) {
+			p->err = 0;
+			p->since_ns = daemon_now_ns();
+			enqueue(d->dur, p);
+			p = next;
+			continue;
+		}
 		if (c) {
 			c->sync_seq = 0;
 			if (p->err) {
@@ -153,7 +173,7 @@ static struct batch *take_due(struct daemon *d, bool all)
 	uint64_t delay = d->cfg->sync_delay_ms * 1000000ull;
 	struct pending *head = NULL, **tail = &head;
 	size_t n = 0;
-	while (u->head) {
+	while (u->head && n < DURABLE_BATCH_MAX) {
 		struct pending *p = u->head;
 		bool due = all || now - p->since_ns >= delay || u->bytes > d->cfg->sync_backlog;
 		if (!due)
@@ -245,26 +265,21 @@ void durable_add(struct daemon *d, const struct chunk *c)
 	p->len = c->len;
 	p->tier = c->tier;
 	p->since_ns = daemon_now_ns();
-	if (u->tail)
-		u->tail->next = p;
-	else
-		u->head = p;
-	u->tail = p;
-	u->bytes += p->len;
+	enqueue(u, p);
 	kick(d);
 }
 
 void durable_flush(struct daemon *d)
 {
+	struct batch *b;
 	if (!d->dur)
 		return;
-	struct batch *b = take_due(d, true);
-	if (!b)
-		return;
-	batch_work(&b->job);
-	batch_record(d, b->head);
-	free(b->paths);
-	free(b);
+	while ((b = take_due(d, true))) {
+		batch_work(&b->job);
+		batch_record(d, b->head);
+		free(b->paths);
+		free(b);
+	}
 }
 
 void durable_free(struct daemon *d)
