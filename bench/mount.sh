@@ -4,6 +4,8 @@
 # and noisy). Benchmarks report; they do not fail.
 #
 #   seq      sequential 1 MiB read()s of four 256 MiB files, one reader
+#   seq8k    the same with 8 KiB read()s (a program reading in small pieces:
+#            -o direct_io=auto gives it the page cache after its first file)
 #   small    open + read + close of 4000 files of 100 KB, 4 reader processes,
 #            by a path list (as from a CSV: lookups included)
 #
@@ -14,9 +16,13 @@
 #                cache's hot tier (a fill pass ran before the runs), and the
 #                tier files and the local files are in the OS page cache
 #                alike ("warm storage").
-#   second pass  the same reads again: the mount's kernel page cache
-#                (FOPEN_KEEP_CACHE) against local files in the page cache.
+#   second pass  the same reads again: small files from the mount's kernel
+#                page cache (FOPEN_KEEP_CACHE) or passed through; large
+#                files with direct I/O again (from the tier files' page
+#                cache), against local files in the page cache.
 #   -o immutable first and second pass, remounted with -o immutable.
+#   -o direct_io=off  seq first and second pass through the mount's page
+#                cache (the default reads large files with direct I/O).
 #   disk-cold    tier files and local files dropped from the OS page cache
 #                (posix_fadvise DONTNEED per file, checked with fincore),
 #                daemon restarted, remounted: both sides read from disk.
@@ -86,14 +92,15 @@ static long long read_file(const char *p, size_t bs)
 	close(fd);
 	return n;
 }
-/* rd seq FILE...: prints MB/s.  rd small NPROC LIST: prints files/s. */
+/* rd seq|seq8k FILE...: prints MB/s.  rd small NPROC LIST: prints files/s. */
 int main(int argc, char **argv)
 {
-	if (argc >= 3 && !strcmp(argv[1], "seq")) {
+	if (argc >= 3 && (!strcmp(argv[1], "seq") || !strcmp(argv[1], "seq8k"))) {
+		size_t bs = argv[1][3] ? 8192 : sizeof(buf);
 		long long n = 0;
 		double t0 = now();
 		for (int i = 2; i < argc; i++)
-			n += read_file(argv[i], sizeof(buf));
+			n += read_file(argv[i], bs);
 		printf("%.1f\n", n / 1e6 / (now() - t0));
 		return 0;
 	}
@@ -239,10 +246,20 @@ for run in $(seq 1 "$RUNS"); do
 	mount_down
 	run seq_local seq "${BIG_L[@]}"
 	run small_local small 4 "$B/list.local"
+	[ "$QUICK" = 1 ] || run seq8k_local seq8k "${BIG_L[@]}"
 	if [ "$QUICK" = 1 ]; then
 		echo "run $run done"
 		continue
 	fi
+	# 8 KiB reads, a fresh mount (its page cache empty)
+	mount_up
+	run seq8k_mount seq8k "${BIG_M[@]}"
+	mount_down
+	# large files through the mount's page cache
+	mount_up -o direct_io=off
+	run seq1_pc seq "${BIG_M[@]}"
+	run seq2_pc seq "${BIG_M[@]}"
+	mount_down
 	# -o immutable
 	mount_up -o immutable
 	run seq1_imm seq "${BIG_M[@]}"
@@ -284,7 +301,10 @@ echo "tiercache-mount vs local disk, medians of $RUNS runs (raw runs below)"
 printf '%-44s %10s %10s %-7s %5s\n' "" local mount unit ratio
 row "seq 1 MiB reads, first pass" MB/s seq_local seq1_mount 0.8
 row "100 KB files x4 readers, first pass" files/s small_local small1_mount 0.4
-row "seq 1 MiB reads, second pass (page cache)" MB/s seq_local seq2_mount -
+row "seq 1 MiB reads, second pass" MB/s seq_local seq2_mount -
+row "seq 8 KiB reads, first pass" MB/s seq8k_local seq8k_mount -
+row "-o direct_io=off: seq, first pass" MB/s seq_local seq1_pc -
+row "-o direct_io=off: seq, second pass" MB/s seq_local seq2_pc -
 row "100 KB files x4, second pass (page cache)" files/s small_local small2_mount -
 row "-o immutable: seq, first pass" MB/s seq_local seq1_imm -
 row "-o immutable: 100 KB files x4, first pass" files/s small_local small1_imm -
@@ -301,7 +321,8 @@ cpu_row() { # cpu_row LABEL LOCALKEY MOUNTKEY: ratio = local CPU / mount CPU
 }
 cpu_row "seq 1 GiB, first pass" seq_local seq1_mount
 cpu_row "4000 x 100 KB files x4, first pass" small_local small1_mount
-cpu_row "seq 1 GiB, second pass (page cache)" seq_local seq2_mount
+cpu_row "seq 1 GiB, second pass" seq_local seq2_mount
+cpu_row "-o direct_io=off: seq 1 GiB, first pass" seq_local seq1_pc
 cpu_row "4000 x 100 KB files x4, second pass" small_local small2_mount
 cpu_row "-o immutable: 100 KB files, first pass" small_local small1_imm
 cpu_row "-o immutable: 100 KB files, second pass" small_local small2_imm

@@ -57,6 +57,7 @@ static const struct fuse_opt cli_spec[] = {
 	CLI_OPT("read_ahead_kb=%u", o.read_ahead_kb),
 	{"no_splice", offsetof(struct cli, o.no_splice), 1},
 	CLI_OPT("passthrough=%s", o.passthrough),
+	CLI_OPT("direct_io=%s", o.direct_io),
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -124,6 +125,13 @@ static void help(void)
 	       "                           request to the mount and no second page cache;\n"
 	       "                           anything else reads through the mount. off:\n"
 	       "                           always through the mount\n"
+	       "    direct_io=auto|large|off  files over 1 MiB read through the mount: auto\n"
+	       "                           (default): with direct I/O (the program's\n"
+	       "                           reads go straight from the cache's pages to\n"
+	       "                           its buffer; no second page cache) for programs\n"
+	       "                           that read in large pieces, learnt per thread;\n"
+	       "                           large: always; off: through the page cache of\n"
+	       "                           the mount. Needs root and kernel >= 6.6, else off\n"
 	       "    allow_other            let other users use the mount (off by default;\n"
 	       "                           needs user_allow_other in /etc/fuse.conf unless\n"
 	       "                           root). They read with the rights tiercached\n"
@@ -232,6 +240,13 @@ static bool opts_check(struct tcm_opts *o)
 	    strcmp(o->passthrough, "off") != 0) {
 		fprintf(stderr, "tiercache-mount: -o passthrough=%s is not known (use auto or off)\n",
 			o->passthrough);
+		ok = false;
+	}
+	if (ok && o->direct_io && strcmp(o->direct_io, "auto") != 0 &&
+	    strcmp(o->direct_io, "large") != 0 && strcmp(o->direct_io, "off") != 0) {
+		fprintf(stderr,
+			"tiercache-mount: -o direct_io=%s is not known (use auto, large or off)\n",
+			o->direct_io);
 		ok = false;
 	}
 	if (ok && o->read_ahead_kb > TCM_MAX_READ_AHEAD_KB) {
@@ -357,6 +372,7 @@ int main(int argc, char **argv)
 	c.o.socket = NULL; /* m owns them now */
 	c.o.source = NULL;
 	c.o.passthrough = NULL;
+	c.o.direct_io = NULL;
 	char *src = source_normalise(m.o.source);
 	free(m.o.source);
 	m.o.source = src;
@@ -378,7 +394,13 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_REALTIME, &m.dir_time);
 	if (!m.dataset)
 		goto out;
-	if (tcm_pt_init(&m.pt, !m.o.passthrough || strcmp(m.o.passthrough, "off") != 0) < 0)
+	enum tcm_dio_mode dmode = !m.o.direct_io || strcmp(m.o.direct_io, "auto") == 0 ? TCM_DIO_AUTO
+				  : strcmp(m.o.direct_io, "large") == 0	      ? TCM_DIO_LARGE
+									      : TCM_DIO_OFF;
+	if (tcm_dio_init(&m.dio, dmode) < 0)
+		goto out;
+	if (tcm_pt_init(&m.pt, !m.o.passthrough || strcmp(m.o.passthrough, "off") != 0,
+			dmode != TCM_DIO_OFF) < 0)
 		goto out;
 	pt_open = true;
 	tcm_log_setup(fo.debug ? TCM_DEBUG : TCM_WARN, false);
@@ -436,9 +458,10 @@ int main(int argc, char **argv)
 	/* > 0: the signal that ended it, a clean stop too */
 	int rc = run_loop(m.se, &fo);
 	status = rc < 0 ? 1 : 0;
-	tcm_log(TCM_INFO, "source=%s mountpoint=%s rc=%d opens=%lu passthrough_opens=%lu "
-			  "read_requests=%lu unmounting", m.o.source, fo.mountpoint, rc,
-		atomic_load(&m.pt.all_opens), atomic_load(&m.pt.opens), atomic_load(&m.pt.reads));
+	tcm_log(TCM_INFO, "source=%s mountpoint=%s rc=%d direct_opens=%lu opens=%lu "
+			  "passthrough_opens=%lu read_requests=%lu unmounting", m.o.source,
+		fo.mountpoint, rc, atomic_load(&m.dio.opens), atomic_load(&m.pt.all_opens),
+		atomic_load(&m.pt.opens), atomic_load(&m.pt.reads));
 out:
 	if (mounted && m.pt.mountpoint)
 		tcm_pt_unmount(&m);
@@ -450,6 +473,7 @@ out:
 		fuse_session_destroy(m.se);
 	if (pt_open)
 		tcm_pt_free(&m.pt);
+	tcm_dio_free(&m.dio);
 	tcm_dircache_free(m.dircache);
 	if (nodes_open)
 		tcm_nodes_free(&m.nodes);
@@ -459,9 +483,11 @@ out:
 	free(m.o.source);
 	free(m.o.socket);
 	free(m.o.passthrough);
+	free(m.o.direct_io);
 	free(c.o.source);
 	free(c.o.socket);
 	free(c.o.passthrough);
+	free(c.o.direct_io);
 	free(fo.mountpoint);
 	fuse_opt_free_args(&args);
 	fuse_opt_free_args(&kargs);

@@ -44,6 +44,10 @@ struct tcm_file {
 	enum tcm_cache mode;
 	bool pt_counted; /* in passthrough.c's inode table */
 	bool pt;         /* the kernel reads the chunk file itself */
+	bool dio;        /* direct I/O (dio.c): reads are the program's own */
+	atomic_bool learnt; /* dio: the verdict on its reads was given */
+	uint32_t pid;       /* dio: the thread that opened it */
+	atomic_ulong reads, bytes; /* dio: READ requests and bytes asked */
 	char *path; /* for messages */
 };
 
@@ -355,6 +359,16 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	f->pt = rc == 1;
 	fi->keep_cache = f->mode != TCM_CACHE_FRESH;
 	fi->direct_io = f->mode == TCM_CACHE_BYPASS;
+	if (rc == 0) {
+		/* a large file read through the mount: the program's reads
+		 * may go straight to the tier file's pages (dio.c) */
+		f->pid = (uint32_t)fuse_req_ctx(req)->pid;
+		f->dio = tcm_dio_choose(&m->dio, f->pid, a.size);
+		if (f->dio) {
+			fi->direct_io = 1;
+			atomic_fetch_add_explicit(&m->dio.opens, 1, memory_order_relaxed);
+		}
+	}
 	fi->noflush = 1; /* nothing to flush: spares a request per close */
 	fi->fh = (uint64_t)(uintptr_t)f;
 	atomic_fetch_add_explicit(&m->pt.all_opens, 1, memory_order_relaxed);
@@ -560,10 +574,18 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	if (!f)
+	if (!f) {
 		read_immutable(req, m, ino, size, off);
-	else
-		reply_read_any(req, m, f->tc, f->h, size, off, f->path);
+		return;
+	}
+	if (f->dio) {
+		/* the program's own read sizes: after a few, tell dio.c */
+		unsigned long n = atomic_fetch_add_explicit(&f->reads, 1, memory_order_relaxed) + 1;
+		unsigned long b = atomic_fetch_add_explicit(&f->bytes, size, memory_order_relaxed) + size;
+		if (n >= TCM_DIO_PROBE_READS && !atomic_exchange(&f->learnt, true))
+			tcm_dio_learn(&m->dio, f->pid, n, b);
+	}
+	reply_read_any(req, m, f->tc, f->h, size, off, f->path);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -576,6 +598,9 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, 0);
 		return;
 	}
+	/* a few reads (a file of a few MiB) still tell how the thread reads */
+	if (f->dio && atomic_load(&f->reads) >= 2 && !atomic_load(&f->learnt))
+		tcm_dio_learn(&m->dio, f->pid, atomic_load(&f->reads), atomic_load(&f->bytes));
 	/* a failed CLOSE only means the daemon already forgot the handle */
 	(void)tiercache_close(f->tc, f->h);
 	tcm_nodes_release(&m->nodes, f->ino, f->mode);

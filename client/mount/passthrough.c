@@ -13,7 +13,11 @@
  *     max_stack_depth 1: the chunk files are on a plain file system),
  *   - patch an OPEN reply that op_open marked (tcm_pt_reply_open): set
  *     FOPEN_PASSTHROUGH and the backing id registered for the chunk file
- *     with FUSE_DEV_IOC_BACKING_OPEN.
+ *     with FUSE_DEV_IOC_BACKING_OPEN,
+ *   - and, for dio.c, ask in the INIT reply that files opened with direct
+ *     I/O may still be mmapped (FUSE_DIRECT_IO_ALLOW_MMAP), which libfuse
+ *     3.14 cannot ask for either. So we also mount ourselves with
+ *     -o passthrough=off as long as direct I/O is wanted.
  * Replies are spliced as before (splice_send is plain splice(2)).
  *
  * Only a file that is one whole chunk file (every small file) can be
@@ -65,6 +69,7 @@
 #define PT_OP_INIT 26u
 #define PT_INIT_EXT (1u << 30)             /* flags: flags2 is valid */
 #define PT_FLAGS2_PASSTHROUGH (1u << 5)    /* FUSE_PASSTHROUGH, bit 37 */
+#define PT_FLAGS2_DIO_MMAP (1u << 4)       /* FUSE_DIRECT_IO_ALLOW_MMAP, bit 36 (6.6) */
 #define PT_FLAGS_WRITEBACK_CACHE (1u << 16) /* excludes passthrough */
 #define PT_FOPEN_KEEP_CACHE (1u << 1)
 #ifndef FOPEN_PASSTHROUGH
@@ -151,10 +156,11 @@ static unsigned pt_bucket(uint64_t ino)
 	return (unsigned)((ino * 0x9e3779b97f4a7c15ull) >> 40) % PT_BUCKETS;
 }
 
-int tcm_pt_init(struct tcm_pt *pt, bool want)
+int tcm_pt_init(struct tcm_pt *pt, bool want, bool want_dio)
 {
 	memset(pt, 0, sizeof(*pt));
 	pt->want = want;
+	pt->want_dio = want_dio;
 	pt->devfd = -1;
 	pt->buckets = calloc(PT_BUCKETS, sizeof(*pt->buckets));
 	if (!pt->buckets)
@@ -198,37 +204,55 @@ static ssize_t pt_read(int fd, void *buf, size_t len, void *userdata)
 		const struct pt_init_in *ii = (const void *)(in + 1);
 		bool ext = ii->flags & PT_INIT_EXT;
 		m->pt.offered = ext && (ii->flags2 & PT_FLAGS2_PASSTHROUGH);
+		m->pt.dio_offered = ext && (ii->flags2 & PT_FLAGS2_DIO_MMAP);
 		m->pt.init_unique = in->unique;
 		atomic_store(&m->pt.init_seen, true);
 	}
 	return n;
 }
 
-/* The INIT reply: ask for passthrough if the kernel offered it. */
+/* What this mount wanted of our own INIT reply and goes without, for the
+ * log lines that say why. */
+static const char *pt_wanted(const struct tcm_pt *pt)
+{
+	if (pt->want && pt->want_dio)
+		return "passthrough=off direct_io=off";
+	return pt->want ? "passthrough=off" : "direct_io=off";
+}
+
+/* The INIT reply: ask for passthrough, and for mmap of direct I/O files,
+ * where wanted and offered. */
 static void pt_patch_init(struct tcm *m, struct iovec *iov, int count)
 {
 	struct tcm_pt *pt = &m->pt;
 	struct pt_init_out out;
 	if (count < 2 || iov[1].iov_len < sizeof(out)) {
-		tcm_log(TCM_INFO, "source=%s passthrough=off reason=\"short INIT reply\"",
-			m->o.source);
+		tcm_log(TCM_INFO, "source=%s %s reason=\"short INIT reply\"", m->o.source,
+			pt_wanted(pt));
 		return;
 	}
 	memcpy(&out, iov[1].iov_base, sizeof(out));
-	if (!pt->offered) {
+	if (pt->want_dio && pt->dio_offered) {
+		out.flags |= PT_INIT_EXT;
+		out.flags2 |= PT_FLAGS2_DIO_MMAP;
+		atomic_store(&m->dio.on, true);
+		tcm_log(TCM_INFO, "source=%s direct_io=on", m->o.source);
+	} else if (pt->want_dio) {
+		tcm_log(TCM_INFO, "source=%s direct_io=off reason=\"the kernel does not allow mmap "
+				  "of direct I/O files\"", m->o.source);
+	}
+	if (pt->want && !pt->offered) {
 		tcm_log(TCM_INFO, "source=%s passthrough=off reason=\"the kernel does not offer it\"",
 			m->o.source);
-		return;
+	} else if (pt->want && !(out.flags & PT_FLAGS_WRITEBACK_CACHE)) { /* never asked for */
+		out.flags |= PT_INIT_EXT;
+		out.flags2 |= PT_FLAGS2_PASSTHROUGH;
+		out.max_stack_depth = 1; /* backing files are on a plain fs */
+		atomic_store(&pt->on, true);
+		tcm_log(TCM_INFO, "source=%s passthrough=on", m->o.source);
 	}
-	if (out.flags & PT_FLAGS_WRITEBACK_CACHE)
-		return; /* never asked for (op_init) */
-	out.flags |= PT_INIT_EXT;
-	out.flags2 |= PT_FLAGS2_PASSTHROUGH;
-	out.max_stack_depth = 1; /* backing files are on a plain fs */
 	/* libfuse's own reply buffer, sent right after this */
 	memcpy(iov[1].iov_base, &out, sizeof(out));
-	atomic_store(&pt->on, true);
-	tcm_log(TCM_INFO, "source=%s passthrough=on", m->o.source);
 }
 
 static ssize_t pt_writev(int fd, struct iovec *iov, int count, void *userdata)
@@ -360,11 +384,11 @@ int tcm_pt_mount(struct tcm *m, const struct fuse_args *args, const char *mountp
 	char *type = NULL;
 	int fd = -1, rc;
 
-	if (!pt->want)
+	if (!pt->want && !pt->want_dio)
 		return -ENOTSUP;
 	if (geteuid() != 0) {
-		tcm_log(TCM_INFO, "source=%s passthrough=off reason=\"not root: mounted by "
-				  "libfuse, which cannot ask for it\"", m->o.source);
+		tcm_log(TCM_INFO, "source=%s %s reason=\"not root: mounted by libfuse, which "
+				  "cannot ask for it\"", m->o.source, pt_wanted(pt));
 		return -ENOTSUP;
 	}
 	for (int i = 0; i < args->argc; i++)
@@ -377,17 +401,16 @@ int tcm_pt_mount(struct tcm *m, const struct fuse_args *args, const char *mountp
 		goto out;
 	}
 	if (mo.unknown) {
-		tcm_log(TCM_WARN, "source=%s passthrough=off reason=\"option %s: mounted by "
-				  "libfuse, which cannot ask for passthrough\"", m->o.source,
-			mo.unknown);
+		tcm_log(TCM_WARN, "source=%s %s reason=\"option %s: mounted by libfuse, which "
+				  "cannot ask for it\"", m->o.source, pt_wanted(pt), mo.unknown);
 		rc = -ENOTSUP;
 		goto out;
 	}
 	fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
-		tcm_log(TCM_WARN, "source=%s passthrough=off reason=\"/dev/fuse: %s\"", m->o.source,
-			strerror(-rc));
+		tcm_log(TCM_WARN, "source=%s %s reason=\"/dev/fuse: %s\"", m->o.source,
+			pt_wanted(pt), strerror(-rc));
 		goto out;
 	}
 	char data[sizeof(mo.data) + 96];
@@ -403,15 +426,15 @@ int tcm_pt_mount(struct tcm *m, const struct fuse_args *args, const char *mountp
 	if (mount(mo.fsname ? mo.fsname : "tiercache", mountpoint, type,
 		  MS_RDONLY | MS_NOSUID | MS_NODEV | mo.flags, data) != 0) {
 		rc = -errno;
-		tcm_log(TCM_WARN, "source=%s mountpoint=%s passthrough=off reason=\"mount: %s: "
-				  "mounted by libfuse\"", m->o.source, mountpoint, strerror(-rc));
+		tcm_log(TCM_WARN, "source=%s mountpoint=%s %s reason=\"mount: %s: mounted by "
+				  "libfuse\"", m->o.source, mountpoint, pt_wanted(pt), strerror(-rc));
 		goto out;
 	}
 	if (fuse_session_custom_io(m->se, &pt_io, fd) != 0) {
 		(void)umount2(mountpoint, MNT_DETACH);
 		rc = -EIO;
-		tcm_log(TCM_WARN, "source=%s passthrough=off reason=\"libfuse refused our "
-				  "/dev/fuse I/O: mounted by libfuse\"", m->o.source);
+		tcm_log(TCM_WARN, "source=%s %s reason=\"libfuse refused our /dev/fuse I/O: "
+				  "mounted by libfuse\"", m->o.source, pt_wanted(pt));
 		goto out;
 	}
 	pt->devfd = fd; /* the session owns it now */

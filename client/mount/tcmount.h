@@ -13,6 +13,8 @@
  *   readahead.c  the kernel readahead window of the mount (large reads)
  *   passthrough.c  mounting ourselves so the kernel reads small files'
  *             chunk files itself (FUSE passthrough), with libfuse 3.14
+ *   dio.c     which opens of large files use direct I/O (no second page
+ *             cache, one copy), learnt per reading thread
  *   log.c     one-line key=value messages to stderr or syslog
  *
  * Threads: libfuse's multithreaded loop calls the ops from several worker
@@ -48,6 +50,7 @@ struct tcm_opts {
 	unsigned read_ahead_kb;  /* kernel readahead window, 0: kernel default */
 	int no_splice;           /* copy read bytes through our memory (ops.c) */
 	char *passthrough;       /* "auto" (default) or "off" (passthrough.c) */
+	char *direct_io;         /* "auto" (default), "large" or "off" (dio.c) */
 	int debug;
 	int foreground;
 };
@@ -70,16 +73,57 @@ struct tcm_opts {
 /* Set the readahead window of the FUSE mount at mountpoint (root only). */
 int tcm_readahead_set(const char *mountpoint, unsigned kb);
 
+/* ---- dio.c ---- */
+enum tcm_dio_mode { TCM_DIO_AUTO, TCM_DIO_LARGE, TCM_DIO_OFF };
+/* files up to this size always read through the page cache */
+#define TCM_DIO_MIN_SIZE (1u << 20)
+/* auto: a thread whose direct reads average less reads cached */
+#define TCM_DIO_SMALL_READ (128u * 1024u)
+/* auto: the verdict on a handle comes after this many reads (or at close) */
+#define TCM_DIO_PROBE_READS 16u
+/* auto: a thread not seen before follows the last verdict, except every
+ * this many, which are probed */
+#define TCM_DIO_PROBE_EVERY 8u
+#define TCM_DIO_PIDS 256u
+#define TCM_DIO_FORGET_S 600.0
+
+struct tcm_dio_pid {
+	uint32_t pid;
+	bool small; /* its direct reads were small: page cache from now on */
+	double when;
+};
+
+struct tcm_dio {
+	enum tcm_dio_mode mode;
+	atomic_bool on; /* the kernel allows mmap of direct I/O files (INIT) */
+	bool ready;
+	pthread_mutex_t lock; /* pids */
+	struct tcm_dio_pid pids[TCM_DIO_PIDS];
+	bool last_small;    /* the last verdict, for threads not seen yet */
+	double last_when;
+	unsigned strangers; /* opens by such threads while last_small */
+	atomic_ulong opens; /* opens answered with direct I/O */
+};
+
+int tcm_dio_init(struct tcm_dio *d, enum tcm_dio_mode mode);
+void tcm_dio_free(struct tcm_dio *d);
+/* Should an open of a file of size bytes by thread pid use direct I/O? */
+bool tcm_dio_choose(struct tcm_dio *d, uint32_t pid, uint64_t size);
+/* A direct handle opened by pid saw reads asking for bytes in all. */
+void tcm_dio_learn(struct tcm_dio *d, uint32_t pid, uint64_t reads, uint64_t bytes);
+
 /* ---- passthrough.c ---- */
 struct pt_inode;
 struct tcm;
 struct tcm_pt {
 	bool want;              /* -o passthrough=auto */
+	bool want_dio;          /* -o direct_io=auto|large: INIT must allow mmap */
 	int devfd;              /* /dev/fuse when we mounted (session owns it), else -1 */
 	char *mountpoint;       /* set when we mounted: we unmount */
 	atomic_bool init_seen;  /* the INIT request was read */
 	atomic_bool init_done;  /* its reply was sent */
 	bool offered;           /* the kernel offered passthrough in INIT */
+	bool dio_offered;       /* ... and mmap of direct I/O files */
 	uint64_t init_unique;
 	atomic_bool on;         /* the INIT reply asked for it */
 	atomic_bool failed;     /* the kernel refused a backing file: no new ones */
@@ -90,7 +134,7 @@ struct tcm_pt {
 	atomic_ulong reads;     /* READ requests (ops.c) */
 };
 
-int tcm_pt_init(struct tcm_pt *pt, bool want);
+int tcm_pt_init(struct tcm_pt *pt, bool want, bool want_dio);
 void tcm_pt_free(struct tcm_pt *pt);
 /* Mount at mountpoint ourselves, with the kernel options of args (before
  * fuse_session_new consumes them), and give libfuse the device through
@@ -258,6 +302,7 @@ struct tcm {
 	char *dataset;            /* the dataset's name (for statfs) */
 	bool splice;              /* reads splice chunk fds (set by init) */
 	struct tcm_pt pt;         /* FUSE passthrough (passthrough.c) */
+	struct tcm_dio dio;       /* direct I/O for large files (dio.c) */
 };
 
 /* ---- ops.c / dirs.c ---- */
