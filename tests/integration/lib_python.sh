@@ -14,13 +14,10 @@ if [ "$(basename "$O")" = address ]; then
 	PY_ENV=(env "LD_PRELOAD=$(cc -print-file-name=libasan.so)" "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
 fi
 
-# py_checks NAME SCRIPT ARGS...: run SCRIPT; every "ok: X" / "FAIL: X" line
-# becomes a check, other lines are shown; the script must also exit 0.
-py_checks() {
-	local name=$1
-	shift
-	"${PY_ENV[@]}" "$PY" "$@" >"$T/$name.out" 2>&1
-	local rc=$?
+# py_report NAME RC: the output of a Python test script ($T/NAME.out) that
+# exited with RC: every "ok: X" / "FAIL: X" line becomes a check, other lines
+# are shown; the script must also have exited 0.
+py_report() {
 	local l
 	while IFS= read -r l; do
 		case $l in
@@ -28,6 +25,15 @@ py_checks() {
 		"FAIL: "*) fail "${l#FAIL: }" ;;
 		*) echo "$l" ;;
 		esac
-	done <"$T/$name.out"
-	check "$name: script exited 0 (got $rc)" [ "$rc" = 0 ]
+	done <"$T/$1.out"
+	check "$1: script exited 0 (got $2)" [ "$2" = 0 ]
+}
+
+# py_checks NAME SCRIPT ARGS...: run SCRIPT (py_common.py next to it is
+# importable) and report it with py_report.
+py_checks() {
+	local name=$1
+	shift
+	"${PY_ENV[@]}" "$PY" "$@" >"$T/$name.out" 2>&1
+	py_report "$name" $?
 }

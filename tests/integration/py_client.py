@@ -11,55 +11,22 @@ import array
 import errno
 import io
 import os
-import signal
-import sys
 import threading
 
 import tiercache
 
-signal.alarm(300)
-COLD, DS, CHUNK = sys.argv[1], sys.argv[2], int(sys.argv[3])
-failures = 0
+from py_common import check, finish, raises, source_bytes, source_files, start
 
-
-def check(cond, what):
-    global failures
-    print("%s: %s" % ("ok" if cond else "FAIL", what), flush=True)
-    if not cond:
-        failures += 1
-
-
-def raises(exc, fn, *args, errno_=None, **kw):
-    """The exception fn raised if it is an exc (with errno_), else None."""
-    try:
-        fn(*args, **kw)
-    except exc as e:
-        if errno_ is None or e.errno == errno_:
-            return e
-        print("  got errno %s: %r" % (e.errno, e))
-        return None
-    except BaseException as e:
-        print("  got %r" % (e,))
-        return None
-    print("  no exception")
-    return None
-
-
-def cold_files():
-    out = []
-    for d, _, names in os.walk(COLD):
-        for n in names:
-            out.append(os.path.relpath(os.path.join(d, n), COLD))
-    return sorted(out, key=os.fsencode)
+COLD, DS, CHUNK = start(300, "COLD DATASET CHUNK")
+CHUNK = int(CHUNK)
 
 
 def src(rel):
-    with open(os.path.join(COLD, rel), "rb") as f:
-        return f.read()
+    return source_bytes(COLD, rel)
 
 
 tc = tiercache.Client()
-rels = cold_files()
+rels = source_files(COLD)
 
 # ---- reading ----
 bad = [r for r in rels if tc.open(DS + "/" + r).read() != src(r)]
@@ -230,4 +197,4 @@ check(tiercache.job_id("a") == tiercache.job_id(b"a") != tiercache.job_id("b") a
 
 tc.close()
 check(raises(ValueError, tc.listdir, DS) is not None, "closed Client: ValueError")
-sys.exit(1 if failures else 0)
+finish()

@@ -10,28 +10,17 @@ Every sample is compared with the source bytes.
   py_jobs.py COLD DATASET TIERCTL
 Prints one "ok: ..." or "FAIL: ..." line per check.
 """
-import hashlib
 import json
-import os
-import signal
 import subprocess
-import sys
 
 from torch.utils.data import DataLoader, SequentialSampler
 
 import tiercache
 from tiercache.torch import Dataset, PlanSampler
 
-signal.alarm(600)
-COLD, DS, TIERCTL = sys.argv[1], sys.argv[2], sys.argv[3]
-failures = 0
+from py_common import check, finish, raises, sha, source_digests, source_files, start
 
-
-def check(cond, what):
-    global failures
-    print("%s: %s" % ("ok" if cond else "FAIL", what), flush=True)
-    if not cond:
-        failures += 1
+COLD, DS, TIERCTL = start(600, "COLD DATASET TIERCTL")
 
 
 def plan(job):
@@ -42,38 +31,20 @@ def plan(job):
     return None
 
 
-def sha(b):
-    return hashlib.sha256(b).hexdigest()
-
-
 # ---- the calls ----
 c = tiercache.Client(job="py-a", rank=0)
 c.ping()
 c.clear_job()
 c.set_job("py-a")  # any rank
 check(True, "Client(job=, rank=), ping, clear_job, set_job(any rank) succeed")
-try:
-    c.set_job("py-a", rank=2**32 - 1)
-    check(False, "rank 2**32-1 (reserved for any rank) is refused")
-except ValueError:
-    check(True, "rank 2**32-1 (reserved for any rank) is refused")
-try:
-    c.set_job(-1)
-    check(False, "a negative job id is refused")
-except ValueError:
-    check(True, "a negative job id is refused")
+check(raises(ValueError, c.set_job, "py-a", rank=2**32 - 1) is not None,
+      "rank 2**32-1 (reserved for any rank) is refused")
+check(raises(ValueError, c.set_job, -1) is not None, "a negative job id is refused")
 c.close()
 
 # ---- two jobs, one DataLoader ----
-rels = []
-for d, _, names in os.walk(COLD):
-    for n in names:
-        rels.append(os.path.relpath(os.path.join(d, n), COLD))
-rels.sort(key=os.fsencode)
-want = []
-for r in rels:
-    with open(os.path.join(COLD, r), "rb") as f:
-        want.append(sha(f.read()))
+rels = source_files(COLD)
+want = source_digests(COLD, rels)
 
 
 class Digest(Dataset):
@@ -123,4 +94,4 @@ check(mine is not None and mine["read"] == mine["chunks"] and mine["position"] =
 check(theirs is not None and theirs["read"] == 0 and theirs["position"] == 0,
       "tagged: the other job's plan did not move (read %s, position %s)"
       % (theirs and theirs["read"], theirs and theirs["position"]))
-sys.exit(1 if failures else 0)
+finish()

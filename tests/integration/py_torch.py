@@ -10,11 +10,8 @@ the plan calls, else asserted to warn once and let training go on.
 Prints one "ok: ..." or "FAIL: ..." line per check.
 """
 import collections
-import hashlib
 import os
 import pickle
-import signal
-import sys
 import warnings
 
 import torch
@@ -23,22 +20,11 @@ from torch.utils.data import DataLoader, DistributedSampler, RandomSampler, Sequ
 import tiercache
 from tiercache.torch import Dataset, PlanSampler
 
-signal.alarm(600)
-COLD, DS = sys.argv[1], sys.argv[2]
-failures = 0
+from py_common import check, finish, sha, source_bytes, source_digests, source_files, start
+
+COLD, DS = start(600, "COLD DATASET")
 HAS_PLAN = tiercache.plan_supported()
 print("plan support in the loaded library: %s" % HAS_PLAN)
-
-
-def check(cond, what):
-    global failures
-    print("%s: %s" % ("ok" if cond else "FAIL", what), flush=True)
-    if not cond:
-        failures += 1
-
-
-def sha(b):
-    return hashlib.sha256(b).hexdigest()
 
 
 class Indexed(Dataset):
@@ -55,15 +41,8 @@ def collate(batch):
     return batch
 
 
-rels = []
-for d, _, names in os.walk(COLD):
-    for n in names:
-        rels.append(os.path.relpath(os.path.join(d, n), COLD))
-rels.sort(key=os.fsencode)
-want = {}
-for k, r in enumerate(rels):
-    with open(os.path.join(COLD, r), "rb") as f:
-        want[k] = sha(f.read())
+rels = source_files(COLD)
+want = source_digests(COLD, rels)
 
 ds = Indexed(DS)
 check(ds.paths == [DS + "/" + r for r in rels], "Dataset file list: every file, sorted by path bytes (%d)" % len(rels))
@@ -156,7 +135,7 @@ with warnings.catch_warnings(record=True) as caught:
     bs = PlanSampler(torch.utils.data.BatchSampler(SequentialSampler(sub), 4, False), sub, job=77)
     loader = DataLoader(sub, batch_sampler=bs, num_workers=2, collate_fn=collate)
     got = [x for batch in loader for x in batch]
-    check(got == [(len(b), sha(b)) for b in (open(os.path.join(COLD, r), "rb").read() for r in subrels)],
+    check(got == [(len(b), sha(b)) for b in (source_bytes(COLD, r) for r in subrels)],
           "sub-directory Dataset with a transform and a wrapped BatchSampler: exact bytes, in order")
 plan_outcome([bs], caught, "BatchSampler over a sub-directory", 1)
 
@@ -190,4 +169,4 @@ with tempfile.TemporaryDirectory() as tmp:
     check(pd.rank_world() == (0, 1) and explicit.rank_world() == (1, 4),
           "rank/world_size: torch.distributed's when initialised, explicit arguments first")
     dist.destroy_process_group()
-sys.exit(1 if failures else 0)
+finish()

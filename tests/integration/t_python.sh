@@ -63,8 +63,5 @@ echo go >&4
 wait "$down_pid"
 down_rc=$?
 exec 3>&- 4>&-
-while IFS= read -r l; do
-	case $l in "ok: "*) ok "${l#ok: }" ;; "FAIL: "*) fail "${l#FAIL: }" ;; *) echo "$l" ;; esac
-done <"$T/down.out"
-check "py_down.py exited 0 (got $down_rc)" [ "$down_rc" = 0 ]
+py_report down "$down_rc"
 finish
