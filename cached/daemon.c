@@ -26,6 +26,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "mover.h"
+#include "nofile.h"
 #include "plans.h"
 #include "policy_glue.h"
 #include "prefetch.h"
@@ -244,6 +245,14 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 	d->cfg = cfg;
 	d->start_s = daemon_wall_s();
 	log_set_level(cfg->log_level);
+	/* clients, the fd cache, files waiting for their sync, the index,
+	 * the cold stores' sockets: warn when the limit leaves no room */
+	uint64_t nofile = tc_nofile_raise();
+	uint64_t need = (uint64_t)cfg->max_clients + FDCACHE_SLOTS + 256u;
+	if (nofile < need)
+		log_warn("op=start nofile=%llu wanted=%llu: the descriptor limit may refuse clients "
+			 "or fills under load; raise it (ulimit -n, or LimitNOFILE= in the unit) or "
+			 "lower max_clients", (unsigned long long)nofile, (unsigned long long)need);
 	if (evthread_use_pthreads() < 0 || !(d->base = event_base_new())) {
 		snprintf(err, errlen, "cannot set up the event loop");
 		return -ENOMEM;

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nofile.h"
 #include "tiercache/protocol.h"
 
 #define EXIT_USAGE 2
@@ -405,6 +406,8 @@ int main(int argc, char **argv)
 	pt_open = true;
 	tcm_log_setup(fo.debug ? TCM_DEBUG : TCM_WARN, false);
 	tiercache_set_log(tcm_log_lib, NULL);
+	/* every open handle holds its chunk files' descriptors */
+	tcm_log(TCM_DEBUG, "nofile=%llu", (unsigned long long)tc_nofile_raise());
 
 	/* options first: a typo is reported before anything else happens */
 	if (add_mount_opts(&args, m.o.source) < 0)

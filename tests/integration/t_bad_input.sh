@@ -46,6 +46,23 @@ PY
 check "max_clients enforced with EBUSY" [ $? -eq 0 ]
 tc_stop
 
+# a low descriptor limit (a shell's 1024): the soft limit is raised to the
+# hard one, and a limit still too low for max_clients is warned about
+tc_config 64M 64M 256K
+: >"$T/daemon.log"
+(ulimit -Sn 1000 && ulimit -Hn 1500 && exec "$TC_BIN/tiercached" -c "$T/tc.conf" >>"$T/daemon.log" 2>&1) &
+TC_PID=$!
+for _ in $(seq 1 200); do
+	"$TC_BIN/tierctl" status >/dev/null 2>&1 && break
+	sleep 0.05
+done
+check "soft descriptor limit raised to the hard one (1000 -> 1500)" \
+	grep -qE "^Max open files +1500 +1500" "/proc/$TC_PID/limits"
+check "a limit below max_clients + the fd cache is warned about, saying what to do" \
+	grep -q "op=start nofile=1500 wanted=2304.*raise it" "$T/daemon.log"
+check "... and the daemon serves anyway" "$E" file ds/big.bin "$T/cold/big.bin"
+tc_stop
+
 # bad configs: exit 78 with FILE:LINE: key: reason
 printf '[daemon]\nsocket = %s/s\nstate_dir = %s/st\n[tier hot]\npath = %s/h\ncapacity = 12Q\n' "$T" "$T" "$T" >"$T/bad.conf"
 out=$("$TC_BIN/tiercached" -c "$T/bad.conf" --check-config 2>&1)
