@@ -24,6 +24,14 @@
 #      BENCH_PERF       a directory: record a system-wide `perf record -g`
 #                       of the first repetition's cold epoch per layout
 #                       there (cold-LAYOUT.data; see docs/ceph.md)
+#      BENCH_PIN=1      keep the cold store's CPU apart from the node's:
+#                       every daemon of the bench's own cluster (mon, osd:
+#                       the pids in its run/*.pid files) pinned to CPU 0
+#                       with `taskset -a -p` (all threads), and this script,
+#                       so everything it starts after the cluster
+#                       (tiercached, tierctl, rados_direct, epoch_reader),
+#                       to CPU 1. Needs taskset (util-linux) and 2 CPUs;
+#                       without them it says so and runs unpinned.
 set -uo pipefail
 O=${1:-build/default}
 cd "$(dirname "$0")/.." || exit 1
@@ -64,6 +72,32 @@ if ! tests/ceph/start-ceph.sh "$B/ceph" >/dev/null 2>"$B/start-ceph.log"; then
 fi
 # shellcheck disable=SC1091
 . "$B/ceph/ceph-env.sh"
+
+# BENCH_PIN=1: the cluster on CPU 0, the node side on CPU 1 (see the top)
+PINNED=
+if [ "${BENCH_PIN:-}" = 1 ]; then
+	if ! command -v taskset >/dev/null; then
+		echo "bench/rados.sh: BENCH_PIN=1 ignored: taskset is not installed (util-linux); running unpinned"
+	elif ! taskset -c 0,1 true 2>/dev/null; then
+		echo "bench/rados.sh: BENCH_PIN=1 ignored: CPUs 0 and 1 are not both usable here; running unpinned"
+	else
+		PINNED=1
+		for f in "$CEPH_DIR"/run/*.pid; do
+			p=$(cat "$f" 2>/dev/null)
+			# only a daemon of this bench's cluster: its command line names our ceph.conf
+			if [ -z "$p" ] || ! tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF "$CEPH_CONF"; then
+				echo "bench/rados.sh: BENCH_PIN=1: $f names no running daemon of this cluster; not pinned"
+				PINNED=
+				continue
+			fi
+			taskset -a -p -c 0 "$p" >/dev/null ||
+				{ echo "bench/rados.sh: BENCH_PIN=1: cannot pin $(basename "$f" .pid) (pid $p) to CPU 0"; PINNED=; }
+		done
+		taskset -p -c 1 $$ >/dev/null ||
+			{ echo "bench/rados.sh: BENCH_PIN=1: cannot pin the node side to CPU 1"; PINNED=; }
+		[ -n "$PINNED" ] || echo "bench/rados.sh: BENCH_PIN=1: pinning incomplete (see above); numbers are not a clean split"
+	fi
+fi
 
 export TIERCACHE_SOCKET=$B/sock
 cat >"$B/tc.conf" <<CONF
@@ -111,6 +145,12 @@ done
 rm -rf "$B/src"
 echo "setup (cluster, data, import): $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}') s"
 echo "$N readers, 4 MiB chunks, $MB MiB per layout, hot tier in $(df --output=fstype "$TIER" | tail -n 1) ($TIER), $REPS repetitions"
+if [ -n "$PINNED" ]; then
+	echo "pinned (BENCH_PIN=1): cluster on CPU 0 ($(for f in "$CEPH_DIR"/run/*.pid; do
+		printf '%s ' "$(basename "$f" .pid)"; done)), node side on CPU 1 (tiercached: CPUs $(taskset -cp "$pid" | awk '{print $NF}'))"
+else
+	echo "unpinned: cluster, daemon and readers share all CPUs"
+fi
 
 TCK=$(getconf CLK_TCK)
 OSD_PID=$(cat "$CEPH_DIR/run/osd.0.pid")
@@ -172,7 +212,7 @@ for r in $(seq 1 "$REPS"); do
 		read -r d dcpu dcl dosd <<<"$(direct $l)"
 		read -r cold ccpu cb _ e1 crd cdm cosd <<<"$(epoch $l 1 "$pf")"
 		read -r warm wcpu _ m2 e2 _ <<<"$(epoch $l 2)"
-		echo "$d $cold $warm $dcpu $ccpu $wcpu $cb $m2 $((e1 + e2))" >>"$B/res.$l"
+		echo "$d $cold $warm $dcpu $ccpu $wcpu $cb $m2 $((e1 + e2)) $dcl $dosd $crd $cdm $cosd" >>"$B/res.$l"
 		printf 'rep %d %-8s direct %7.1f MB/s   cold %7.1f MB/s   warm %8.1f MB/s   (cold bytes %d, epoch-2 misses %s, errors %s)\n' \
 			"$r" $l "$d" "$cold" "$warm" "$cb" "$m2" "$((e1 + e2))"
 		printf '      cpu s: direct %s client + %s osd; cold %s readers + %s tiercached + %s osd\n' \
@@ -200,6 +240,18 @@ pr = statistics.median(r[1] / r[0] if r[0] else 0 for r in rows)
 print("%-8s %11.1f %7.2f %10.1f %7.2f %8.2f %7.2f %11.1f %7.2f %9.2f%s" % (
     sys.argv[2], d, m(3) / gb, c, m(4) / gb, c / d if d else 0, pr, w, m(5) / gb, w / c if c else 0,
     "   (%d runs with errors or epoch-2 misses)" % bad if bad else ""))
+EOF
+done
+echo "cpu/GB split (medians): node side = rados_direct, or readers + tiercached; cold store = OSD"
+for l in $LAYOUTS; do
+	python3 - "$B/res.$l" $l "$MB" <<'EOF'
+import statistics, sys
+rows = [list(map(float, line.split())) for line in open(sys.argv[1]) if line.strip()]
+gb = float(sys.argv[3]) * 1048576 / 1e9
+m = lambda f: statistics.median(f(r) for r in rows) / gb
+dn, cn = m(lambda r: r[9]), m(lambda r: r[11] + r[12])
+print("%-8s node side: direct %.2f, cold %.2f (%.2fx)   cold store: direct %.2f, cold %.2f" % (
+    sys.argv[2], dn, cn, cn / dn if dn else 0, m(lambda r: r[10]), m(lambda r: r[13])))
 EOF
 done
 echo "goal: cold/direct >= 0.9"
