@@ -32,6 +32,12 @@
 #                       (tiercached, tierctl, rados_direct, epoch_reader),
 #                       to CPU 1. Needs taskset (util-linux) and 2 CPUs;
 #                       without them it says so and runs unpinned.
+#      BENCH_COLD_DELAY_MS  a slow cold store: after the import, the OSD
+#                       holds every message from a client a random 0..X ms
+#                       (mean X/2) before it handles it (Ceph's own
+#                       ms_inject_delay_*, set with `ceph tell osd.0`), so
+#                       each read answers later, as from a remote or busy
+#                       cluster, for direct and cold alike (default: none)
 set -uo pipefail
 O=${1:-build/default}
 cd "$(dirname "$0")/.." || exit 1
@@ -143,6 +149,19 @@ for l in $LAYOUTS; do
 	echo "import $l: $(grep -o '[0-9.]* MB/s' "$B/import-$l.log" | tail -n 1)"
 done
 rm -rf "$B/src"
+DELAY=${BENCH_COLD_DELAY_MS:-}
+if [ -n "$DELAY" ]; then
+	for kv in "ms_inject_delay_type client" \
+		"ms_inject_delay_max $(awk -v d="$DELAY" 'BEGIN{printf "%.4f", d / 1000}')" \
+		"ms_inject_delay_probability 1"; do
+		# shellcheck disable=SC2086
+		timeout 20 ceph -c "$CEPH_CONF" tell osd.0 config set $kv >/dev/null 2>>"$B/delay.log" || {
+			echo "bench/rados.sh: cannot set $kv on osd.0 (BENCH_COLD_DELAY_MS):"
+			cat "$B/delay.log"
+			exit 0
+		}
+	done
+fi
 echo "setup (cluster, data, import): $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}') s"
 echo "$N readers, 4 MiB chunks, $MB MiB per layout, hot tier in $(df --output=fstype "$TIER" | tail -n 1) ($TIER), $REPS repetitions"
 if [ -n "$PINNED" ]; then
@@ -151,6 +170,7 @@ if [ -n "$PINNED" ]; then
 else
 	echo "unpinned: cluster, daemon and readers share all CPUs"
 fi
+[ -n "$DELAY" ] && echo "slow cold store (BENCH_COLD_DELAY_MS=$DELAY): the OSD holds each client message 0..$DELAY ms"
 
 TCK=$(getconf CLK_TCK)
 OSD_PID=$(cat "$CEPH_DIR/run/osd.0.pid")
