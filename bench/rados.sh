@@ -220,6 +220,12 @@ print(e["mb_per_s"], "%.3f" % (rd + dm + osd), e["cold_bytes"], e["misses"], e["
 		2>/dev/null || { cat "$B/er.err" >&2; echo "0 0 0 0 1 0 0 0"; }
 }
 
+# client ops the OSD has handled so far (its perf counter osd.op)
+osd_ops() {
+	timeout 20 ceph -c "$CEPH_CONF" tell osd.0 perf dump 2>/dev/null |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["osd"]["op"])' 2>/dev/null || echo 0
+}
+
 for l in $LAYOUTS; do : >"$B/res.$l"; done
 for r in $(seq 1 "$REPS"); do
 	# a fresh cache: every chunk of the first epoch is a miss
@@ -229,14 +235,19 @@ for r in $(seq 1 "$REPS"); do
 	for l in $LAYOUTS; do
 		pf=
 		[ -n "$PERF" ] && [ "$r" = 1 ] && pf=$PERF/cold-$l.data
+		n0=$(osd_ops)
 		read -r d dcpu dcl dosd <<<"$(direct $l)"
+		n1=$(osd_ops)
 		read -r cold ccpu cb _ e1 crd cdm cosd <<<"$(epoch $l 1 "$pf")"
+		n2=$(osd_ops)
 		read -r warm wcpu _ m2 e2 _ <<<"$(epoch $l 2)"
 		echo "$d $cold $warm $dcpu $ccpu $wcpu $cb $m2 $((e1 + e2)) $dcl $dosd $crd $cdm $cosd" >>"$B/res.$l"
 		printf 'rep %d %-8s direct %7.1f MB/s   cold %7.1f MB/s   warm %8.1f MB/s   (cold bytes %d, epoch-2 misses %s, errors %s)\n' \
 			"$r" $l "$d" "$cold" "$warm" "$cb" "$m2" "$((e1 + e2))"
 		printf '      cpu s: direct %s client + %s osd; cold %s readers + %s tiercached + %s osd\n' \
 			"$dcl" "$dosd" "$crd" "$cdm" "$cosd"
+		printf '      osd ops: direct %d, cold %d (%d chunks of 4 MiB)\n' \
+			$((n1 - n0)) $((n2 - n1)) $((MB / 4))
 	done
 done
 stop_daemon
