@@ -21,6 +21,7 @@
 #      BENCH_LAYOUTS    which layouts (default "plain striper")
 #      BENCH_WORKERS    daemon.workers (default: the daemon's default)
 #      BENCH_INFLIGHT   max_inflight of both datasets (default: the default)
+#      BENCH_REVALIDATE revalidate_after of both datasets (default: the default)
 #      BENCH_PERF       a directory: record a system-wide `perf record -g`
 #                       of the first repetition's cold epoch per layout
 #                       there (cold-LAYOUT.data; see docs/ceph.md)
@@ -123,6 +124,7 @@ prefix = bench/plain/
 layout = plain
 chunk_size = 4M
 ${BENCH_INFLIGHT:+max_inflight = $BENCH_INFLIGHT}
+${BENCH_REVALIDATE:+revalidate_after = $BENCH_REVALIDATE}
 [dataset striper]
 backend = rados
 ceph_conf = $CEPH_CONF
@@ -131,6 +133,7 @@ prefix = bench/striper/
 layout = striper
 chunk_size = 4M
 ${BENCH_INFLIGHT:+max_inflight = $BENCH_INFLIGHT}
+${BENCH_REVALIDATE:+revalidate_after = $BENCH_REVALIDATE}
 CONF
 
 
