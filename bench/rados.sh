@@ -21,9 +21,24 @@
 #      BENCH_LAYOUTS    which layouts (default "plain striper")
 #      BENCH_WORKERS    daemon.workers (default: the daemon's default)
 #      BENCH_INFLIGHT   max_inflight of both datasets (default: the default)
+#      BENCH_REVALIDATE revalidate_after of both datasets (default: the default)
 #      BENCH_PERF       a directory: record a system-wide `perf record -g`
 #                       of the first repetition's cold epoch per layout
 #                       there (cold-LAYOUT.data; see docs/ceph.md)
+#      BENCH_PIN=1      keep the cold store's CPU apart from the node's:
+#                       every daemon of the bench's own cluster (mon, osd:
+#                       the pids in its run/*.pid files) pinned to CPU 0
+#                       with `taskset -a -p` (all threads), and this script,
+#                       so everything it starts after the cluster
+#                       (tiercached, tierctl, rados_direct, epoch_reader),
+#                       to CPU 1. Needs taskset (util-linux) and 2 CPUs;
+#                       without them it says so and runs unpinned.
+#      BENCH_COLD_DELAY_MS  a slow cold store: after the import, the OSD
+#                       holds every message from a client a random 0..X ms
+#                       (mean X/2) before it handles it (Ceph's own
+#                       ms_inject_delay_*, set with `ceph tell osd.0`), so
+#                       each read answers later, as from a remote or busy
+#                       cluster, for direct and cold alike (default: none)
 set -uo pipefail
 O=${1:-build/default}
 cd "$(dirname "$0")/.." || exit 1
@@ -65,6 +80,32 @@ fi
 # shellcheck disable=SC1091
 . "$B/ceph/ceph-env.sh"
 
+# BENCH_PIN=1: the cluster on CPU 0, the node side on CPU 1 (see the top)
+PINNED=
+if [ "${BENCH_PIN:-}" = 1 ]; then
+	if ! command -v taskset >/dev/null; then
+		echo "bench/rados.sh: BENCH_PIN=1 ignored: taskset is not installed (util-linux); running unpinned"
+	elif ! taskset -c 0,1 true 2>/dev/null; then
+		echo "bench/rados.sh: BENCH_PIN=1 ignored: CPUs 0 and 1 are not both usable here; running unpinned"
+	else
+		PINNED=1
+		for f in "$CEPH_DIR"/run/*.pid; do
+			p=$(cat "$f" 2>/dev/null)
+			# only a daemon of this bench's cluster: its command line names our ceph.conf
+			if [ -z "$p" ] || ! tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF "$CEPH_CONF"; then
+				echo "bench/rados.sh: BENCH_PIN=1: $f names no running daemon of this cluster; not pinned"
+				PINNED=
+				continue
+			fi
+			taskset -a -p -c 0 "$p" >/dev/null ||
+				{ echo "bench/rados.sh: BENCH_PIN=1: cannot pin $(basename "$f" .pid) (pid $p) to CPU 0"; PINNED=; }
+		done
+		taskset -p -c 1 $$ >/dev/null ||
+			{ echo "bench/rados.sh: BENCH_PIN=1: cannot pin the node side to CPU 1"; PINNED=; }
+		[ -n "$PINNED" ] || echo "bench/rados.sh: BENCH_PIN=1: pinning incomplete (see above); numbers are not a clean split"
+	fi
+fi
+
 export TIERCACHE_SOCKET=$B/sock
 cat >"$B/tc.conf" <<CONF
 [daemon]
@@ -83,6 +124,7 @@ prefix = bench/plain/
 layout = plain
 chunk_size = 4M
 ${BENCH_INFLIGHT:+max_inflight = $BENCH_INFLIGHT}
+${BENCH_REVALIDATE:+revalidate_after = $BENCH_REVALIDATE}
 [dataset striper]
 backend = rados
 ceph_conf = $CEPH_CONF
@@ -91,6 +133,7 @@ prefix = bench/striper/
 layout = striper
 chunk_size = 4M
 ${BENCH_INFLIGHT:+max_inflight = $BENCH_INFLIGHT}
+${BENCH_REVALIDATE:+revalidate_after = $BENCH_REVALIDATE}
 CONF
 
 
@@ -109,8 +152,28 @@ for l in $LAYOUTS; do
 	echo "import $l: $(grep -o '[0-9.]* MB/s' "$B/import-$l.log" | tail -n 1)"
 done
 rm -rf "$B/src"
+DELAY=${BENCH_COLD_DELAY_MS:-}
+if [ -n "$DELAY" ]; then
+	for kv in "ms_inject_delay_type client" \
+		"ms_inject_delay_max $(awk -v d="$DELAY" 'BEGIN{printf "%.4f", d / 1000}')" \
+		"ms_inject_delay_probability 1"; do
+		# shellcheck disable=SC2086
+		timeout 20 ceph -c "$CEPH_CONF" tell osd.0 config set $kv >/dev/null 2>>"$B/delay.log" || {
+			echo "bench/rados.sh: cannot set $kv on osd.0 (BENCH_COLD_DELAY_MS):"
+			cat "$B/delay.log"
+			exit 0
+		}
+	done
+fi
 echo "setup (cluster, data, import): $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}') s"
 echo "$N readers, 4 MiB chunks, $MB MiB per layout, hot tier in $(df --output=fstype "$TIER" | tail -n 1) ($TIER), $REPS repetitions"
+if [ -n "$PINNED" ]; then
+	echo "pinned (BENCH_PIN=1): cluster on CPU 0 ($(for f in "$CEPH_DIR"/run/*.pid; do
+		printf '%s ' "$(basename "$f" .pid)"; done)), node side on CPU 1 (tiercached: CPUs $(taskset -cp "$pid" | awk '{print $NF}'))"
+else
+	echo "unpinned: cluster, daemon and readers share all CPUs"
+fi
+[ -n "$DELAY" ] && echo "slow cold store (BENCH_COLD_DELAY_MS=$DELAY): the OSD holds each client message 0..$DELAY ms"
 
 TCK=$(getconf CLK_TCK)
 OSD_PID=$(cat "$CEPH_DIR/run/osd.0.pid")
@@ -160,6 +223,12 @@ print(e["mb_per_s"], "%.3f" % (rd + dm + osd), e["cold_bytes"], e["misses"], e["
 		2>/dev/null || { cat "$B/er.err" >&2; echo "0 0 0 0 1 0 0 0"; }
 }
 
+# client ops the OSD has handled so far (its perf counter osd.op)
+osd_ops() {
+	timeout 20 ceph -c "$CEPH_CONF" tell osd.0 perf dump 2>/dev/null |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["osd"]["op"])' 2>/dev/null || echo 0
+}
+
 for l in $LAYOUTS; do : >"$B/res.$l"; done
 for r in $(seq 1 "$REPS"); do
 	# a fresh cache: every chunk of the first epoch is a miss
@@ -169,14 +238,19 @@ for r in $(seq 1 "$REPS"); do
 	for l in $LAYOUTS; do
 		pf=
 		[ -n "$PERF" ] && [ "$r" = 1 ] && pf=$PERF/cold-$l.data
+		n0=$(osd_ops)
 		read -r d dcpu dcl dosd <<<"$(direct $l)"
+		n1=$(osd_ops)
 		read -r cold ccpu cb _ e1 crd cdm cosd <<<"$(epoch $l 1 "$pf")"
+		n2=$(osd_ops)
 		read -r warm wcpu _ m2 e2 _ <<<"$(epoch $l 2)"
-		echo "$d $cold $warm $dcpu $ccpu $wcpu $cb $m2 $((e1 + e2))" >>"$B/res.$l"
+		echo "$d $cold $warm $dcpu $ccpu $wcpu $cb $m2 $((e1 + e2)) $dcl $dosd $crd $cdm $cosd" >>"$B/res.$l"
 		printf 'rep %d %-8s direct %7.1f MB/s   cold %7.1f MB/s   warm %8.1f MB/s   (cold bytes %d, epoch-2 misses %s, errors %s)\n' \
 			"$r" $l "$d" "$cold" "$warm" "$cb" "$m2" "$((e1 + e2))"
 		printf '      cpu s: direct %s client + %s osd; cold %s readers + %s tiercached + %s osd\n' \
 			"$dcl" "$dosd" "$crd" "$cdm" "$cosd"
+		printf '      osd ops: direct %d, cold %d (%d chunks of 4 MiB)\n' \
+			$((n1 - n0)) $((n2 - n1)) $((MB / 4))
 	done
 done
 stop_daemon
@@ -200,6 +274,18 @@ pr = statistics.median(r[1] / r[0] if r[0] else 0 for r in rows)
 print("%-8s %11.1f %7.2f %10.1f %7.2f %8.2f %7.2f %11.1f %7.2f %9.2f%s" % (
     sys.argv[2], d, m(3) / gb, c, m(4) / gb, c / d if d else 0, pr, w, m(5) / gb, w / c if c else 0,
     "   (%d runs with errors or epoch-2 misses)" % bad if bad else ""))
+EOF
+done
+echo "cpu/GB split (medians): node side = rados_direct, or readers + tiercached; cold store = OSD"
+for l in $LAYOUTS; do
+	python3 - "$B/res.$l" $l "$MB" <<'EOF'
+import statistics, sys
+rows = [list(map(float, line.split())) for line in open(sys.argv[1]) if line.strip()]
+gb = float(sys.argv[3]) * 1048576 / 1e9
+m = lambda f: statistics.median(f(r) for r in rows) / gb
+dn, cn = m(lambda r: r[9]), m(lambda r: r[11] + r[12])
+print("%-8s node side: direct %.2f, cold %.2f (%.2fx)   cold store: direct %.2f, cold %.2f" % (
+    sys.argv[2], dn, cn, cn / dn if dn else 0, m(lambda r: r[10]), m(lambda r: r[13])))
 EOF
 done
 echo "goal: cold/direct >= 0.9"
