@@ -22,6 +22,9 @@
 #      BENCH_WORKERS    daemon.workers (default: the daemon's default)
 #      BENCH_INFLIGHT   max_inflight of both datasets (default: the default)
 #      BENCH_REVALIDATE revalidate_after of both datasets (default: the default)
+#      BENCH_PLAIN_FILE_KB  size of the plain layout's files in KiB (default
+#                       8192: two chunks each; 1024: one chunk each, as
+#                       small files)
 #      BENCH_PERF       a directory: record a system-wide `perf record -g`
 #                       of the first repetition's cold epoch per layout
 #                       there (cold-LAYOUT.data; see docs/ceph.md)
@@ -140,7 +143,8 @@ CONF
 # ---- data ----
 t0=$EPOCHREALTIME
 mkdir -p "$B/src/plain" "$B/src/striper"
-for i in $(seq 1 $((MB / 8))); do head -c $((8 * 1048576)) /dev/urandom >"$B/src/plain/p$i.bin"; done
+PKB=${BENCH_PLAIN_FILE_KB:-8192}
+for i in $(seq 1 $((MB * 1024 / PKB))); do head -c $((PKB * 1024)) /dev/urandom >"$B/src/plain/p$i.bin"; done
 for i in $(seq 1 $((MB / 32))); do head -c $((32 * 1048576)) /dev/urandom >"$B/src/striper/s$i.bin"; done
 start_daemon bench/rados.sh
 for l in $LAYOUTS; do

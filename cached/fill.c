@@ -68,6 +68,7 @@ struct fill {
 	uint32_t len;
 	uint8_t tier;
 	bool keep;   /* admitted: publish; else serve from a nameless file */
+	bool prefetch; /* started by the prefetcher (fill_quiet), not a read */
 	int fd;      /* !keep: the written, unlinked file; keep: the published one */
 	struct cold_io io;
 	void *buf;
@@ -266,11 +267,18 @@ static void fill_done(struct job *j)
 			tier_unreserve(t, f->len);
 		else
 			d->unkept_ram -= f->len;
-		d->ctr.cold_errors++;
 		if (err == -ESTALE)
 			fill_note_stale(d, f);
-		log_warn("dataset=%s path=%s chunk=%u op=fill err=\"%s\"", f->ds->name, f->path, f->idx,
-			 strerror(-err));
+		if (err == -ESTALE && f->prefetch) {
+			/* read ahead of a version the source no longer has (an
+			 * open's revalidation finds the new one): no fault */
+			log_info("dataset=%s path=%s chunk=%u op=prefetch err=\"%s\" "
+				 "(changed at the source)", f->ds->name, f->path, f->idx, strerror(-err));
+		} else {
+			d->ctr.cold_errors++;
+			log_warn("dataset=%s path=%s chunk=%u op=fill err=\"%s\"", f->ds->name,
+				 f->path, f->idx, strerror(-err));
+		}
 	}
 	struct waiter *w = f->waiters;
 	while (w) {
@@ -413,6 +421,7 @@ int fill_get(struct daemon *d, struct dataset *ds, const char *path, const struc
 	f->key = key;
 	f->src = *src;
 	f->idx = idx;
+	f->prefetch = d->fill_quiet;
 	f->len = len;
 	f->fd = -1;
 	f->waiters = w;

@@ -417,6 +417,10 @@ static void op_open(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 				       t.ds->name);
 		return;
 	}
+	/* a slow stat ahead: let the first chunk's read overlap it */
+	if (!(t.ds->cold.ops->caps & COLD_CAP_CHEAP_STAT) &&
+	    dataset_entry_stale(t.ds, e, daemon_now_ns()))
+		prefetch_open_ahead(c->d, t.ds, t.rest, &e->st);
 	int rv = revalidate(c, h, &t, e, open_after_reval);
 	if (rv == -ENOENT) {
 		conn_reply_err(c, h->op, h->id, ENOENT, "%s was removed at the source", t.buf);

@@ -30,6 +30,7 @@ struct prefetch {
 	unsigned inflight;
 	double lat_ns;             /* smoothed latency of one prefetch cold read */
 	uint64_t issued, bytes;    /* prefetch fills started; bytes they brought */
+	uint64_t open_ahead;       /* of issued: one-chunk files during their open's stat */
 	uint64_t readahead_bytes;  /* of which by readahead without a plan */
 	uint64_t hits, hit_bytes;  /* prefetched chunks then read */
 	uint64_t unused, unused_bytes; /* prefetched chunks evicted before a read */
@@ -288,6 +289,23 @@ void prefetch_readahead(struct daemon *d, struct dataset *ds, const char *path,
 	}
 }
 
+void prefetch_open_ahead(struct daemon *d, struct dataset *ds, const char *path,
+			 const struct cold_stat *src)
+{
+	struct prefetch *pf = d->pf;
+	/* a file of one chunk only: any read of it needs that chunk, while a
+	 * larger file may be read anywhere (only the chunks asked for) */
+	if (!pf || !d->cfg->readahead_chunks || d->stopping || src->size == 0 ||
+	    src->size > ds->conf.chunk_size || pf->inflight >= d->cfg->prefetch_inflight)
+		return;
+	uint64_t key = chunk_key(ds->name, path, src, 0);
+	if (chunk_find(&d->chunks, key) || plans_hold(d, key))
+		return;
+	if (pf_room(d, key, (uint32_t)src->size) &&
+	    pf_issue(d, ds, path, src, 0, (uint32_t)src->size, 0) == 1)
+		pf->open_ahead++;
+}
+
 void prefetch_report(struct daemon *d, struct proto_rs *rs)
 {
 	const struct prefetch *pf = d->pf;
@@ -295,6 +313,7 @@ void prefetch_report(struct daemon *d, struct proto_rs *rs)
 	proto_rs_record(rs);
 	proto_rs_u64(rs, "inflight", pf->inflight);
 	proto_rs_u64(rs, "issued", pf->issued);
+	proto_rs_u64(rs, "open_ahead", pf->open_ahead);
 	proto_rs_u64(rs, "prefetched_bytes", pf->bytes);
 	proto_rs_u64(rs, "readahead_bytes", pf->readahead_bytes);
 	proto_rs_u64(rs, "hits", pf->hits);

@@ -18,7 +18,9 @@
  *
  * Without a plan: a file read front to back (chunks 0 and 1, then on in
  * order) gets its next daemon.readahead_chunks chunks read ahead. A read
- * that starts elsewhere fetches only the chunks it covers.
+ * that starts elsewhere fetches only the chunks it covers. An open of a
+ * one-chunk file that waits for a revalidation round trip starts its chunk
+ * meanwhile (prefetch_open_ahead; off with readahead_chunks = 0 too).
  *
  * Prefetch fills go through fill_get() like any miss (single flight: a
  * client that asks for a chunk being prefetched waits for the same read),
@@ -49,6 +51,14 @@ void prefetch_note_read(struct daemon *d, uint64_t key);
  * sequential readahead. */
 void prefetch_readahead(struct daemon *d, struct dataset *ds, const char *path,
 			const struct cold_stat *src, uint32_t idx, uint32_t nchunks);
+/* An open of path waits for its revalidation against a slow cold store:
+ * if the file is one chunk (any read of it needs that chunk), start that
+ * chunk of the version known meanwhile (if not resident), so the stat and
+ * the read overlap instead of costing two round trips in turn. The cold
+ * read asserts that version: if the file changed, the fill fails (ESTALE)
+ * or lands as a chunk of the old version nobody asks for. */
+void prefetch_open_ahead(struct daemon *d, struct dataset *ds, const char *path,
+			 const struct cold_stat *src);
 /* A prefetched chunk nobody read is leaving the cache. */
 void prefetch_chunk_dropped(struct daemon *d, const struct chunk *c);
 
