@@ -49,6 +49,18 @@ struct cold_io {
 	void *arg;
 };
 
+/* An async stat (backends with stat_async). */
+struct cold_statio {
+	/* in */
+	const char *path;
+	/* out */
+	struct cold_stat st;
+	int result; /* 0 or -errno (-ENOENT: no such file) */
+	/* called once when the stat ends, on any thread */
+	void (*done)(struct cold_statio *sio);
+	void *arg;
+};
+
 /* Called once per file by list(); return non-zero to stop. */
 typedef int (*cold_list_fn)(void *arg, const char *path, const struct cold_stat *st);
 
@@ -62,6 +74,10 @@ struct cold_backend_ops {
 	/* Every file of the dataset. */
 	int (*list)(struct cold *c, cold_list_fn fn, void *arg);
 	int (*stat)(struct cold *c, const char *path, struct cold_stat *st);
+	/* Optional: start a stat that does not hold a thread while the source
+	 * answers; 0 once started (done() follows, as for an async read), or
+	 * -errno (then use stat() on a worker). quiesce() waits for these too. */
+	int (*stat_async)(struct cold *c, struct cold_statio *sio);
 	/* Without COLD_CAP_ASYNC: blocking, returns bytes or -errno.
 	 * With it: returns 0 once started (done() follows) or -errno. */
 	ssize_t (*read)(struct cold *c, struct cold_io *io);

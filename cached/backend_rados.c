@@ -26,7 +26,9 @@
  * A mismatch is -ESTALE; a missing file is -ENOENT.
  *
  * Threads: open/list/stat/close block (worker threads or startup; list and
- * stat are in backend_rados_list.c). read() may be called from any thread,
+ * stat are in backend_rados_list.c, beside stat_async(), which starts the
+ * same probes and returns, its done() following as a read's does, and which
+ * quiesce() waits for too). read() may be called from any thread,
  * concurrently; it never blocks on the cluster. At most max_inflight reads
  * are in flight per dataset, the rest wait in a FIFO inside the backend.
  * Completions run on librados' finisher thread, which calls io->done and
@@ -310,7 +312,7 @@ static void cold_rados_quiesce(struct cold *c)
 		q = nx;
 	}
 	pthread_mutex_lock(&r->lock);
-	while (r->inflight)
+	while (r->inflight || r->stats)
 		pthread_cond_wait(&r->idle, &r->lock);
 	pthread_mutex_unlock(&r->lock);
 }
@@ -701,6 +703,7 @@ const struct cold_backend_ops cold_rados_ops = {
     .open = cold_rados_open,
     .list = rados_be_list,
     .stat = rados_be_stat,
+    .stat_async = rados_be_stat_async,
     .read = cold_rados_read,
     .quiesce = cold_rados_quiesce,
     .close = cold_rados_close,

@@ -38,6 +38,7 @@ struct rados_ds {
 	pthread_mutex_t lock; /* everything below */
 	pthread_cond_t idle;  /* inflight reached 0 */
 	unsigned inflight;
+	unsigned stats; /* async stats in flight (quiesce waits for them too) */
 	struct rreq *qhead, *qtail;
 	bool closing;
 	bool unhealthy; /* last read ended with -ETIMEDOUT */
@@ -89,5 +90,6 @@ void rados_be_probe_many(struct rados_ds *r, char *const *oids, struct objinfo *
 /* The ops (blocking; worker threads). */
 int rados_be_list(struct cold *c, cold_list_fn fn, void *arg);
 int rados_be_stat(struct cold *c, const char *path, struct cold_stat *st);
+int rados_be_stat_async(struct cold *c, struct cold_statio *sio);
 
 #endif

@@ -4,8 +4,10 @@
  * of paths known to be striped files. See backend_rados.c for the model.
  *
  * Threads: list() and stat() block (worker threads or startup) and call
- * the list callback on the caller's thread. Probes may also complete on
- * librados' thread (reads). The map is used under rados_ds.lock.
+ * the list callback on the caller's thread; stat_async() returns at once
+ * and its done() runs on librados' thread (or the caller's, when the
+ * probes could not start). Probes may also complete on librados' thread
+ * (reads). The map is used under rados_ds.lock.
  */
 #include "backend_rados.h"
 #include "backend_rados_int.h"
@@ -506,30 +508,16 @@ out:
 	return rc;
 }
 
-int rados_be_stat(struct cold *c, const char *path, struct cold_stat *st)
+/* A file's version from the probes of its plain object (oi[0]) and of its
+ * striped first object (oi[1]); notes which form it is. */
+static int stat_combine(struct rados_ds *r, const char *path, const struct objinfo *oi,
+			struct cold_stat *st)
 {
-	struct rados_ds *r = c->priv;
-	if (!r)
-		return -ENOTCONN;
-	if (!rados_be_path_ok(path))
-		return -ENOENT;
-	char *oids[2] = {rados_be_oid(r, path, false), rados_be_oid(r, path, true)};
-	struct objinfo oi[2];
-	int rc;
-	if (!oids[0] || !oids[1]) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	rados_be_probe_many(r, oids, oi, 2);
 	bool plain = oi[0].rc == 0, striped = oi[1].rc == 0 && oi[1].striped;
-	if (!plain && oi[0].rc != -ENOENT) {
-		rc = oi[0].rc;
-		goto out;
-	}
-	if (!striped && oi[1].rc != -ENOENT && oi[1].rc != 0) {
-		rc = oi[1].rc;
-		goto out;
-	}
+	if (!plain && oi[0].rc != -ENOENT)
+		return oi[0].rc;
+	if (!striped && oi[1].rc != -ENOENT && oi[1].rc != 0)
+		return oi[1].rc;
 	if (striped && (!plain || r->prefer_striper)) {
 		st->size = oi[1].logical_size;
 		st->mtime_ns = (int64_t)oi[1].mtime * 1000000000LL;
@@ -540,15 +528,121 @@ int rados_be_stat(struct cold *c, const char *path, struct cold_stat *st)
 		st->version = oi[0].version;
 		striped = false;
 	} else {
-		rc = -ENOENT;
-		goto out;
+		return -ENOENT;
 	}
 	pthread_mutex_lock(&r->lock);
 	rados_be_smap_set(r, path, striped ? &oi[1].lay : NULL);
 	pthread_mutex_unlock(&r->lock);
-	rc = 0;
-out:
+	return 0;
+}
+
+int rados_be_stat(struct cold *c, const char *path, struct cold_stat *st)
+{
+	struct rados_ds *r = c->priv;
+	if (!r)
+		return -ENOTCONN;
+	if (!rados_be_path_ok(path))
+		return -ENOENT;
+	char *oids[2] = {rados_be_oid(r, path, false), rados_be_oid(r, path, true)};
+	struct objinfo oi[2];
+	int rc = -ENOMEM;
+	if (oids[0] && oids[1]) {
+		rados_be_probe_many(r, oids, oi, 2);
+		rc = stat_combine(r, path, oi, st);
+	}
 	free(oids[0]);
 	free(oids[1]);
 	return rc;
+}
+
+/* ---- stat_async: the same two probes, completing on librados' thread ---- */
+
+struct sreq {
+	struct rados_ds *r;
+	struct cold_statio *sio;
+	char *oids[2];
+	struct probe pr[2];
+	struct objinfo oi[2];
+	unsigned pending; /* probes not finished, under r->lock */
+};
+
+static void sreq_end(struct sreq *q)
+{
+	struct rados_ds *r = q->r;
+	struct cold_statio *sio = q->sio;
+	sio->result = stat_combine(r, sio->path, q->oi, &sio->st);
+	free(q->oids[0]);
+	free(q->oids[1]);
+	free(q);
+	sio->done(sio);
+	pthread_mutex_lock(&r->lock);
+	if (--r->stats == 0 && r->inflight == 0)
+		pthread_cond_broadcast(&r->idle);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* One probe of q is finished (oi[i] filled): the last one ends q. */
+static void sreq_one(struct sreq *q)
+{
+	pthread_mutex_lock(&q->r->lock);
+	bool last = --q->pending == 0;
+	pthread_mutex_unlock(&q->r->lock);
+	if (last)
+		sreq_end(q);
+}
+
+static void sreq_probe_done(rados_completion_t comp, void *arg)
+{
+	struct sreq *q = arg;
+	int i = comp == q->pr[0].comp ? 0 : 1;
+	rados_be_probe_finish(&q->pr[i], &q->oi[i]);
+	sreq_one(q);
+}
+
+int rados_be_stat_async(struct cold *c, struct cold_statio *sio)
+{
+	struct rados_ds *r = c->priv;
+	if (!r)
+		return -ENOTCONN;
+	if (!sio->done)
+		return -EINVAL;
+	struct sreq *q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->r = r;
+	q->sio = sio;
+	if (!rados_be_path_ok(sio->path)) {
+		q->oi[0].rc = q->oi[1].rc = -ENOENT;
+	} else {
+		q->oids[0] = rados_be_oid(r, sio->path, false);
+		q->oids[1] = rados_be_oid(r, sio->path, true);
+		if (!q->oids[0] || !q->oids[1]) {
+			free(q->oids[0]);
+			free(q->oids[1]);
+			free(q);
+			return -ENOMEM;
+		}
+	}
+	pthread_mutex_lock(&r->lock);
+	if (r->closing) {
+		pthread_mutex_unlock(&r->lock);
+		free(q->oids[0]);
+		free(q->oids[1]);
+		free(q);
+		return -ESHUTDOWN;
+	}
+	r->stats++;
+	q->pending = 3; /* two probes and this call: none ends q before both started */
+	pthread_mutex_unlock(&r->lock);
+	for (int i = 0; i < 2; i++) {
+		int rc = q->oids[i] ? rados_be_probe_start(r, &q->pr[i], q->oids[i], sreq_probe_done, q)
+				    : -ENOENT;
+		if (rc < 0) {
+			memset(&q->oi[i], 0, sizeof(q->oi[i]));
+			q->oi[i].rc = rc;
+			sreq_one(q);
+		}
+	}
+	sreq_one(q); /* may end q here, with done() on this thread */
+	return 0;
 }

@@ -172,6 +172,7 @@ struct daemon {
 	struct counters ctr;
 	struct event *mover_ev;
 	unsigned moves_inflight;
+	unsigned revals_inflight; /* revalidation stats on the way (dataset.c) */
 	uint64_t moving_bytes[TIER_COUNT]; /* bytes of this tier being moved out */
 	uint64_t unkept_filling[TIER_COUNT]; /* reserved by fills that will not be kept */
 	uint64_t unkept_ram; /* bytes of unkept chunks in memory (filling or held) */

@@ -436,6 +436,7 @@ struct reval_job {
 	char *path;
 	struct cold_stat st;
 	int err;
+	struct cold_statio sio; /* a backend with stat_async */
 	dataset_reval_cb cb;
 	void *arg;
 };
@@ -444,6 +445,15 @@ static void reval_work(struct job *j)
 {
 	struct reval_job *r = (struct reval_job *)j;
 	r->err = cold_stat(&r->ds->cold, r->path, &r->st);
+}
+
+/* stat_async's end, on a backend thread: on to the loop */
+static void reval_stat_done(struct cold_statio *sio)
+{
+	struct reval_job *r = sio->arg;
+	r->err = sio->result;
+	r->st = sio->st;
+	workers_post(r->d->workers, &r->job);
 }
 
 static void reval_done(struct job *j)
@@ -455,6 +465,7 @@ static void reval_done(struct job *j)
 		rc = apply_stat(r->d, r->ds, e, r->err, &r->st);
 	else if (rc == 0)
 		rc = -ENOENT;
+	r->d->revals_inflight--;
 	r->cb(r->d, r->arg, rc);
 	free(r->path);
 	free(r);
@@ -474,6 +485,16 @@ int dataset_revalidate_async(struct daemon *d, struct dataset *ds, const char *p
 	r->arg = arg;
 	r->job.work = reval_work;
 	r->job.done = reval_done;
+	d->revals_inflight++;
+	/* a stat that holds no worker while the source answers, where the
+	 * backend has one: a slow store then costs no thread per open */
+	if (ds->cold.ops->stat_async) {
+		r->sio.path = r->path;
+		r->sio.done = reval_stat_done;
+		r->sio.arg = r;
+		if (ds->cold.ops->stat_async(&ds->cold, &r->sio) == 0)
+			return 0;
+	}
 	workers_submit(d->workers, &r->job);
 	return 0;
 }

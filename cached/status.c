@@ -121,6 +121,7 @@ void status_fill(struct daemon *d, struct proto_rs *rs)
 	proto_rs_u64(rs, "clients", d->srv ? server_clients(d->srv) : 0);
 	proto_rs_u64(rs, "fills_inflight", fill_inflight(d));
 	proto_rs_u64(rs, "moves_inflight", d->moves_inflight);
+	proto_rs_u64(rs, "revalidations_inflight", d->revals_inflight);
 	proto_rs_u64(rs, "unkept_ram_bytes", d->unkept_ram);
 	proto_rs_u64(rs, "sync_pending_chunks", durable_pending_chunks(d));
 	proto_rs_u64(rs, "sync_pending_bytes", durable_pending_bytes(d));

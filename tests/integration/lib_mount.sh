@@ -38,3 +38,14 @@ tcm_mount() {
 	cat "$T/mount.log"
 	return 1
 }
+
+# tcm_check_bad_value OPT=VALUE HINT HELP: -o OPT=VALUE is refused before
+# mounting (exit 2) with a message containing HINT, and --help shows HELP.
+tcm_check_bad_value() {
+	local ov=$1 hint=$2 help=$3
+	mkdir -p "$T/mnt_bad"
+	"$MOUNT_BIN" -o "$ov" ds "$T/mnt_bad" >"$T/bad.out" 2>&1
+	check "-o $ov: exit 2" [ $? = 2 ]
+	check "-o $ov: says what to use" grep -q "$hint" "$T/bad.out"
+	check "--help documents ${help%%=*}" bash -c "'$MOUNT_BIN' --help | grep -qF '$help'"
+}

@@ -123,9 +123,5 @@ read -r DIRECT OPENS <<<"$(counters "$T/mount.log")"
 check "direct_io=off: no open direct ($DIRECT of $OPENS)" [ "$DIRECT" = 0 ] && [ "$OPENS" = 1 ]
 
 # ---- bad value
-mkdir -p "$T/mnt_bad"
-"$MOUNT_BIN" -o direct_io=yes ds "$T/mnt_bad" >"$T/bad.out" 2>&1
-check "-o direct_io=yes: exit 2" [ $? = 2 ]
-check "-o direct_io=yes: says what to use" grep -q "use auto, large or off" "$T/bad.out"
-check "--help documents direct_io" bash -c "'$MOUNT_BIN' --help | grep -q 'direct_io=auto|large|off'"
+tcm_check_bad_value direct_io=yes "use auto, large or off" "direct_io=auto|large|off"
 finish

@@ -166,9 +166,5 @@ read -r OPENS PTO READS <<<"$(counters "$T/mount.log")"
 	[ "${PTO:-0}" -ge 1 ]
 
 # ---- bad value
-mkdir -p "$T/mnt_bad"
-"$MOUNT_BIN" -o passthrough=yes ds "$T/mnt_bad" >"$T/bad.out" 2>&1
-check "-o passthrough=yes: exit 2" [ $? = 2 ]
-check "-o passthrough=yes: says what to use" grep -q "use auto or off" "$T/bad.out"
-check "--help documents passthrough" bash -c "'$MOUNT_BIN' --help | grep -q 'passthrough=auto|off'"
+tcm_check_bad_value passthrough=yes "use auto or off" "passthrough=auto|off"
 finish

@@ -1,5 +1,6 @@
 # tiercached stops (SIGTERM) while cold reads to a stopped OSD are in flight
-# and more wait in the backend's queue (max_inflight = 2): the daemon waits
+# and more wait in the backend's queue (max_inflight = 2), and opens wait
+# for their revalidation stats: the daemon waits
 # for the reads on the wire, fails the queued ones, finishes every fill
 # (each one logged) and exits 0 with nothing leaked (the ASan build reports
 # leaks in the daemon log); the clients see an error, never data. A daemon
@@ -71,10 +72,26 @@ touch "$T/go"
 inflight() { [ "$(tc_json "s['daemon']['fills_inflight']")" -ge $((2 * N)) ]; }
 check "$((2 * N)) cold reads in flight or queued" wait_until 30 inflight
 echo "fills in flight: $(tc_json "s['daemon']['fills_inflight']")"
+# and opens waiting for their revalidation (revalidate_after = 0s), whose
+# stats wait on the stopped OSD without holding a worker (stat_async)
+SPIDS=()
+for ds in rp rs; do
+	"$TC_BIN/tierctl" stat $ds/hot/a.bin >"$T/stat.$ds" 2>&1 &
+	SPIDS+=($!)
+done
+revals() { [ "$(tc_json "s['daemon']['revalidations_inflight']")" -ge 2 ]; }
+check "2 revalidation stats in flight" wait_until 30 revals
 
 tc_stop
 rc=$?
-check "the daemon stops with reads in flight: exit 0 (got $rc)" [ $rc -eq 0 ]
+check "the daemon stops with reads and stats in flight: exit 0 (got $rc)" [ $rc -eq 0 ]
+for p in "${SPIDS[@]}"; do wait "$p"; done
+for ds in rp rs; do
+	# the stat ended (timed out: the file's known version is served) and
+	# was answered, or the stop closed the connection first: an error
+	check "$ds: the waiting tierctl stat ended with an answer or an error" \
+		grep -qE "^size|tierctl" "$T/stat.$ds"
+done
 for p in "${PIDS[@]}"; do wait "$p"; done
 for ds in rp rs; do
 	for i in $(seq 1 $N); do
