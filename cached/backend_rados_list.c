@@ -557,20 +557,28 @@ int rados_be_stat(struct cold *c, const char *path, struct cold_stat *st)
 
 /* ---- stat_async: the same two probes, completing on librados' thread ---- */
 
+struct sreq;
+/* One probe of a stat_async: its completion's argument. */
+struct sprobe {
+	struct sreq *q;
+	struct probe pr;
+	struct objinfo oi;
+};
+
 struct sreq {
 	struct rados_ds *r;
 	struct cold_statio *sio;
 	char *oids[2];
-	struct probe pr[2];
-	struct objinfo oi[2];
-	unsigned pending; /* probes not finished, under r->lock */
+	struct sprobe p[2]; /* the plain object, the striped file's first */
+	unsigned pending;   /* probes not finished, under r->lock */
 };
 
 static void sreq_end(struct sreq *q)
 {
 	struct rados_ds *r = q->r;
 	struct cold_statio *sio = q->sio;
-	sio->result = stat_combine(r, sio->path, q->oi, &sio->st);
+	struct objinfo oi[2] = {q->p[0].oi, q->p[1].oi};
+	sio->result = stat_combine(r, sio->path, oi, &sio->st);
 	free(q->oids[0]);
 	free(q->oids[1]);
 	free(q);
@@ -593,10 +601,10 @@ static void sreq_one(struct sreq *q)
 
 static void sreq_probe_done(rados_completion_t comp, void *arg)
 {
-	struct sreq *q = arg;
-	int i = comp == q->pr[0].comp ? 0 : 1;
-	rados_be_probe_finish(&q->pr[i], &q->oi[i]);
-	sreq_one(q);
+	struct sprobe *sp = arg;
+	(void)comp;
+	rados_be_probe_finish(&sp->pr, &sp->oi);
+	sreq_one(sp->q);
 }
 
 int rados_be_stat_async(struct cold *c, struct cold_statio *sio)
@@ -611,8 +619,9 @@ int rados_be_stat_async(struct cold *c, struct cold_statio *sio)
 		return -ENOMEM;
 	q->r = r;
 	q->sio = sio;
+	q->p[0].q = q->p[1].q = q;
 	if (!rados_be_path_ok(sio->path)) {
-		q->oi[0].rc = q->oi[1].rc = -ENOENT;
+		q->p[0].oi.rc = q->p[1].oi.rc = -ENOENT;
 	} else {
 		q->oids[0] = rados_be_oid(r, sio->path, false);
 		q->oids[1] = rados_be_oid(r, sio->path, true);
@@ -635,11 +644,12 @@ int rados_be_stat_async(struct cold *c, struct cold_statio *sio)
 	q->pending = 3; /* two probes and this call: none ends q before both started */
 	pthread_mutex_unlock(&r->lock);
 	for (int i = 0; i < 2; i++) {
-		int rc = q->oids[i] ? rados_be_probe_start(r, &q->pr[i], q->oids[i], sreq_probe_done, q)
+		struct sprobe *sp = &q->p[i];
+		int rc = q->oids[i] ? rados_be_probe_start(r, &sp->pr, q->oids[i], sreq_probe_done, sp)
 				    : -ENOENT;
 		if (rc < 0) {
-			memset(&q->oi[i], 0, sizeof(q->oi[i]));
-			q->oi[i].rc = rc;
+			memset(&sp->oi, 0, sizeof(sp->oi));
+			sp->oi.rc = rc;
 			sreq_one(q);
 		}
 	}
