@@ -23,6 +23,12 @@
 #   -o immutable first and second pass, remounted with -o immutable.
 #   -o direct_io=off  seq first and second pass through the mount's page
 #                cache (the default reads large files with direct I/O).
+#   floor        bench/fuse_floor, a minimal FUSE file system answering
+#                the same tree from memory (no daemon, zeros for data):
+#                empty files with opens (lookup + open + release per file),
+#                empty files without (lookup only), and the large files
+#                with direct I/O; what the FUSE requests alone cost here,
+#                a ceiling for any FUSE file system on this machine.
 #   disk-cold    tier files and local files dropped from the OS page cache
 #                (posix_fadvise DONTNEED per file, checked with fincore),
 #                daemon restarted, remounted: both sides read from disk.
@@ -45,14 +51,15 @@ QUICK=${QUICK:-0}
 
 cleanup() {
 	mountpoint -q "$M" 2>/dev/null && fusermount3 -u -z "$M" 2>/dev/null
+	[ -n "${F:-}" ] && mountpoint -q "$F" 2>/dev/null && fusermount3 -u -z "$F" 2>/dev/null
 	[ -n "$MPID" ] && kill -TERM "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null
 	[ -n "$DPID" ] && kill -TERM "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
 	rm -rf "$B"
 }
 trap cleanup EXIT
 
-if [ ! -x "$O/bin/tiercache-mount" ] || [ ! -e /dev/fuse ]; then
-	echo "bench/mount.sh: needs $O/bin/tiercache-mount and /dev/fuse; skipped"
+if [ ! -x "$O/bin/tiercache-mount" ] || [ ! -x "$O/bin/fuse_floor" ] || [ ! -e /dev/fuse ]; then
+	echo "bench/mount.sh: needs $O/bin/tiercache-mount, $O/bin/fuse_floor and /dev/fuse; skipped"
 	exit 0
 fi
 
@@ -150,6 +157,12 @@ BIG_M=("${BIG_L[@]/#$B\/cold/$M}")
 (cd "$B/cold" && find small -type f | sort) >"$B/list"
 sed "s|^|$B/cold/|" "$B/list" >"$B/list.local"
 sed "s|^|$M/|" "$B/list" >"$B/list.mount"
+# the FUSE floor (bench/fuse_floor) shows the same tree from memory
+F=$B/fmnt
+mkdir -p "$F"
+(cd "$B/cold" && find . -type f -printf '%s %P\n') >"$B/floor.list"
+sed "s|^|$F/|" "$B/list" >"$B/list.floor"
+BIG_F=("${BIG_L[@]/#$B\/cold/$F}")
 
 cat >"$B/tc.conf" <<CONF
 [daemon]
@@ -187,6 +200,19 @@ mount_up() { # mount_up [-o OPTS]   (plus $MOUNT_OPTS, e.g. passthrough=off)
 }
 mount_down() {
 	fusermount3 -u "$M"
+	wait "$MPID"
+	MPID=
+}
+floor_up() { # floor_up [--empty] [--no-open] [--direct]: MPID = the floor's pid
+	"$O/bin/fuse_floor" "$@" "$B/floor.list" "$F" 2>>"$B/mount.log" &
+	MPID=$!
+	for _ in $(seq 1 200); do mountpoint -q "$F" && return 0; sleep 0.05; done
+	echo "fuse_floor did not mount"
+	cat "$B/mount.log"
+	exit 1
+}
+floor_down() {
+	fusermount3 -u "$F"
 	wait "$MPID"
 	MPID=
 }
@@ -247,6 +273,16 @@ for run in $(seq 1 "$RUNS"); do
 	run seq_local seq "${BIG_L[@]}"
 	run small_local small 4 "$B/list.local"
 	[ "$QUICK" = 1 ] || run seq8k_local seq8k "${BIG_L[@]}"
+	# the floor: what the FUSE requests alone cost (no daemon, no data)
+	floor_up --empty
+	run small_floor_open small 4 "$B/list.floor"
+	floor_down
+	floor_up --empty --no-open
+	run small_floor_lookup small 4 "$B/list.floor"
+	floor_down
+	floor_up --direct
+	run seq_floor seq "${BIG_F[@]}"
+	floor_down
 	if [ "$QUICK" = 1 ]; then
 		echo "run $run done"
 		continue
@@ -312,6 +348,16 @@ row "-o immutable: 100 KB files x4, second pass" files/s small_local small2_imm 
 row "disk-cold: seq 1 MiB reads" MB/s seqc_local seqc_mount -
 row "disk-cold: 100 KB files x4" files/s smallc_local smallc_mount -
 echo
+echo "the FUSE floor (bench/fuse_floor: the same tree answered from memory by a minimal"
+echo "FUSE file system, no daemon; a ceiling for any FUSE file system on this machine)"
+printf '%-44s %10s %10s %-7s %5s\n' "" local floor unit ratio
+row "floor: seq 1 MiB direct reads (zeros)" MB/s seq_local seq_floor -
+row "floor: lookup+open+release, empty files x4" files/s small_local small_floor_open -
+row "floor: lookup only (no open), empty files" files/s small_local small_floor_lookup -
+printf '%-44s %10s %10s %-7s %5s\n' "" floor mount unit ratio
+row "mount vs floor: seq first pass" MB/s seq_floor seq1_mount -
+row "mount vs floor (with opens): 100 KB first" files/s small_floor_open small1_mount -
+echo
 echo "CPU per pass (reader + tiercache-mount + tiercached; local: the reader), medians"
 printf '%-44s %10s %10s %-7s %5s\n' "" local mount unit ratio
 cpu_row() { # cpu_row LABEL LOCALKEY MOUNTKEY: ratio = local CPU / mount CPU
@@ -319,6 +365,8 @@ cpu_row() { # cpu_row LABEL LOCALKEY MOUNTKEY: ratio = local CPU / mount CPU
 	awk -v label="$1" -v l="$(echo "${C[$2]}" | median)" -v m="$(echo "${C[$3]}" | median)" \
 		'BEGIN { printf "%-44s %10d %10d %-7s %5.2f\n", label, l, m, "ms", m ? l / m : 0 }'
 }
+cpu_row "floor: seq 1 GiB direct" seq_local seq_floor
+cpu_row "floor: 4000 empty files, lookup+open+release" small_local small_floor_open
 cpu_row "seq 1 GiB, first pass" seq_local seq1_mount
 cpu_row "4000 x 100 KB files x4, first pass" small_local small1_mount
 cpu_row "seq 1 GiB, second pass" seq_local seq2_mount
