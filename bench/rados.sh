@@ -10,8 +10,11 @@
 #   cold    epoch 1 of bench/epoch_reader with N threads on a fresh cache
 #           (state and tiers wiped, daemon restarted): every chunk a miss
 #   warm    epoch 2 of the same run: every chunk a hit
-# and prints medians and the ratios cold/direct (goal >= 0.9) and
-# warm/cold. Benchmarks report; they do not fail the build.
+#   floor   bench/rados_direct --through: direct, but each chunk also
+#           written to a file in the tier directory and read back from
+#           it: the least any cache that keeps a copy must do on a miss
+# and prints medians and the ratios cold/direct (goal >= 0.9), floor/direct
+# (the ceiling of that ratio on this machine), cold/floor and warm/cold. Benchmarks report; they do not fail the build.
 #
 # env: BENCH_RADOS_MB   data per layout in MiB (default 512: 1 GiB in all)
 #      BENCH_THREADS    readers = direct streams (default 8)
@@ -185,12 +188,13 @@ OSD_PID=$(cat "$CEPH_DIR/run/osd.0.pid")
 cpu_of() { awk -v t="$TCK" '{printf "%.3f", ($14 + $15) / t}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 TIMEFORMAT='%U %S'
 
-# direct LAYOUT -> "MB/s cpu_s client_s osd_s" (cpu: rados_direct + OSD)
+# direct LAYOUT [THROUGH_DIR] -> "MB/s cpu_s client_s osd_s" (cpu: rados_direct
+# + OSD); with THROUGH_DIR, the floor (rados_direct --through)
 direct() {
 	local o0 o1 t
 	o0=$(cpu_of "$OSD_PID")
 	t=$({ time "$O/bin/rados_direct" --conf "$CEPH_CONF" --pool "$CEPH_POOL" --prefix "bench/$1/" \
-		--chunk $CHUNK --streams "$N" --reps 1 >"$B/direct.out" 2>&1; } 2>&1) ||
+		--chunk $CHUNK --streams "$N" --reps 1 ${2:+--through "$2"} >"$B/direct.out" 2>&1; } 2>&1) ||
 		{ cat "$B/direct.out" >&2; echo "0 0 0 0"; return; }
 	o1=$(cpu_of "$OSD_PID")
 	echo "$(tail -n 1 "$B/direct.out" | awk '{print $4}') $(echo "$t" | awk -v a="$o0" -v b="$o1" '{printf "%.3f %.3f %.3f", $1 + $2 + b - a, $1 + $2, b - a}')"
@@ -248,9 +252,11 @@ for r in $(seq 1 "$REPS"); do
 		read -r cold ccpu cb _ e1 crd cdm cosd <<<"$(epoch $l 1 "$pf")"
 		n2=$(osd_ops)
 		read -r warm wcpu _ m2 e2 _ <<<"$(epoch $l 2)"
-		echo "$d $cold $warm $dcpu $ccpu $wcpu $cb $m2 $((e1 + e2)) $dcl $dosd $crd $cdm $cosd" >>"$B/res.$l"
-		printf 'rep %d %-8s direct %7.1f MB/s   cold %7.1f MB/s   warm %8.1f MB/s   (cold bytes %d, epoch-2 misses %s, errors %s)\n' \
-			"$r" $l "$d" "$cold" "$warm" "$cb" "$m2" "$((e1 + e2))"
+		mkdir -p "$TIER/floor"
+		read -r fl fcpu _ <<<"$(direct $l "$TIER/floor")"
+		echo "$d $cold $warm $dcpu $ccpu $wcpu $cb $m2 $((e1 + e2)) $dcl $dosd $crd $cdm $cosd $fl $fcpu" >>"$B/res.$l"
+		printf 'rep %d %-8s direct %7.1f MB/s   cold %7.1f MB/s   warm %8.1f MB/s   floor %7.1f MB/s   (cold bytes %d, epoch-2 misses %s, errors %s)\n' \
+			"$r" $l "$d" "$cold" "$warm" "$fl" "$cb" "$m2" "$((e1 + e2))"
 		printf '      cpu s: direct %s client + %s osd; cold %s readers + %s tiercached + %s osd\n' \
 			"$dcl" "$dosd" "$crd" "$cdm" "$cosd"
 		printf '      osd ops: direct %d, cold %d (%d chunks of 4 MiB)\n' \
@@ -290,6 +296,19 @@ m = lambda f: statistics.median(f(r) for r in rows) / gb
 dn, cn = m(lambda r: r[9]), m(lambda r: r[11] + r[12])
 print("%-8s node side: direct %.2f, cold %.2f (%.2fx)   cold store: direct %.2f, cold %.2f" % (
     sys.argv[2], dn, cn, cn / dn if dn else 0, m(lambda r: r[10]), m(lambda r: r[13])))
+EOF
+done
+echo "floor = direct with each chunk written to a file in the tier directory and read back"
+echo "(rados_direct --through): the least a cache that keeps a copy does per miss; per-rep medians"
+for l in $LAYOUTS; do
+	python3 - "$B/res.$l" $l "$MB" <<'EOF'
+import statistics, sys
+rows = [list(map(float, line.split())) for line in open(sys.argv[1]) if line.strip()]
+gb = float(sys.argv[3]) * 1048576 / 1e9
+m = lambda f: statistics.median(f(r) for r in rows)
+print("%-8s floor %.1f MB/s, cpu/GB %.2f   floor/direct %.2f   cold/floor %.2f" % (
+    sys.argv[2], m(lambda r: r[14]), m(lambda r: r[15]) / gb,
+    m(lambda r: r[14] / r[0] if r[0] else 0), m(lambda r: r[1] / r[14] if r[14] else 0)))
 EOF
 done
 echo "goal: cold/direct >= 0.9"

@@ -7,7 +7,7 @@
  * at all times, as with N tiercache readers that each wait for one fill.
  *
  *   rados_direct --conf CONF --pool POOL [--prefix P] [--namespace NS]
- *                [--chunk BYTES] [--streams N] [--reps R]
+ *                [--chunk BYTES] [--streams N] [--reps R] [--through DIR]
  *
  * A file is an object whose name starts with P, or a libradosstriper file:
  * its objects NAME.%016x are read in index order, each in --chunk pieces
@@ -15,10 +15,21 @@
  * `tierctl import` writes). Prints one line per repetition: bytes, seconds,
  * MB/s. Exit 1 on any read error or short read.
  *
+ * --through DIR: the floor of any cache that keeps a copy of what it reads
+ * in a file and hands the bytes out from there: each piece read is written
+ * to a new file in DIR and read back from it (one copy into the page
+ * cache, one out of it), as a cache's fill and its reader do, without the
+ * checksum, the index or the protocol. The files are removed after each
+ * repetition, outside its timing.
+ *
  * Threads: the main thread submits reads; librados' completion callbacks
  * only mark their stream done and signal the main thread (under one lock).
+ * With --through, N threads instead, each a stream of synchronous reads
+ * (the same N reads in flight), so the copies run in parallel as a
+ * cache's would; they share the next file to take under the lock.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -26,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rados/librados.h>
 
@@ -63,6 +75,9 @@ struct bench_ctx {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	unsigned ndone; /* streams whose read completed, not yet handled */
+	const char *through; /* --through DIR, or NULL */
+	size_t next_file;    /* --through: the next file a thread takes (lock) */
+	unsigned copies;     /* --through: files written this repetition (lock) */
 };
 
 static void read_done(rados_completion_t c, void *arg)
@@ -258,10 +273,113 @@ static int64_t read_all(struct bench_ctx *bc, struct stream *st, unsigned nstrea
 	return err < 0 ? err : (int64_t)bytes;
 }
 
+/* --through: write the piece in s->buf to file number n in the DIR, and read it back. */
+static int copy_through(struct bench_ctx *bc, struct stream *s, unsigned n)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/piece.%u", bc->through, n);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	int rc = 0;
+	for (size_t done = 0; done < s->len && rc == 0;) {
+		ssize_t w = pwrite(fd, s->buf + done, s->len - done, (off_t)done);
+		if (w <= 0)
+			rc = w < 0 ? -errno : -EIO;
+		else
+			done += (size_t)w;
+	}
+	for (size_t done = 0; done < s->len && rc == 0;) {
+		ssize_t r = pread(fd, s->buf + done, s->len - done, (off_t)done);
+		if (r <= 0)
+			rc = r < 0 ? -errno : -EIO;
+		else
+			done += (size_t)r;
+	}
+	close(fd);
+	return rc;
+}
+
+struct through_arg {
+	struct bench_ctx *bc;
+	struct stream *s;
+	uint64_t bytes;
+	int err;
+};
+
+static void *through_stream(void *p)
+{
+	struct through_arg *a = p;
+	struct bench_ctx *bc = a->bc;
+	struct stream *s = a->s;
+	for (;;) {
+		pthread_mutex_lock(&bc->lock);
+		bool more = stream_advance(bc, s, &bc->next_file);
+		unsigned n = more ? bc->copies++ : 0;
+		pthread_mutex_unlock(&bc->lock);
+		if (!more)
+			return NULL;
+		const struct object *o = &bc->files[s->file].obj[s->obj];
+		int r = rados_read(bc->io, o->oid, s->buf, s->len, s->off);
+		if (r != (int)s->len) {
+			fprintf(stderr, "rados_direct: read %s at %llu: %s\n", o->oid,
+				(unsigned long long)s->off, r < 0 ? strerror(-r) : "short read");
+			a->err = r < 0 ? r : -EIO;
+			return NULL;
+		}
+		int rc = copy_through(bc, s, n);
+		if (rc < 0) {
+			fprintf(stderr, "rados_direct: --through %s: %s\n", bc->through, strerror(-rc));
+			a->err = rc;
+			return NULL;
+		}
+		a->bytes += (uint64_t)r;
+		s->off += (uint64_t)r;
+	}
+}
+
+/* read_all() for --through. Returns bytes read or -errno. */
+static int64_t read_all_through(struct bench_ctx *bc, struct stream *st, unsigned nstreams)
+{
+	struct through_arg a[MAX_STREAMS];
+	pthread_t t[MAX_STREAMS];
+	unsigned started = 0;
+	int err = 0;
+	uint64_t bytes = 0;
+	bc->next_file = 0;
+	bc->copies = 0;
+	for (unsigned i = 0; i < nstreams; i++) {
+		st[i].file = SIZE_MAX;
+		a[i] = (struct through_arg){.bc = bc, .s = &st[i]};
+		if (pthread_create(&t[i], NULL, through_stream, &a[i]) != 0) {
+			err = -EAGAIN;
+			break;
+		}
+		started++;
+	}
+	for (unsigned i = 0; i < started; i++) {
+		pthread_join(t[i], NULL);
+		bytes += a[i].bytes;
+		if (a[i].err < 0 && err == 0)
+			err = a[i].err;
+	}
+	return err < 0 ? err : (int64_t)bytes;
+}
+
+/* Remove the repetition's files from DIR (outside the timing). */
+static void through_clean(const struct bench_ctx *bc)
+{
+	char path[4096];
+	for (unsigned n = 0; n < bc->copies; n++) {
+		snprintf(path, sizeof(path), "%s/piece.%u", bc->through, n);
+		(void)unlink(path);
+	}
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: rados_direct --conf CONF --pool POOL [--prefix P] [--namespace NS]\n"
-			"                    [--chunk BYTES] [--streams N] [--reps R]\n");
+			"                    [--chunk BYTES] [--streams N] [--reps R] [--through DIR]\n");
 }
 
 int main(int argc, char **argv)
@@ -270,9 +388,10 @@ int main(int argc, char **argv)
 		{"conf", required_argument, NULL, 'c'},   {"pool", required_argument, NULL, 'p'},
 		{"prefix", required_argument, NULL, 'x'}, {"namespace", required_argument, NULL, 'n'},
 		{"chunk", required_argument, NULL, 'k'},  {"streams", required_argument, NULL, 's'},
-		{"reps", required_argument, NULL, 'r'},   {NULL, 0, NULL, 0},
+		{"reps", required_argument, NULL, 'r'},   {"through", required_argument, NULL, 't'},
+		{NULL, 0, NULL, 0},
 	};
-	const char *conf = NULL, *pool = NULL, *prefix = "", *ns = NULL;
+	const char *conf = NULL, *pool = NULL, *prefix = "", *ns = NULL, *through = NULL;
 	long chunk = 4L << 20, nstreams = 8, reps = 1;
 	int o;
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -284,6 +403,7 @@ int main(int argc, char **argv)
 		case 'k': chunk = strtol(optarg, NULL, 10); break;
 		case 's': nstreams = strtol(optarg, NULL, 10); break;
 		case 'r': reps = strtol(optarg, NULL, 10); break;
+		case 't': through = optarg; break;
 		default: usage(); return 2;
 		}
 	}
@@ -294,7 +414,7 @@ int main(int argc, char **argv)
 	}
 
 	rados_t cl;
-	struct bench_ctx bc = {.chunk = (uint32_t)chunk};
+	struct bench_ctx bc = {.chunk = (uint32_t)chunk, .through = through};
 	struct stream *st = NULL;
 	int rc = rados_create2(&cl, "ceph", "client.admin", 0);
 	if (rc < 0) {
@@ -331,13 +451,17 @@ int main(int argc, char **argv)
 		if (!st[i].buf)
 			goto out;
 	}
-	printf("%zu files under \"%s\", %ld streams, %ld-byte reads\n", bc.nfiles, prefix, nstreams,
-	       chunk);
+	printf("%zu files under \"%s\", %ld streams, %ld-byte reads%s%s\n", bc.nfiles, prefix,
+	       nstreams, chunk, through ? ", each written to and read back from a file in " : "",
+	       through ? through : "");
 	printf("%4s %14s %9s %9s\n", "rep", "bytes", "wall_s", "MB/s");
 	for (long r = 1; r <= reps; r++) {
 		double t0 = bench_now();
-		int64_t got = read_all(&bc, st, (unsigned)nstreams);
+		int64_t got = through ? read_all_through(&bc, st, (unsigned)nstreams)
+				      : read_all(&bc, st, (unsigned)nstreams);
 		double dt = bench_now() - t0;
+		if (through)
+			through_clean(&bc);
 		if (got < 0)
 			goto out;
 		printf("%4ld %14lld %9.3f %9.1f\n", r, (long long)got, dt, (double)got / 1e6 / dt);
