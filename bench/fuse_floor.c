@@ -15,7 +15,8 @@
  * at all (a first pass then costs one LOOKUP per file); --direct opens
  * files over 1 MiB with direct I/O, one READ per 1 MiB read(), as
  * tiercache-mount does by default. Entries and attributes are cached for
- * 60 s, as tiercache-mount's defaults. Runs in the foreground until
+ * 60 s, as tiercache-mount's defaults. No listing (readdir answers ENOSYS):
+ * the bench opens files by path. Runs in the foreground until
  * unmounted (fusermount3 -u) or signalled; exit 1 on a bad list or mount.
  *
  * Threads: libfuse's multithreaded loop; the tree is read-only once built.

@@ -76,20 +76,26 @@ tc_config() {
 	} >"$T/tc.conf"
 }
 
-# tc_gen_tree DIR CHUNK_BYTES: files at and around chunk boundaries, an empty
-# file, a subtree, names with spaces.
+# tc_gen_tree DIR CHUNK_BYTES [few]: files at and around chunk boundaries, an
+# empty file, a subtree, names with spaces. "few": the same edge cases in
+# fewer files (the Ceph tests: each `rados get` costs a CLI start).
 tc_gen_tree() {
-	local d=$1 cs=$2
+	local d=$1 cs=$2 few=${3:-}
 	mkdir -p "$d/sub/deeper" "$d/with space"
 	: >"$d/empty.bin"
 	head -c 1 /dev/urandom >"$d/one.bin"
 	head -c $((cs - 1)) /dev/urandom >"$d/chunk_minus.bin"
 	head -c "$cs" /dev/urandom >"$d/chunk_exact.bin"
 	head -c $((cs + 1)) /dev/urandom >"$d/chunk_plus.bin"
+	echo "hello tiercache" >"$d/with space/a file.txt"
+	if [ "$few" = few ]; then
+		head -c $((cs * 3 + 12345)) /dev/urandom >"$d/sub/multi.bin"
+		head -c 4321 /dev/urandom >"$d/sub/deeper/small.dat"
+		return 0
+	fi
 	head -c $((cs * 3 + 12345)) /dev/urandom >"$d/multi.bin"
 	for i in $(seq 1 20); do head -c $((i * 977)) /dev/urandom >"$d/sub/s$i.dat"; done
 	head -c $((cs * 2)) /dev/urandom >"$d/sub/deeper/big.dat"
-	echo "hello tiercache" >"$d/with space/a file.txt"
 }
 
 tc_start() {

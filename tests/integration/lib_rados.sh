@@ -42,22 +42,6 @@ rd_dataset() {
 	} >>"$T/tc.conf"
 }
 
-# rd_gen_tree DIR CHUNK_BYTES: a small tree with the edge cases (empty,
-# one byte, around a chunk boundary, several chunks, a subdirectory, a name
-# with a space) in few files: each `rados get` costs a CLI start.
-rd_gen_tree() {
-	local d=$1 cs=$2
-	mkdir -p "$d/sub/deeper" "$d/with space"
-	: >"$d/empty.bin"
-	head -c 1 /dev/urandom >"$d/one.bin"
-	head -c $((cs - 1)) /dev/urandom >"$d/chunk_minus.bin"
-	head -c "$cs" /dev/urandom >"$d/chunk_exact.bin"
-	head -c $((cs + 1)) /dev/urandom >"$d/chunk_plus.bin"
-	head -c $((cs * 3 + 12345)) /dev/urandom >"$d/sub/multi.bin"
-	head -c 4321 /dev/urandom >"$d/sub/deeper/small.dat"
-	echo "hello tiercache" >"$d/with space/a file.txt"
-}
-
 # Every object of the pool whose name starts with PREFIX, one per line.
 rd_objects() {
 	rd_rados ls | awk -v p="$1" 'index($0, p) == 1'

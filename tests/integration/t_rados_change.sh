@@ -13,7 +13,7 @@ PP="${RD_PREFIX}plain/"
 PS="${RD_PREFIX}striped/"
 rd_dataset rp "$PP" plain 1M
 rd_dataset rs "$PS" striper 1M
-rd_gen_tree "$T/src" $MiB
+tc_gen_tree "$T/src" $MiB few
 nfiles=$(find "$T/src" -type f | wc -l)
 tree_bytes() { find "$1" -type f -printf '%s\n' | awk '{s+=$1} END {print s + 0}'; }
 total=$(tree_bytes "$T/src")

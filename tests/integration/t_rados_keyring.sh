@@ -16,7 +16,7 @@ rd_dataset rd "${RD_PREFIX}good/" plain 1M
 rd_dataset badkey "${RD_PREFIX}bad/" plain 1M "keyring = $T/wrong.keyring"
 rd_dataset nokeyring "${RD_PREFIX}bad/" plain 1M "keyring = $T/missing.keyring"
 rd_dataset nouser "${RD_PREFIX}bad/" plain 1M "client_id = tc-nosuchuser" "keyring = $KR_ADMIN"
-rd_gen_tree "$T/src" $MiB
+tc_gen_tree "$T/src" $MiB few
 nfiles=$(find "$T/src" -type f | wc -l)
 tc_start || exit 1
 

@@ -16,7 +16,7 @@ PS="${RD_PREFIX}striped/"
 rd_dataset rp "$PP" plain 1M
 # 3 MiB chunks over 4 MiB RADOS objects: chunk 1 (3-6 MiB) spans two objects
 rd_dataset rs "$PS" striper 3M
-rd_gen_tree "$T/src" $MiB
+tc_gen_tree "$T/src" $MiB few
 SHARD=$((20 * MiB + 12345))
 head -c $SHARD /dev/urandom >"$T/src/shard.bin"
 nfiles=$(find "$T/src" -type f | wc -l)
