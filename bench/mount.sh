@@ -190,32 +190,27 @@ daemon_stop() {
 	wait "$DPID"
 	DPID=
 }
+fuse_up() { # fuse_up MOUNTPOINT COMMAND...: start a FUSE server, MPID = its pid
+	local mnt=$1
+	shift
+	"$@" 2>>"$B/mount.log" &
+	MPID=$!
+	for _ in $(seq 1 200); do mountpoint -q "$mnt" && return 0; sleep 0.05; done
+	echo "$(basename "$1") did not mount"
+	cat "$B/mount.log"
+	exit 1
+}
+fuse_down() { # fuse_down MOUNTPOINT
+	fusermount3 -u "$1"
+	wait "$MPID"
+	MPID=
+}
 mount_up() { # mount_up [-o OPTS]   (plus $MOUNT_OPTS, e.g. passthrough=off)
-	"$O/bin/tiercache-mount" -f ${MOUNT_OPTS:+-o "$MOUNT_OPTS"} "$@" bench "$M" 2>>"$B/mount.log" &
-	MPID=$!
-	for _ in $(seq 1 200); do mountpoint -q "$M" && return 0; sleep 0.05; done
-	echo "tiercache-mount did not mount"
-	cat "$B/mount.log"
-	exit 1
+	fuse_up "$M" "$O/bin/tiercache-mount" -f ${MOUNT_OPTS:+-o "$MOUNT_OPTS"} "$@" bench "$M"
 }
-mount_down() {
-	fusermount3 -u "$M"
-	wait "$MPID"
-	MPID=
-}
-floor_up() { # floor_up [--empty] [--no-open] [--direct]: MPID = the floor's pid
-	"$O/bin/fuse_floor" "$@" "$B/floor.list" "$F" 2>>"$B/mount.log" &
-	MPID=$!
-	for _ in $(seq 1 200); do mountpoint -q "$F" && return 0; sleep 0.05; done
-	echo "fuse_floor did not mount"
-	cat "$B/mount.log"
-	exit 1
-}
-floor_down() {
-	fusermount3 -u "$F"
-	wait "$MPID"
-	MPID=
-}
+mount_down() { fuse_down "$M"; }
+floor_up() { fuse_up "$F" "$O/bin/fuse_floor" "$@" "$B/floor.list" "$F"; } # [--empty] [--no-open] [--direct]
+floor_down() { fuse_down "$F"; }
 # Drop files from the OS page cache (clean pages only: the data was synced).
 drop() { # drop DIR...
 	find "$@" -type f -print0 | /usr/bin/env python3 -c '

@@ -273,6 +273,19 @@ static int64_t read_all(struct bench_ctx *bc, struct stream *st, unsigned nstrea
 	return err < 0 ? err : (int64_t)bytes;
 }
 
+/* All of buf written to (or read from) fd at offset 0. 0 or -errno. */
+static int full_io(int fd, char *buf, size_t len, bool write)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t n = write ? pwrite(fd, buf + done, len - done, (off_t)done)
+				  : pread(fd, buf + done, len - done, (off_t)done);
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
 /* --through: write the piece in s->buf to file number n in the DIR, and read it back. */
 static int copy_through(struct bench_ctx *bc, struct stream *s, unsigned n)
 {
@@ -281,21 +294,9 @@ static int copy_through(struct bench_ctx *bc, struct stream *s, unsigned n)
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	int rc = 0;
-	for (size_t done = 0; done < s->len && rc == 0;) {
-		ssize_t w = pwrite(fd, s->buf + done, s->len - done, (off_t)done);
-		if (w <= 0)
-			rc = w < 0 ? -errno : -EIO;
-		else
-			done += (size_t)w;
-	}
-	for (size_t done = 0; done < s->len && rc == 0;) {
-		ssize_t r = pread(fd, s->buf + done, s->len - done, (off_t)done);
-		if (r <= 0)
-			rc = r < 0 ? -errno : -EIO;
-		else
-			done += (size_t)r;
-	}
+	int rc = full_io(fd, s->buf, s->len, true);
+	if (rc == 0)
+		rc = full_io(fd, s->buf, s->len, false);
 	close(fd);
 	return rc;
 }
