@@ -281,6 +281,7 @@ int main(int argc, char **argv)
 	char *fargv[] = {argv[0], "-o", "ro,fsname=fuse_floor", NULL};
 	struct fuse_args args = FUSE_ARGS_INIT(3, fargv);
 	struct fuse_session *se = fuse_session_new(&args, &floor_ops, sizeof(floor_ops), NULL);
+	fuse_opt_free_args(&args); /* libfuse may have added to them */
 	if (!se)
 		return 1;
 	if (fuse_set_signal_handlers(se) != 0 || fuse_session_mount(se, argv[a + 1]) != 0) {
