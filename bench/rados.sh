@@ -14,7 +14,8 @@
 #           written to a file in the tier directory and read back from
 #           it: the least any cache that keeps a copy must do on a miss
 # and prints medians and the ratios cold/direct (goal >= 0.9), floor/direct
-# (the ceiling of that ratio on this machine), cold/floor and warm/cold. Benchmarks report; they do not fail the build.
+# (the ceiling of that ratio on this machine), cold/floor and warm/cold.
+# Benchmarks report; they do not fail the build.
 #
 # env: BENCH_RADOS_MB   data per layout in MiB (default 512: 1 GiB in all)
 #      BENCH_THREADS    readers = direct streams (default 8)
