@@ -10,7 +10,7 @@
 # Sources are found by directory, so adding a file needs no Makefile edit:
 #   common/*.c        protocol codec etc., linked into everything
 #   policy/*.c        pure policies -> libpolicy.a; policy/sim/*.c -> tiercache-sim
-#   cached/*.c        the daemon (cached/main.c holds main) -> tiercached
+#   cached/*.c cached/*/*.c   the daemon in layers (cached/main.c holds main) -> tiercached
 #   client/lib/*.c    libtiercache.so / .a
 #   client/tierctl/*.c   tierctl
 #   client/mount/*.c  tiercache-mount
@@ -49,8 +49,36 @@ PKGS := libevent libevent_pthreads rocksdb inih libxxhash hiredis fuse3 libsyste
 PKG_CFLAGS = $(eval PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) cmocka))$(PKG_CFLAGS)
 PKG_LIBS = $(eval PKG_LIBS := $(shell pkg-config --libs $(PKGS)))$(PKG_LIBS)
 
-CPPFLAGS := -D_GNU_SOURCE -DTIERCACHE_VERSION='"$(VERSION)"' -Iinclude -Icommon -Ipolicy -Icached -Iclient/lib
-CFLAGS_ALL = -std=c11 -fPIC $(OPT) $(WARN) -MMD -MP $(PKG_CFLAGS) $(CPPFLAGS) $(CFLAGS)
+CPPFLAGS := -D_GNU_SOURCE -DTIERCACHE_VERSION='"$(VERSION)"' -Iinclude -Icommon
+CFLAGS_ALL = -std=c11 -fPIC $(OPT) $(WARN) -MMD -MP $(PKG_CFLAGS) $(CPPFLAGS) $(DIR_INC) $(CFLAGS)
+
+# Include paths by folder: the daemon's layers (DESIGN.md, docs/architecture.md).
+# A folder sees its own headers and those of the folders below it, nothing
+# else, so an include that goes up a layer does not compile. Top to bottom:
+#   cached/ (root) > api > admin > plan > cache > store > cold, and beneath
+#   them conf, net, util; policy/ and common/ are below everything.
+# A quoted include also finds the including file's own folder; t_layers
+# fails on "../" includes and on the root's header outside the root.
+layer_inc = $(foreach l,$(1),-Icached/$(l)) -Ipolicy
+LAYERS_util := util
+LAYERS_conf := conf util
+LAYERS_net := net conf util
+LAYERS_cold := cold conf util
+LAYERS_store := store cold conf util
+LAYERS_cache := cache store cold conf util
+LAYERS_plan := plan cache store cold conf util
+LAYERS_admin := admin plan cache store cold conf net util
+LAYERS_api := api admin plan cache store cold conf net util
+LAYER_NAMES := util conf net cold store cache plan admin api
+$(foreach l,$(LAYER_NAMES),$(eval $$(O)/obj/cached/$(l)/%.o: DIR_INC = $$(call layer_inc,$$(LAYERS_$(l)))))
+# the root composes every layer
+$(O)/obj/cached/%.o: DIR_INC = -Icached $(call layer_inc,$(LAYERS_api))
+$(O)/obj/policy/%.o: DIR_INC = -Ipolicy
+$(O)/obj/client/%.o: DIR_INC = -Iclient/lib
+$(O)/obj/bench/%.o: DIR_INC = -Iclient/lib
+$(O)/obj/tests/integration/%.o: DIR_INC = -Iclient/lib
+# unit tests reach into any module they test (never the root's header)
+$(O)/obj/tests/unit/%.o: DIR_INC = $(call layer_inc,$(LAYERS_api)) -Iclient/lib
 LDFLAGS_ALL = $(OPT) $(LDFLAGS)
 DAEMON_LIBS = $(PKG_LIBS) -lrados -lradosstriper -lpthread -lm
 CLIENT_LIBS := -lpthread
@@ -68,7 +96,7 @@ objs = $(patsubst %.c,$(O)/obj/%.o,$(1))
 COMMON_SRCS := $(wildcard common/*.c)
 POLICY_SRCS := $(wildcard policy/*.c)
 SIM_SRCS := $(wildcard policy/sim/*.c)
-CACHED_SRCS := $(filter-out cached/main.c,$(wildcard cached/*.c))
+CACHED_SRCS := $(filter-out cached/main.c,$(wildcard cached/*.c cached/*/*.c))
 LIB_SRCS := $(wildcard client/lib/*.c)
 TIERCTL_SRCS := $(wildcard client/tierctl/*.c)
 MOUNT_SRCS := $(wildcard client/mount/*.c)

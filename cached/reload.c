@@ -10,7 +10,7 @@
  * config is freed at once. A removed dataset is another matter: client
  * handles, fills and manifest loads on the workers point at it, and a
  * worker may be reading through its backend right now. It is therefore
- * never freed before exit: it leaves d->ds (no new open finds it), its
+ * never freed before exit: it leaves d->cache.ds (no new open finds it), its
  * chunks, persisted manifest and policy choice are dropped, it is marked
  * removed (handles of it get ESTALE, a fill that ends for it keeps
  * nothing), and it waits in d->retired.
@@ -28,7 +28,11 @@
 #include "index.h"
 #include "log.h"
 #include "mover.h"
+#include "plans.h"
 #include "policy_glue.h"
+#include "residency.h"
+#include "server.h"
+#include "status.h"
 
 #define POLICY_NS "policy" /* policy_glue.c's namespace of persisted choices */
 
@@ -115,12 +119,12 @@ static bool apply_tiers(struct daemon *d, const struct config *oc, const struct 
 		if (!b->present || (a->capacity == b->capacity && a->high_water == b->high_water &&
 				    a->low_water == b->low_water))
 			continue;
-		tier_set_limits(&d->tiers[t], b);
+		tier_set_limits(&d->cache.tiers[t], b);
 		changed = true;
 		fprintf(out, "applied: [tier %s] capacity = %s high_water = %u low_water = %u\n",
-			d->tiers[t].name, config_fmt_size(cap, sizeof(cap), b->capacity),
+			d->cache.tiers[t].name, config_fmt_size(cap, sizeof(cap), b->capacity),
 			b->high_water, b->low_water);
-		log_info("op=reload tier=%s capacity=%llu high_water=%u low_water=%u", d->tiers[t].name,
+		log_info("op=reload tier=%s capacity=%llu high_water=%u low_water=%u", d->cache.tiers[t].name,
 			 (unsigned long long)b->capacity, b->high_water, b->low_water);
 	}
 	return changed;
@@ -133,10 +137,10 @@ static bool apply_tiers(struct daemon *d, const struct config *oc, const struct 
 static void rebudget(struct daemon *d)
 {
 	char err[512];
-	for (unsigned i = 0; i < d->nds; i++) {
-		struct dataset *ds = d->ds[i];
+	for (unsigned i = 0; i < d->cache.nds; i++) {
+		struct dataset *ds = d->cache.ds[i];
 		struct policy_spec spec = ds->spec;
-		if (policy_glue_set(d, ds, ds->spec_by_admin ? &spec : NULL, err, sizeof(err)) < 0)
+		if (policy_glue_set(&d->cache, ds, ds->spec_by_admin ? &spec : NULL, err, sizeof(err)) < 0)
 			log_warn("dataset=%s op=reload err=\"policy keeps the old tier budget: %s\"",
 				 ds->name, err);
 	}
@@ -150,19 +154,21 @@ static int retire(struct daemon *d, struct dataset *ds)
 		return -ENOMEM;
 	d->retired = r;
 	unsigned dropped = 0;
-	for (size_t b = 0; b < d->chunks.nb; b++) {
-		struct chunk *c = d->chunks.b[b];
+	for (size_t b = 0; b < d->cache.chunks.nb; b++) {
+		struct chunk *c = d->cache.chunks.b[b];
 		while (c) {
 			struct chunk *next = c->hnext;
 			if (c->ds == ds) {
-				chunk_drop(d, c, "dataset_removed");
+				chunk_drop(&d->cache, c, "dataset_removed");
 				dropped++;
 			}
 			c = next;
 		}
 	}
-	dataset_forget(d, ds);
-	index_kv_delete(d->ix, POLICY_NS, ds->name);
+	dataset_forget(&d->cache, ds);
+	residency_forget_dataset(d->res, ds);
+	plans_forget_dataset(d->plans, ds);
+	index_kv_delete(d->cache.ix, POLICY_NS, ds->name);
 	d->retired[d->nretired++] = ds;
 	log_info("dataset=%s op=reload action=removed chunks_dropped=%u", ds->name, dropped);
 	return 0;
@@ -186,7 +192,7 @@ static void apply_settings(struct daemon *d, struct dataset *ds, const struct da
 	memcpy(ds->conf.policy, nd->policy, sizeof(old));
 	/* like a restart: a tierctl choice made against the old file policy
 	 * gives way to the file's new one */
-	int rc = policy_glue_set(d, ds, NULL, err, sizeof(err));
+	int rc = policy_glue_set(&d->cache, ds, NULL, err, sizeof(err));
 	if (rc < 0) {
 		memcpy(ds->conf.policy, old, sizeof(old));
 		fprintf(out, "not applied: dataset.%s.policy = %s: %s (keeps %s)\n", ds->name,
@@ -210,12 +216,12 @@ int reload_config(struct daemon *d, char **report)
 	rc = config_load(oc->file, &nc, &errors);
 	if (rc < 0) {
 		*report = errors;
-		d->reload_failures++;
+		status_note_reload(d->status, false);
 		return rc;
 	}
 	FILE *out = open_memstream(&text, &textlen);
 	added = calloc(nc->ndatasets + 1, sizeof(*added));
-	all = calloc(d->nds + nc->ndatasets + 1, sizeof(*all));
+	all = calloc(d->cache.nds + nc->ndatasets + 1, sizeof(*all));
 	if (!out || !added || !all) {
 		rc = -ENOMEM;
 		goto fail;
@@ -225,7 +231,7 @@ int reload_config(struct daemon *d, char **report)
 	keep_running(oc, nc, out);
 	for (unsigned i = 0; i < nc->ndatasets; i++) {
 		const struct dataset_conf *nd = &nc->datasets[i];
-		struct dataset *ds = daemon_dataset(d, nd->name, strlen(nd->name));
+		struct dataset *ds = cache_dataset(&d->cache, nd->name, strlen(nd->name));
 		if (ds && same_source(&ds->conf, nd))
 			continue;
 		char err[512] = "";
@@ -233,7 +239,7 @@ int reload_config(struct daemon *d, char **report)
 			fprintf(out, "replaced: dataset.%s (its source settings changed; cached "
 				     "chunks dropped)\n",
 				nd->name);
-		rc = dataset_new(d, nd, &added[nadded], err, sizeof(err));
+		rc = dataset_new(&d->cache, nd, &added[nadded], err, sizeof(err));
 		if (rc < 0) {
 			fprintf(out, "%s: dataset %s: %s\n", oc->file, nd->name, err);
 			goto fail;
@@ -245,8 +251,8 @@ int reload_config(struct daemon *d, char **report)
 	log_set_level(nc->log_level);
 	report_live_keys(oc, nc, out);
 	bool tiers_changed = apply_tiers(d, oc, nc, out);
-	for (unsigned i = 0; i < d->nds; i++) {
-		struct dataset *ds = d->ds[i];
+	for (unsigned i = 0; i < d->cache.nds; i++) {
+		struct dataset *ds = d->cache.ds[i];
 		const struct dataset_conf *nd = config_dataset(nc, ds->name);
 		if (nd && same_source(&ds->conf, nd)) {
 			apply_settings(d, ds, nd, out);
@@ -266,32 +272,34 @@ int reload_config(struct daemon *d, char **report)
 	for (unsigned i = 0; i < nadded; i++) {
 		struct dataset *ds = added[i];
 		char err[512];
-		if (ds->spec_by_admin && policy_glue_set(d, ds, NULL, err, sizeof(err)) < 0)
+		if (ds->spec_by_admin && policy_glue_set(&d->cache, ds, NULL, err, sizeof(err)) < 0)
 			log_warn("dataset=%s op=reload err=\"cannot drop the tierctl policy choice "
 				 "of the dataset it replaces: %s\"", ds->name, err);
 		all[nall++] = ds;
-		dataset_restore_manifest(d, ds);
+		dataset_restore_manifest(&d->cache, ds);
 		fprintf(out, "added: dataset.%s\n", ds->name);
 		log_info("dataset=%s op=reload action=added backend=%s", ds->name, ds->conf.backend);
 	}
-	free(d->ds);
-	d->ds = all;
-	d->nds = nall;
+	free(d->cache.ds);
+	d->cache.ds = all;
+	d->cache.nds = nall;
 	all = NULL;
 	d->cfg = nc;
+	d->cache.cfg = nc;
+	server_set_config(d->srv, nc);
 	if (tiers_changed)
 		rebudget(d);
 	for (unsigned i = 0; i < nadded; i++)
-		if (dataset_refresh(d, added[i], NULL, NULL) < 0) /* on a worker: the loop goes on */
+		if (dataset_refresh(&d->cache, added[i], NULL, NULL) < 0) /* on a worker: the loop goes on */
 			log_warn("dataset=%s op=reload err=\"cannot start listing the source\"",
 				 added[i]->name);
-	mover_kick(d);
-	d->reloads++;
+	mover_kick(&d->cache);
+	status_note_reload(d->status, true);
 	fflush(out);
 	if (textlen == 0)
 		fputs("no changes\n", out);
 	fclose(out);
-	log_info("op=reload file=%s result=ok datasets=%u", nc->file, d->nds);
+	log_info("op=reload file=%s result=ok datasets=%u", nc->file, d->cache.nds);
 	config_free(oc);
 	free(added);
 	*report = text;
@@ -299,21 +307,21 @@ int reload_config(struct daemon *d, char **report)
 
 fail:
 	for (unsigned i = 0; i < nadded; i++)
-		dataset_free(d, added[i]);
+		dataset_free(&d->cache, added[i]);
 	if (out)
 		fclose(out);
 	config_free(nc);
 	free(added);
 	free(all);
 	*report = text;
-	d->reload_failures++;
+	status_note_reload(d->status, false);
 	return rc;
 }
 
 void reload_free_retired(struct daemon *d)
 {
 	for (unsigned i = 0; i < d->nretired; i++)
-		dataset_free(d, d->retired[i]);
+		dataset_free(&d->cache, d->retired[i]);
 	free(d->retired);
 	d->retired = NULL;
 	d->nretired = 0;

@@ -1,0 +1,202 @@
+/*
+ * Status record sets: see status.h. Field names are part of the interface
+ * (`tierctl status --json` prints them as they are): add, never rename.
+ */
+#include "status.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "dataset.h"
+#include "durable.h"
+#include "fill.h"
+#include "mover.h"
+#include "manifest.h"
+#include "plans.h"
+#include "prefetch.h"
+#include "server.h"
+
+#define RATE_SLOTS 11u /* samples 1 s apart: a 10 s window */
+
+struct status_rates {
+	struct event *ev;
+	uint64_t ns[RATE_SLOTS];
+	uint64_t bytes[RATE_SLOTS][TIER_COUNT];
+	unsigned head, n; /* head: the newest sample */
+};
+
+static void rate_sample(evutil_socket_t fd, short what, void *arg);
+
+int status_init(struct status **out, struct cache *cache, struct plans *plans)
+{
+	struct status *st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	*out = st;
+	st->cache = cache;
+	st->plans = plans;
+	st->start_s = cache_wall_s();
+	st->rates = calloc(1, sizeof(*st->rates));
+	if (!st->rates)
+		return -ENOMEM;
+	st->rates->ev = event_new(cache->base, -1, EV_PERSIST, rate_sample, st);
+	struct timeval second = {.tv_sec = 1};
+	if (!st->rates->ev || event_add(st->rates->ev, &second) < 0)
+		return -ENOMEM;
+	st->rates->head = RATE_SLOTS - 1;
+	/* a first sample now: until the window fills, the rate is since start */
+	rate_sample(-1, 0, st);
+	return 0;
+}
+
+void status_free(struct status *st)
+{
+	if (!st)
+		return;
+	if (st->rates && st->rates->ev)
+		event_free(st->rates->ev);
+	free(st->rates);
+	free(st);
+}
+
+void status_note_reload(struct status *st, bool ok)
+{
+	if (ok)
+		st->reloads++;
+	else
+		st->reload_failures++;
+}
+
+static void rate_sample(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct status *st = arg;
+	struct status_rates *r = st->rates;
+	r->head = (r->head + 1) % RATE_SLOTS;
+	r->ns[r->head] = cache_now_ns();
+	for (int t = 0; t < TIER_COUNT; t++)
+		r->bytes[r->head][t] = st->cache->tiers[t].read_bytes;
+	if (r->n < RATE_SLOTS)
+		r->n++;
+}
+
+static uint64_t read_rate(const struct status *st, int t)
+{
+	const struct status_rates *r = st->rates;
+	if (!r || !r->n)
+		return 0;
+	unsigned oldest = (r->head + RATE_SLOTS + 1 - r->n) % RATE_SLOTS;
+	uint64_t dt = cache_now_ns() - r->ns[oldest];
+	uint64_t db = st->cache->tiers[t].read_bytes - r->bytes[oldest][t];
+	return dt ? (uint64_t)((double)db * 1e9 / (double)dt) : 0;
+}
+
+static void dataset_fields(struct proto_rs *rs, const struct dataset *ds)
+{
+	proto_rs_str(rs, "name", ds->name);
+	proto_rs_str(rs, "backend", ds->conf.backend);
+	proto_rs_bool(rs, "available", ds->available && !dataset_cold_failing(ds, cache_now_ns()));
+	proto_rs_bool(rs, "serving", ds->mf != NULL);
+	proto_rs_str(rs, "reason", ds->reason);
+	proto_rs_str(rs, "policy", ds->spec.name);
+	proto_rs_str(rs, "policy_source", ds->spec_by_admin ? "tierctl" : "config");
+	proto_rs_u64(rs, "chunk_size", ds->conf.chunk_size);
+	proto_rs_u64(rs, "files", ds->mf ? ds->mf->n : 0);
+	proto_rs_u64(rs, "bytes", ds->mf ? ds->mf->bytes : 0);
+}
+
+void status_datasets(struct status *st, struct proto_rs *rs)
+{
+	proto_rs_section(rs, "datasets", TC_SHAPE_ARRAY);
+	for (unsigned i = 0; i < st->cache->nds; i++) {
+		const struct dataset *ds = st->cache->ds[i];
+		proto_rs_record(rs);
+		dataset_fields(rs, ds);
+		proto_rs_str(rs, "path", ds->conf.path);
+		proto_rs_str(rs, "pool", ds->conf.pool);
+		proto_rs_str(rs, "namespace", ds->conf.rados_namespace);
+		proto_rs_str(rs, "prefix", ds->conf.prefix);
+		proto_rs_str(rs, "layout", ds->conf.layout);
+		proto_rs_str(rs, "ceph_conf", ds->conf.ceph_conf);
+		proto_rs_str(rs, "client_id", ds->conf.client_id);
+		proto_rs_str(rs, "keyring", ds->conf.keyring);
+	}
+}
+
+void status_fill(struct status *st, struct proto_rs *rs)
+{
+	const struct counters *k = &st->cache->ctr;
+	proto_rs_section(rs, "daemon", TC_SHAPE_OBJECT);
+	proto_rs_record(rs);
+	proto_rs_str(rs, "version", TIERCACHE_VERSION);
+	proto_rs_u64(rs, "pid", (uint64_t)getpid());
+	proto_rs_i64(rs, "uptime_s", cache_wall_s() - st->start_s);
+	proto_rs_str(rs, "socket", st->cache->cfg->socket);
+	proto_rs_u64(rs, "clients", st->srv ? server_clients(st->srv) : 0);
+	proto_rs_u64(rs, "fills_inflight", fill_inflight(st->cache));
+	proto_rs_u64(rs, "moves_inflight", mover_inflight(st->cache));
+	proto_rs_u64(rs, "revalidations_inflight", st->cache->revals_inflight);
+	proto_rs_u64(rs, "unkept_ram_bytes", st->cache->unkept_ram);
+	proto_rs_u64(rs, "sync_pending_chunks", durable_pending_chunks(st->cache));
+	proto_rs_u64(rs, "sync_pending_bytes", durable_pending_bytes(st->cache));
+
+	proto_rs_section(rs, "tiers", TC_SHAPE_ARRAY);
+	for (int t = 0; t < TIER_COUNT; t++) {
+		const struct tier *tr = &st->cache->tiers[t];
+		if (!tr->present)
+			continue;
+		proto_rs_record(rs);
+		proto_rs_str(rs, "name", tr->name);
+		proto_rs_str(rs, "path", tr->path);
+		proto_rs_u64(rs, "capacity_bytes", tr->capacity);
+		proto_rs_u64(rs, "used_bytes", tr->used);
+		proto_rs_u64(rs, "reserved_bytes", tr->reserved);
+		proto_rs_u64(rs, "held_unlinked_bytes", tr->held_dead);
+		proto_rs_u64(rs, "chunks", tr->chunks);
+		proto_rs_u64(rs, "high_water_bytes", tr->high_bytes);
+		proto_rs_u64(rs, "low_water_bytes", tr->low_bytes);
+		proto_rs_u64(rs, "read_bytes", tr->read_bytes);
+		proto_rs_u64(rs, "read_rate_bytes", read_rate(st, t));
+		proto_rs_u64(rs, "pinned_bytes", st->cache->pinned[t]);
+	}
+
+	proto_rs_section(rs, "counters", TC_SHAPE_OBJECT);
+	proto_rs_record(rs);
+	proto_rs_u64(rs, "hits_hot", k->hits_hot);
+	proto_rs_u64(rs, "hits_warm", k->hits_warm);
+	proto_rs_u64(rs, "misses", k->misses);
+	proto_rs_u64(rs, "bytes_served", k->bytes_served);
+	proto_rs_u64(rs, "bytes_from_cold", k->bytes_from_cold);
+	proto_rs_u64(rs, "evictions", k->evictions);
+	proto_rs_u64(rs, "demotions", k->demotions);
+	proto_rs_u64(rs, "promotions", k->promotions);
+	proto_rs_u64(rs, "cold_reads", k->cold_reads);
+	proto_rs_u64(rs, "cold_errors", k->cold_errors);
+	proto_rs_u64(rs, "stale_reads", k->stale_reads);
+	proto_rs_u64(rs, "checksum_errors", k->checksum_errors);
+	proto_rs_u64(rs, "bad_frames", st->srv ? server_bad_frames(st->srv) : 0);
+	proto_rs_u64(rs, "served_unkept", k->served_unkept);
+	proto_rs_u64(rs, "chunks_synced", k->chunks_synced);
+	proto_rs_u64(rs, "syncs_skipped", k->syncs_skipped);
+
+	proto_rs_section(rs, "datasets", TC_SHAPE_ARRAY);
+	for (unsigned i = 0; i < st->cache->nds; i++) {
+		const struct dataset *ds = st->cache->ds[i];
+		proto_rs_record(rs);
+		dataset_fields(rs, ds);
+		proto_rs_u64(rs, "resident_hot_bytes", ds->resident[TIER_HOT]);
+		proto_rs_u64(rs, "resident_warm_bytes", ds->resident[TIER_WARM]);
+		proto_rs_u64(rs, "hits", ds->hits);
+		proto_rs_u64(rs, "misses", ds->misses);
+		proto_rs_u64(rs, "bytes_from_cold", ds->bytes_from_cold);
+		proto_rs_u64(rs, "served_unkept", ds->served_unkept);
+		proto_rs_u64(rs, "pinned_bytes", ds->pinned_bytes);
+	}
+
+	prefetch_report(st->plans->pf, rs);
+	plans_report(st->plans, rs);
+}

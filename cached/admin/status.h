@@ -1,0 +1,38 @@
+/*
+ * What `tierctl status` and `tierctl datasets` show, as protocol record
+ * sets, and what the daemon as a whole counts (uptime, reloads). The
+ * metrics endpoint (metrics.h) renders the same sources. Loop thread.
+ */
+#ifndef TIERCACHE_STATUS_H
+#define TIERCACHE_STATUS_H
+
+#include <stdbool.h>
+
+#include "cache.h"
+#include "proto.h"
+
+struct plans;
+struct server;
+struct status_rates;
+
+/* Shared by status.c and metrics.c (this folder only). */
+struct status {
+	struct cache *cache;
+	struct plans *plans;
+	struct server *srv;   /* NULL until the socket is up */
+	int64_t start_s;      /* wall clock at status_init */
+	uint64_t reloads, reload_failures;
+	struct status_rates *rates;
+};
+
+/* A 1 s timer samples each tier's read bytes: status shows the read rate
+ * over the last 10 s. */
+int status_init(struct status **out, struct cache *cache, struct plans *plans);
+void status_free(struct status *st);
+/* A reload was applied (ok) or rejected. */
+void status_note_reload(struct status *st, bool ok);
+
+void status_fill(struct status *st, struct proto_rs *rs);
+void status_datasets(struct status *st, struct proto_rs *rs);
+
+#endif

@@ -1,0 +1,888 @@
+/*
+ * Request handlers: one function per protocol op. Loop thread only.
+ *
+ * Paths arrive as "DATASET/PATH". They are checked before anything else:
+ * relative, no "." or ".." components, bounded lengths; a bad path is an
+ * error reply, never a filesystem access.
+ *
+ * Handles: an OPEN creates a per-connection handle bound to one version of
+ * one file; every chunk fd handed out on it holds a reference to that chunk
+ * file until RELEASE, CLOSE or disconnect, so eviction accounting counts
+ * bytes clients still hold.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chunk.h"
+#include "dataset.h"
+#include "fill.h"
+#include "log.h"
+#include "manifest.h"
+#include "mover.h"
+#include "plans.h"
+#include "policy_glue.h"
+#include "prefetch.h"
+#include "handlers.h"
+#include "target.h"
+#include "status.h"
+#include "workers.h"
+
+#define HELD_MAX 64u /* chunk fds one handle may hold */
+
+struct held {
+	uint32_t idx;
+	struct cfile *f;
+};
+
+struct handle {
+	uint32_t gen;
+	struct dataset *ds;
+	char *path;
+	struct cold_stat src;
+	uint32_t chunk_size;
+	uint32_t nchunks;
+	struct held held[HELD_MAX];
+	uint32_t nheld;
+};
+
+/* A request that waits for something on another thread. */
+struct pending {
+	struct waiter w;
+	struct conn *c;
+	uint8_t op;
+	uint32_t id;
+	uint32_t flags;
+	uint64_t hid;
+	uint32_t idx;
+	/* streamed READ */
+	uint64_t off;
+	uint32_t chunk_size;
+	uint32_t len, got;
+	uint8_t *buf;
+	struct job job;
+	int fd;
+	struct cfile *f;
+	ssize_t rres;
+	/* OPEN after revalidation */
+	char *path;
+	uint64_t start_ns; /* CHUNK: arrival, for the latency histogram */
+};
+
+/* ---- handles ---- */
+
+static uint64_t handle_id(uint32_t slot, uint32_t gen)
+{
+	return ((uint64_t)gen << 32) | (slot + 1);
+}
+
+static struct handle *handle_get(struct conn *c, uint64_t hid)
+{
+	uint32_t slot = (uint32_t)hid - 1, gen = (uint32_t)(hid >> 32);
+	if ((uint32_t)hid == 0 || slot >= conn_sess(c)->nhandles)
+		return NULL;
+	struct handle *hd = conn_sess(c)->handles[slot];
+	return hd && hd->gen == gen ? hd : NULL;
+}
+
+static void handle_release_all(struct conn *c, struct handle *hd)
+{
+	for (uint32_t i = 0; i < hd->nheld; i++)
+		cfile_unref(conn_api(c)->cache, hd->held[i].f);
+	hd->nheld = 0;
+}
+
+static void handle_free(struct conn *c, uint64_t hid)
+{
+	uint32_t slot = (uint32_t)hid - 1;
+	struct handle *hd = handle_get(c, hid);
+	if (!hd)
+		return;
+	handle_release_all(c, hd);
+	conn_sess(c)->handles[slot] = NULL;
+	free(hd->path);
+	free(hd);
+}
+
+static int handle_new(struct conn *c, struct dataset *ds, const struct mf_entry *e, uint64_t *hid)
+{
+	uint32_t slot;
+	for (slot = 0; slot < conn_sess(c)->nhandles && conn_sess(c)->handles[slot]; slot++)
+		;
+	if (slot == conn_sess(c)->nhandles) {
+		if (conn_sess(c)->nhandles >= SERVER_HANDLES_MAX)
+			return -EMFILE;
+		uint32_t n = conn_sess(c)->nhandles ? conn_sess(c)->nhandles * 2 : 16;
+		struct handle **v = realloc(conn_sess(c)->handles, n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		memset(v + conn_sess(c)->nhandles, 0, (n - conn_sess(c)->nhandles) * sizeof(*v));
+		conn_sess(c)->handles = v;
+		conn_sess(c)->nhandles = n;
+	}
+	struct handle *hd = calloc(1, sizeof(*hd));
+	if (!hd || !(hd->path = strdup(e->path))) {
+		free(hd);
+		return -ENOMEM;
+	}
+	hd->gen = ++conn_sess(c)->handle_gen;
+	hd->ds = ds;
+	hd->src = e->st;
+	hd->chunk_size = ds->conf.chunk_size;
+	hd->nchunks = (uint32_t)((e->st.size + hd->chunk_size - 1) / hd->chunk_size);
+	conn_sess(c)->handles[slot] = hd;
+	*hid = handle_id(slot, hd->gen);
+	return 0;
+}
+
+/* Remember that the client holds chunk idx's file. */
+static int handle_hold(struct handle *hd, uint32_t idx, struct cfile *f, struct cache *cache)
+{
+	for (uint32_t i = 0; i < hd->nheld; i++) {
+		if (hd->held[i].idx == idx) {
+			cfile_ref(f);
+			cfile_unref(cache, hd->held[i].f);
+			hd->held[i].f = f;
+			return 0;
+		}
+	}
+	if (hd->nheld == HELD_MAX)
+		return -EMFILE;
+	cfile_ref(f);
+	hd->held[hd->nheld++] = (struct held){.idx = idx, .f = f};
+	return 0;
+}
+
+/* ---- hits ---- */
+
+static void count_hit(struct cache *cache, struct chunk *ch)
+{
+	if (ch->tier == TIER_HOT)
+		cache->ctr.hits_hot++;
+	else
+		cache->ctr.hits_warm++;
+	ch->ds->hits++;
+	ch->atime_s = cache_wall_s();
+	/* a chunk being moved is in no policy until the move ends */
+	if (ch->state != CHUNK_RESIDENT)
+		return;
+	/* only a real hit promotes, and only if hot's policy wants it: a fill
+	 * that landed on warm is not evidence that the chunk is hot */
+	if (policy_glue_hit(cache, ch) == TIER_HOT && ch->tier == TIER_WARM)
+		mover_promote(cache, ch);
+}
+
+static void count_miss(struct cache *cache, struct dataset *ds)
+{
+	cache->ctr.misses++;
+	ds->misses++;
+}
+
+/* Write "u32 idx, u64 off, u32 len, u8 tier" and open the chunk's fd. */
+static int chunk_answer(struct conn *c, struct handle *hd, struct chunk *ch, struct proto_wr *w, int *fd)
+{
+	*fd = chunk_open_fd(conn_api(c)->cache, ch);
+	if (*fd < 0)
+		return *fd;
+	int rc = handle_hold(hd, ch->idx, ch->file, conn_api(c)->cache);
+	if (rc < 0) {
+		close(*fd);
+		*fd = -1;
+		return rc;
+	}
+	proto_wr_u32(w, ch->idx);
+	proto_wr_u64(w, (uint64_t)ch->idx * hd->chunk_size);
+	proto_wr_u32(w, ch->len);
+	proto_wr_u8(w, ch->state == CHUNK_UNKEPT ? TC_TIER_NONE : ch->tier);
+	conn_api(c)->cache->ctr.bytes_served += ch->len;
+	chunk_count_read(conn_api(c)->cache, ch);
+	return 0;
+}
+
+/* ---- ops ---- */
+
+static void op_hello(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
+{
+	struct proto_wr w;
+	uint32_t v = proto_rd_u32(r);
+	if (!proto_rd_ok(r)) {
+		conn_reply_err(c, h->op, h->id, EBADMSG, "malformed HELLO");
+		return;
+	}
+	if (v != TC_PROTO_VERSION) {
+		conn_reply_err(c, h->op, h->id, EPROTO, "client speaks protocol %u, daemon %u", v,
+			       TC_PROTO_VERSION);
+		return;
+	}
+	proto_wr_init(&w);
+	proto_wr_begin(&w);
+	proto_wr_u32(&w, TC_PROTO_VERSION);
+	proto_wr_u32(&w, TC_FRAME_MAX);
+	proto_wr_str(&w, TIERCACHE_VERSION);
+	conn_reply(c, h->op, h->id, &w, -1);
+	proto_wr_free(&w);
+}
+
+static void open_reply(struct conn *c, uint32_t id, uint32_t flags, struct dataset *ds, struct mf_entry *e)
+{
+	struct proto_wr w;
+	uint64_t hid;
+	int fd = -1;
+	int rc = handle_new(c, ds, e, &hid);
+	if (rc < 0) {
+		conn_reply_err(c, TC_OP_OPEN, id, -rc,
+			       rc == -EMFILE ? "too many open handles on this connection" : "out of memory");
+		return;
+	}
+	struct handle *hd = handle_get(c, hid);
+	proto_wr_init(&w);
+	proto_wr_begin(&w);
+	proto_wr_u64(&w, hid);
+	proto_wr_u64(&w, e->st.size);
+	proto_wr_i64(&w, e->st.mtime_ns);
+	proto_wr_u32(&w, hd->chunk_size);
+	struct chunk *ch = NULL;
+	if ((flags & TC_F_WANT_CHUNK0) && hd->nchunks)
+		ch = chunk_find(&conn_api(c)->cache->chunks, chunk_key(ds->name, e->path, &e->st, 0));
+	if (ch) {
+		proto_wr_u8(&w, 1);
+		if (chunk_answer(c, hd, ch, &w, &fd) == 0) {
+			const struct read_ctx rc_open = conn_read_ctx(c);
+			policy_glue_access(conn_api(c)->cache, ch->key, &rc_open);
+			count_hit(conn_api(c)->cache, ch);
+		} else {
+			/* the file vanished under us: answer without it */
+			proto_wr_begin(&w);
+			proto_wr_u64(&w, hid);
+			proto_wr_u64(&w, e->st.size);
+			proto_wr_i64(&w, e->st.mtime_ns);
+			proto_wr_u32(&w, hd->chunk_size);
+			proto_wr_u8(&w, 0);
+		}
+	} else {
+		proto_wr_u8(&w, 0);
+	}
+	conn_reply(c, TC_OP_OPEN, id, &w, fd);
+	proto_wr_free(&w);
+}
+
+/* After a deferred revalidation: find the target again, since the manifest
+ * may have been replaced meanwhile. Replies with the error if it is gone. */
+static bool reresolve(struct conn *c, uint8_t op, uint32_t id, const char *path, struct target *t)
+{
+	struct proto_rd r;
+	struct proto_wr tmp;
+	struct tc_hdr h = {.op = op, .id = id};
+	proto_wr_init(&tmp);
+	proto_wr_str(&tmp, path);
+	proto_rd_init(&r, tmp.buf, tmp.len);
+	bool ok = !tmp.oom && target_parse(c, &h, &r, t);
+	proto_wr_free(&tmp);
+	return ok;
+}
+
+/* Confirm e against the source if it is older than revalidate_after:
+ * inline for a cheap local stat, else on a worker with cont() continuing
+ * the request. Returns 0 to go on now, -ENOENT if the file is gone (nothing
+ * replied), 1 if deferred (or failed and replied). */
+static int revalidate(struct conn *c, const struct tc_hdr *h, struct target *t, struct mf_entry *e,
+		      dataset_reval_cb cont)
+{
+	if (!dataset_entry_stale(t->ds, e, cache_now_ns()))
+		return 0;
+	if (t->ds->cold.ops->caps & COLD_CAP_CHEAP_STAT)
+		return dataset_revalidate_now(conn_api(c)->cache, t->ds, e) == -ENOENT ? -ENOENT : 0;
+	struct pending *p = calloc(1, sizeof(*p));
+	if (!p || !(p->path = strdup(t->buf))) {
+		free(p);
+		conn_reply_err(c, h->op, h->id, ENOMEM, "out of memory");
+		return 1;
+	}
+	p->c = c;
+	p->id = h->id;
+	p->flags = h->aux;
+	conn_get(c);
+	if (dataset_revalidate_async(conn_api(c)->cache, t->ds, t->rest, cont, p) < 0)
+		cont(conn_api(c)->cache, p, 0);
+	return 1;
+}
+
+static void open_after_reval(struct cache *cache, void *arg, int err)
+{
+	struct pending *p = arg;
+	struct conn *c = p->c;
+	struct target t;
+	(void)cache;
+	if (!c->dead && reresolve(c, TC_OP_OPEN, p->id, p->path, &t)) {
+		struct mf_entry *e = manifest_find(t.ds->mf, t.rest);
+		if (!e)
+			conn_reply_err(c, TC_OP_OPEN, p->id, err == -ENOENT || err == 0 ? ENOENT : -err,
+				       "no file \"%s\" in dataset %s", t.rest, t.ds->name);
+		else
+			open_reply(c, p->id, p->flags, t.ds, e);
+	}
+	free(p->path);
+	conn_put(c);
+	free(p);
+}
+
+static void op_open(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
+{
+	struct target t;
+	if (!target_parse(c, h, r, &t))
+		return;
+	if (!proto_rd_done(r)) {
+		conn_reply_err(c, h->op, h->id, EBADMSG, "malformed OPEN");
+		return;
+	}
+	if (!*t.rest) {
+		conn_reply_err(c, h->op, h->id, EISDIR, "%s is a dataset (a directory); open a file in it",
+			       t.ds->name);
+		return;
+	}
+	struct mf_entry *e = manifest_find(t.ds->mf, t.rest);
+	if (!e) {
+		if (manifest_dir_exists(t.ds->mf, t.rest))
+			conn_reply_err(c, h->op, h->id, EISDIR, "%s is a directory", t.buf);
+		else
+			conn_reply_err(c, h->op, h->id, ENOENT, "no file \"%s\" in dataset %s", t.rest,
+				       t.ds->name);
+		return;
+	}
+	/* a slow stat ahead: let the first chunk's read overlap it */
+	if (!(t.ds->cold.ops->caps & COLD_CAP_CHEAP_STAT) &&
+	    dataset_entry_stale(t.ds, e, cache_now_ns()))
+		prefetch_open_ahead(conn_api(c)->plans->pf, t.ds, t.rest, &e->st);
+	int rv = revalidate(c, h, &t, e, open_after_reval);
+	if (rv == -ENOENT) {
+		conn_reply_err(c, h->op, h->id, ENOENT, "%s was removed at the source", t.buf);
+		return;
+	}
+	if (rv > 0)
+		return;
+	open_reply(c, h->id, h->aux, t.ds, e);
+}
+
+static void chunk_waited(struct cache *cache, struct waiter *w, struct chunk *ch, int err)
+{
+	struct pending *p = (struct pending *)w;
+	struct conn *c = p->c;
+	histogram_observe(&cache->lat_chunk_miss, cache_now_ns() - p->start_ns);
+	if (!c->dead) {
+		struct handle *hd = handle_get(c, p->hid);
+		if (err < 0) {
+			if (err == -ESTALE)
+				conn_reply_err(c, TC_OP_CHUNK, p->id, ESTALE,
+					       "the file changed at the source since it was opened; open it again");
+			else
+				conn_reply_err(c, TC_OP_CHUNK, p->id, -err, "cold read of chunk %u failed: %s",
+					       p->idx, strerror(-err));
+		} else if (!hd) {
+			conn_reply_err(c, TC_OP_CHUNK, p->id, EBADF, "handle closed while its chunk was read");
+		} else {
+			struct proto_wr pw;
+			int fd;
+			proto_wr_init(&pw);
+			proto_wr_begin(&pw);
+			int rc = chunk_answer(c, hd, ch, &pw, &fd);
+			if (rc < 0)
+				conn_reply_err(c, TC_OP_CHUNK, p->id, -rc, "cannot hand out the chunk: %s",
+					       strerror(-rc));
+			else
+				conn_reply(c, TC_OP_CHUNK, p->id, &pw, fd);
+			proto_wr_free(&pw);
+		}
+	}
+	conn_put(c);
+	free(p);
+}
+
+static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
+{
+	uint64_t start_ns = cache_now_ns();
+	uint64_t hid = proto_rd_u64(r);
+	uint32_t idx = proto_rd_u32(r);
+	if (!proto_rd_done(r)) {
+		conn_reply_err(c, h->op, h->id, EBADMSG, "malformed CHUNK");
+		return;
+	}
+	struct handle *hd = handle_get(c, hid);
+	if (!hd) {
+		conn_reply_err(c, h->op, h->id, EBADF, "no such handle");
+		return;
+	}
+	if (hd->ds->removed) {
+		conn_reply_err(c, h->op, h->id, ESTALE, "dataset %s was removed from the daemon's "
+			       "config (reload); open the file again once it is configured", hd->ds->name);
+		return;
+	}
+	if (idx >= hd->nchunks) {
+		conn_reply_err(c, h->op, h->id, EINVAL, "chunk %u is past the end of the file (%u chunks)", idx,
+			       hd->nchunks);
+		return;
+	}
+	struct pending *p = calloc(1, sizeof(*p));
+	if (!p) {
+		conn_reply_err(c, h->op, h->id, ENOMEM, "out of memory");
+		return;
+	}
+	p->w.cb = chunk_waited;
+	p->c = c;
+	p->id = h->id;
+	p->hid = hid;
+	p->idx = idx;
+	p->start_ns = start_ns;
+	struct chunk *ch = NULL;
+	const struct read_ctx rctx = conn_read_ctx(c);
+	int rc = fill_get(conn_api(c)->cache, hd->ds, hd->path, &hd->src, idx, &rctx, &p->w, &ch);
+	if (rc >= 0)
+		prefetch_readahead(conn_api(c)->plans->pf, hd->ds, hd->path, &hd->src, idx, hd->nchunks);
+	if (rc == 1) {
+		struct proto_wr w;
+		int fd;
+		free(p);
+		proto_wr_init(&w);
+		proto_wr_begin(&w);
+		rc = chunk_answer(c, hd, ch, &w, &fd);
+		if (rc < 0) {
+			conn_reply_err(c, h->op, h->id, -rc, "cannot hand out the chunk: %s", strerror(-rc));
+		} else {
+			count_hit(conn_api(c)->cache, ch);
+			conn_reply(c, h->op, h->id, &w, fd);
+		}
+		proto_wr_free(&w);
+		histogram_observe(&conn_api(c)->cache->lat_chunk_hit, cache_now_ns() - start_ns);
+	} else if (rc == 0) {
+		count_miss(conn_api(c)->cache, hd->ds);
+		conn_get(c);
+	} else {
+		free(p);
+		if (rc == -EHOSTDOWN)
+			conn_reply_err(c, h->op, h->id, EIO, "dataset %s: cold store unavailable: %s",
+				       hd->ds->name, hd->ds->reason);
+		else
+			conn_reply_err(c, h->op, h->id, -rc, "cannot read chunk %u: %s", idx, strerror(-rc));
+	}
+}
+
+/* ---- streamed READ: chunk by chunk, each pread on a worker ---- */
+
+static void read_step(struct pending *p);
+
+static void read_finish(struct pending *p, int err)
+{
+	struct conn *c = p->c;
+	if (!c->dead) {
+		if (err < 0) {
+			conn_reply_err(c, TC_OP_READ, p->id, -err, "read failed: %s", strerror(-err));
+		} else {
+			struct proto_wr w;
+			proto_wr_init(&w);
+			proto_wr_begin(&w);
+			proto_wr_bytes(&w, p->buf, p->got);
+			conn_api(c)->cache->ctr.bytes_served += p->got;
+			conn_reply(c, TC_OP_READ, p->id, &w, -1);
+			proto_wr_free(&w);
+		}
+	}
+	free(p->buf);
+	conn_put(c);
+	free(p);
+}
+
+static void read_work(struct job *j)
+{
+	struct pending *p = (struct pending *)((char *)j - offsetof(struct pending, job));
+	uint64_t want = p->len - p->got;
+	uint64_t in = (p->off + p->got) % p->chunk_size; /* offset inside the chunk */
+	uint64_t room = p->f->len - in;
+	if (want > room)
+		want = room;
+	p->rres = pread(p->fd, p->buf + p->got, want, (off_t)in);
+	if (p->rres >= 0 && (uint64_t)p->rres != want)
+		p->rres = -EIO;
+	else if (p->rres < 0)
+		p->rres = -errno;
+	close(p->fd);
+}
+
+static void read_work_done(struct job *j)
+{
+	struct pending *p = (struct pending *)((char *)j - offsetof(struct pending, job));
+	cfile_unref(conn_api(p->c)->cache, p->f);
+	if (p->rres < 0) {
+		read_finish(p, (int)p->rres);
+		return;
+	}
+	p->got += (uint32_t)p->rres;
+	read_step(p);
+}
+
+static void read_have_chunk(struct pending *p, struct chunk *ch)
+{
+	p->fd = chunk_open_fd(conn_api(p->c)->cache, ch);
+	if (p->fd < 0) {
+		read_finish(p, p->fd);
+		return;
+	}
+	p->f = ch->file;
+	cfile_ref(p->f);
+	chunk_count_read(conn_api(p->c)->cache, ch);
+	p->job.work = read_work;
+	p->job.done = read_work_done;
+	workers_submit(conn_api(p->c)->cache->workers, &p->job);
+}
+
+static void read_waited(struct cache *cache, struct waiter *w, struct chunk *ch, int err)
+{
+	struct pending *p = (struct pending *)w;
+	(void)cache;
+	if (err < 0 || p->c->dead)
+		read_finish(p, err);
+	else
+		read_have_chunk(p, ch);
+}
+
+static void read_step(struct pending *p)
+{
+	struct conn *c = p->c;
+	struct handle *hd = handle_get(c, p->hid);
+	if (c->dead || p->got == p->len) {
+		read_finish(p, 0);
+		return;
+	}
+	if (!hd) {
+		read_finish(p, -EBADF);
+		return;
+	}
+	uint32_t idx = (uint32_t)((p->off + p->got) / hd->chunk_size);
+	struct chunk *ch = NULL;
+	p->w.cb = read_waited;
+	const struct read_ctx rctx = conn_read_ctx(c);
+	int rc = fill_get(conn_api(c)->cache, hd->ds, hd->path, &hd->src, idx, &rctx, &p->w, &ch);
+	if (rc >= 0)
+		prefetch_readahead(conn_api(c)->plans->pf, hd->ds, hd->path, &hd->src, idx, hd->nchunks);
+	if (rc == 1) {
+		count_hit(conn_api(c)->cache, ch);
+		read_have_chunk(p, ch);
+	} else if (rc == 0) {
+		count_miss(conn_api(c)->cache, hd->ds);
+	} else {
+		read_finish(p, rc == -EHOSTDOWN ? -EIO : rc);
+	}
+}
+
+static void op_read(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
+{
+	uint64_t hid = proto_rd_u64(r);
+	uint64_t off = proto_rd_u64(r);
+	uint32_t len = proto_rd_u32(r);
+	if (!proto_rd_done(r)) {
+		conn_reply_err(c, h->op, h->id, EBADMSG, "malformed READ");
+		return;
+	}
+	struct handle *hd = handle_get(c, hid);
+	if (!hd) {
+		conn_reply_err(c, h->op, h->id, EBADF, "no such handle");
+		return;
+	}
+	if (hd->ds->removed) {
+		conn_reply_err(c, h->op, h->id, ESTALE, "dataset %s was removed from the daemon's "
+			       "config (reload); open the file again once it is configured", hd->ds->name);
+		return;
+	}
+	if (len > TC_READ_MAX)
+		len = TC_READ_MAX;
+	if (off >= hd->src.size)
+		len = 0;
+	else if (len > hd->src.size - off)
+		len = (uint32_t)(hd->src.size - off);
+	struct pending *p = calloc(1, sizeof(*p));
+	if (!p || !(p->buf = malloc(len ? len : 1))) {
+		free(p);
+		conn_reply_err(c, h->op, h->id, ENOMEM, "out of memory");
+		return;
+	}
+	p->c = c;
+	p->id = h->id;
+	p->hid = hid;
+	p->off = off;
+	p->len = len;
+	p->chunk_size = hd->chunk_size;
+	conn_get(c);
+	read_step(p);
+}
+
+static void op_release(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
+{
+	uint64_t hid = proto_rd_u64(r);
+	uint32_t idx = proto_rd_u32(r);
+	struct handle *hd = proto_rd_done(r) ? handle_get(c, hid) : NULL;
+	if (hd) {
+		for (uint32_t i = 0; i < hd->nheld; i++) {
+			if (hd->held[i].idx == idx) {
+				cfile_unref(conn_api(c)->cache, hd->held[i].f);
+				hd->held[i] = hd->held[--hd->nheld];
+				break;
+			}
+		}
+	}
+	if (!(h->aux & TC_F_NOREPLY)) {
+		struct proto_wr w;
+		proto_wr_init(&w);
+		proto_wr_begin(&w);
+		if (hd)
+			conn_reply(c, h->op, h->id, &w, -1);
+		else
+			conn_reply_err(c, h->op, h->id, EBADF, "no such handle");
+		proto_wr_free(&w);
+	}
+}
+
+static void op_close(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
+{
+	uint64_t hid = proto_rd_u64(r);
+	bool ok = proto_rd_done(r) && handle_get(c, hid);
+	if (ok)
+		handle_free(c, hid);
+	if (!(h->aux & TC_F_NOREPLY)) {
+		struct proto_wr w;
+		proto_wr_init(&w);
+		proto_wr_begin(&w);
+		if (ok)
+			conn_reply(c, h->op, h->id, &w, -1);
+		else
+			conn_reply_err(c, h->op, h->id, EBADF, "no such handle");
+		proto_wr_free(&w);
+	}
+}
+
+static void stat_reply(struct conn *c, uint32_t id, struct target *t, struct mf_entry *e)
+{
+	struct proto_wr w;
+	proto_wr_init(&w);
+	proto_wr_begin(&w);
+	if (e) {
+		proto_wr_u8(&w, TC_TYPE_FILE);
+		proto_wr_u64(&w, e->st.size);
+		proto_wr_i64(&w, e->st.mtime_ns);
+	} else if (manifest_dir_exists(t->ds->mf, t->rest)) {
+		proto_wr_u8(&w, TC_TYPE_DIR);
+		proto_wr_u64(&w, 0);
+		proto_wr_i64(&w, 0);
+	} else {
+		proto_wr_free(&w);
+		conn_reply_err(c, TC_OP_STAT, id, ENOENT, "no file or directory \"%s\" in dataset %s",
+			       t->rest, t->ds->name);
+		return;
+	}
+	proto_wr_u32(&w, t->ds->conf.chunk_size);
+	conn_reply(c, TC_OP_STAT, id, &w, -1);
+	proto_wr_free(&w);
+}
+
+static void stat_after_reval(struct cache *cache, void *arg, int err)
+{
+	struct pending *p = arg;
+	struct conn *c = p->c;
+	struct target t;
+	(void)cache;
+	(void)err; /* a source we cannot reach: answer with what we know */
+	if (!c->dead && reresolve(c, TC_OP_STAT, p->id, p->path, &t))
+		stat_reply(c, p->id, &t, *t.rest ? manifest_find(t.ds->mf, t.rest) : NULL);
+	free(p->path);
+	conn_put(c);
+	free(p);
+}
+
+static void op_stat(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
+{
+	struct target t;
+	if (!target_parse(c, h, r, &t))
+		return;
+	if (!proto_rd_done(r)) {
+		conn_reply_err(c, h->op, h->id, EBADMSG, "malformed STAT");
+		return;
+	}
+	struct mf_entry *e = *t.rest ? manifest_find(t.ds->mf, t.rest) : NULL;
+	if (e) {
+		int rv = revalidate(c, h, &t, e, stat_after_reval);
+		if (rv > 0)
+			return;
+		if (rv == -ENOENT)
+			e = NULL;
+	}
+	stat_reply(c, h->id, &t, e);
+}
+
+struct listpage {
+	struct proto_wr *w;
+	uint32_t count;
+};
+
+#define LIST_PAGE_BYTES (TC_FRAME_MAX - 4096)
+#define LIST_PAGE_MAX 8192u
+
+static int list_one(void *arg, const struct mf_dirent *de)
+{
+	struct listpage *lp = arg;
+	if (lp->count >= LIST_PAGE_MAX || lp->w->len + de->namelen + 32 > LIST_PAGE_BYTES)
+		return 1;
+	proto_wr_u8(lp->w, de->is_dir ? TC_TYPE_DIR : TC_TYPE_FILE);
+	proto_wr_u64(lp->w, de->e ? de->e->st.size : 0);
+	proto_wr_i64(lp->w, de->e ? de->e->st.mtime_ns : 0);
+	proto_wr_strn(lp->w, de->name, de->namelen);
+	lp->count++;
+	return 0;
+}
+
+static void op_listdir(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
+{
+	struct target t;
+	struct proto_wr w;
+	if (!target_parse(c, h, r, &t))
+		return;
+	uint32_t cookie = proto_rd_u32(r);
+	if (!proto_rd_done(r)) {
+		conn_reply_err(c, h->op, h->id, EBADMSG, "malformed LISTDIR");
+		return;
+	}
+	if (!manifest_dir_exists(t.ds->mf, t.rest)) {
+		if (manifest_find(t.ds->mf, t.rest))
+			conn_reply_err(c, h->op, h->id, ENOTDIR, "%s is a file", t.buf);
+		else
+			conn_reply_err(c, h->op, h->id, ENOENT, "no directory \"%s\" in dataset %s", t.rest,
+				       t.ds->name);
+		return;
+	}
+	proto_wr_init(&w);
+	proto_wr_begin(&w);
+	size_t at = w.len;
+	proto_wr_u32(&w, 0); /* next cookie, patched below */
+	proto_wr_u32(&w, 0); /* count */
+	struct listpage lp = {.w = &w};
+	uint32_t next = manifest_listdir(t.ds->mf, t.rest, cookie, list_one, &lp);
+	if (!w.oom) {
+		for (int i = 0; i < 4; i++) {
+			w.buf[at + i] = (uint8_t)(next >> (8 * i));
+			w.buf[at + 4 + i] = (uint8_t)(lp.count >> (8 * i));
+		}
+	}
+	conn_reply(c, h->op, h->id, &w, -1);
+	proto_wr_free(&w);
+}
+
+static void op_recset(struct conn *c, const struct tc_hdr *h,
+		      void (*fill)(struct status *st, struct proto_rs *rs))
+{
+	struct proto_wr w;
+	struct proto_rs rs;
+	proto_wr_init(&w);
+	proto_wr_begin(&w);
+	proto_rs_begin(&rs, &w);
+	fill(conn_api(c)->status, &rs);
+	proto_rs_end(&rs);
+	conn_reply(c, h->op, h->id, &w, -1);
+	proto_wr_free(&w);
+}
+
+static void refresh_done(struct cache *cache, void *arg, int err, uint64_t files, uint64_t bytes,
+			 uint64_t changed)
+{
+	struct pending *p = arg;
+	struct conn *c = p->c;
+	(void)cache;
+	if (!c->dead) {
+		if (err < 0) {
+			conn_reply_err(c, TC_OP_REFRESH, p->id, -err, "refresh failed: %s", strerror(-err));
+		} else {
+			struct proto_wr w;
+			proto_wr_init(&w);
+			proto_wr_begin(&w);
+			proto_wr_u64(&w, files);
+			proto_wr_u64(&w, bytes);
+			proto_wr_u64(&w, changed);
+			conn_reply(c, TC_OP_REFRESH, p->id, &w, -1);
+			proto_wr_free(&w);
+		}
+	}
+	conn_put(c);
+	free(p);
+}
+
+static void op_refresh(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
+{
+	char name[TC_DATASET_NAME_MAX + 1];
+	if (!proto_rd_str_copy(r, name, sizeof(name)) || !proto_rd_done(r)) {
+		conn_reply_err(c, h->op, h->id, EINVAL, "REFRESH takes a dataset name (at most %u bytes)",
+			       TC_DATASET_NAME_MAX);
+		return;
+	}
+	struct dataset *ds = cache_dataset(conn_api(c)->cache, name, strlen(name));
+	if (!ds) {
+		conn_reply_err(c, h->op, h->id, ENOENT, "no dataset named \"%s\"", name);
+		return;
+	}
+	struct pending *p = calloc(1, sizeof(*p));
+	if (!p) {
+		conn_reply_err(c, h->op, h->id, ENOMEM, "out of memory");
+		return;
+	}
+	p->c = c;
+	p->id = h->id;
+	conn_get(c);
+	int rc = dataset_refresh(conn_api(c)->cache, ds, refresh_done, p);
+	if (rc < 0) {
+		conn_reply_err(c, h->op, h->id, -rc,
+			       rc == -EBUSY ? "dataset %s is already being refreshed; try again shortly"
+					    : "cannot refresh %s",
+			       ds->name);
+		conn_put(c);
+		free(p);
+	}
+}
+
+void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *payload)
+{
+	struct proto_rd r;
+	proto_rd_init(&r, payload, h->len);
+	switch (h->op) {
+	case TC_OP_HELLO: op_hello(c, h, &r); break;
+	case TC_OP_OPEN: op_open(c, h, &r); break;
+	case TC_OP_CHUNK: op_chunk(c, h, &r); break;
+	case TC_OP_READ: op_read(c, h, &r); break;
+	case TC_OP_RELEASE: op_release(c, h, &r); break;
+	case TC_OP_CLOSE: op_close(c, h, &r); break;
+	case TC_OP_STAT: op_stat(c, h, &r); break;
+	case TC_OP_LISTDIR: op_listdir(c, h, &r); break;
+	case TC_OP_DATASETS: op_recset(c, h, status_datasets); break;
+	case TC_OP_STATUS: op_recset(c, h, status_fill); break;
+	case TC_OP_REFRESH: op_refresh(c, h, &r); break;
+	case TC_OP_POLICY_GET: handlers_policy_get(c, h, &r); break;
+	case TC_OP_POLICY_SET: handlers_policy_set(c, h, &r); break;
+	case TC_OP_CONFIG_SHOW: handlers_config_show(c, h, &r); break;
+	case TC_OP_RELOAD: handlers_reload(c, h, &r); break;
+	case TC_OP_WARM:
+	case TC_OP_PIN:
+	case TC_OP_UNPIN:
+	case TC_OP_EVICT:
+	case TC_OP_DEMOTE:
+	case TC_OP_VERIFY:
+	case TC_OP_LIFECYCLE: handlers_admin(c, h, &r); break;
+	case TC_OP_PLAN_SET: handlers_plan_set(c, h, &r); break;
+	case TC_OP_PLAN_CANCEL: handlers_plan_cancel(c, h, &r); break;
+	case TC_OP_CONN_JOB: handlers_conn_job(c, h, &r); break;
+	default:
+		conn_count_bad_frame(c);
+		conn_reply_err(c, h->op, h->id, ENOSYS, "unknown operation %u", h->op);
+	}
+}
+
+void handlers_conn_closed(struct conn *c)
+{
+	plans_conn_closed(conn_api(c)->plans, c);
+	for (uint32_t i = 0; i < conn_sess(c)->nhandles; i++)
+		if (conn_sess(c)->handles[i])
+			handle_free(c, handle_id(i, conn_sess(c)->handles[i]->gen));
+}

@@ -1,0 +1,28 @@
+/*
+ * The op handlers' entry points, called by handlers_dispatch (handlers.c).
+ * Private to api/. Loop thread only.
+ */
+#ifndef TIERCACHE_HANDLERS_H
+#define TIERCACHE_HANDLERS_H
+
+#include "api.h"
+
+/* handlers.c: one complete, header-checked frame. */
+void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *payload);
+/* handlers_policy.c: TC_OP_POLICY_GET / TC_OP_POLICY_SET. */
+void handlers_policy_get(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+void handlers_policy_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+/* handlers_service.c: TC_OP_CONFIG_SHOW / TC_OP_RELOAD. */
+void handlers_config_show(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+void handlers_reload(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+/* handlers_admin.c: TC_OP_WARM .. TC_OP_LIFECYCLE (residency ops). */
+void handlers_admin(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+/* handlers_plan.c: TC_OP_PLAN_SET / TC_OP_PLAN_CANCEL. */
+void handlers_plan_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+void handlers_plan_cancel(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+/* TC_OP_CONN_JOB: tag the connection's reads with a job. */
+void handlers_conn_job(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+/* handlers.c: release everything a connection holds (it is closing). */
+void handlers_conn_closed(struct conn *c);
+
+#endif

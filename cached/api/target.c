@@ -1,0 +1,80 @@
+/*
+ * "DATASET[/PATH]" as every op names a file, a directory or a whole
+ * dataset: see target.h. Loop thread only.
+ */
+#include "target.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "manifest.h"
+
+
+bool target_parse(struct conn *c, const struct tc_hdr *h, struct proto_rd *r, struct target *t)
+{
+	size_t n;
+	/* a length the frame holds but the protocol does not allow is a long
+	 * path; one the frame does not hold is a malformed request */
+	uint32_t declared = r->left >= 4 ? (uint32_t)r->p[0] | (uint32_t)r->p[1] << 8 |
+						   (uint32_t)r->p[2] << 16 | (uint32_t)r->p[3] << 24
+					 : 0;
+	bool held = r->left >= 4 && declared <= r->left - 4;
+	const char *s = proto_rd_str(r, TC_PATH_MAX, &n);
+	if (!s) {
+		if (held)
+			conn_reply_err(c, h->op, h->id, ENAMETOOLONG, "path longer than %u bytes",
+				       TC_PATH_MAX - 1);
+		else
+			conn_reply_err(c, h->op, h->id, EBADMSG,
+				       "malformed request: expected DATASET[/PATH]");
+		return false;
+	}
+	if (n == 0 || memchr(s, '\0', n)) {
+		conn_reply_err(c, h->op, h->id, EINVAL, "empty path or NUL byte in path");
+		return false;
+	}
+	if (n >= sizeof(t->buf)) {
+		conn_reply_err(c, h->op, h->id, ENAMETOOLONG, "path longer than %u bytes", TC_PATH_MAX - 1);
+		return false;
+	}
+	if (s[0] == '/') {
+		conn_reply_err(c, h->op, h->id, EINVAL,
+			       "absolute path: name files as DATASET/PATH (no leading /)");
+		return false;
+	}
+	memcpy(t->buf, s, n);
+	t->buf[n] = '\0';
+	while (n > 1 && t->buf[n - 1] == '/')
+		t->buf[--n] = '\0'; /* "ds/dir/" means "ds/dir" */
+	char *slash = strchr(t->buf, '/');
+	size_t dn = slash ? (size_t)(slash - t->buf) : n;
+	t->rest = slash ? slash + 1 : "";
+	if (*t->rest && !manifest_path_valid(t->rest, strlen(t->rest))) {
+		bool long_name = false;
+		for (const char *p = t->rest, *q; *p; p = q + (*q != '\0')) {
+			q = strchrnul(p, '/');
+			long_name |= (size_t)(q - p) > TC_NAME_MAX;
+		}
+		if (long_name)
+			conn_reply_err(c, h->op, h->id, ENAMETOOLONG, "a path component is longer than %u bytes",
+				       TC_NAME_MAX);
+		else
+			conn_reply_err(c, h->op, h->id, EINVAL,
+				       "invalid path \"%s\": empty, \".\" or \"..\" components are not allowed",
+				       t->buf);
+		return false;
+	}
+	t->ds = cache_dataset(conn_api(c)->cache, t->buf, dn);
+	if (!t->ds) {
+		conn_reply_err(c, h->op, h->id, ENOENT, "no dataset named \"%.*s\" (tierctl datasets lists them)",
+			       (int)(dn > 64 ? 64 : dn), t->buf);
+		return false;
+	}
+	if (!t->ds->mf) {
+		conn_reply_err(c, h->op, h->id, EIO, "dataset %s is unavailable: %s", t->ds->name,
+			       t->ds->reason);
+		return false;
+	}
+	return true;
+}

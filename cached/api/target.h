@@ -1,0 +1,28 @@
+/*
+ * The one parser of "DATASET[/PATH]", the way every op names what it acts
+ * on (a file, a directory, a whole dataset). The checks come before any
+ * lookup: relative, no NUL, no empty, "." or ".." component, at most
+ * TC_PATH_MAX - 1 bytes in all (ENAMETOOLONG) and TC_NAME_MAX per component
+ * (ENAMETOOLONG); "ds/dir/" means "ds/dir". A bad target is an error reply,
+ * never a file-system access. Loop thread only.
+ */
+#ifndef TIERCACHE_TARGET_H
+#define TIERCACHE_TARGET_H
+
+#include <stdbool.h>
+
+#include "api.h"
+
+struct target {
+	struct dataset *ds;
+	const char *rest; /* the path in the dataset; "" for the dataset root */
+	char buf[TC_PATH_MAX + 1];
+};
+
+/* Read the target from r and find its dataset, which must be serving (it
+ * has a manifest). On any error: reply (EBADMSG, EINVAL, ENAMETOOLONG,
+ * ENOENT for an unknown dataset, EIO for one that is unavailable) and
+ * return false. */
+bool target_parse(struct conn *c, const struct tc_hdr *h, struct proto_rd *r, struct target *t);
+
+#endif

@@ -1,0 +1,261 @@
+/*
+ * The engine as a whole: building its tables, the index and the tiers,
+ * loading the chunks the index names and reconciling them with the tier
+ * files, starting and stopping the threads it uses. Startup order matters:
+ * the index is read and reconciled with the tier directories before any
+ * client can connect, so a restarted daemon (even after kill -9) serves only
+ * chunks whose complete file and index record both exist. Loop thread (or
+ * the main thread before the loop runs).
+ */
+#include "cache.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "chunk.h"
+#include "dataset.h"
+#include "durable.h"
+#include "fill.h"
+#include "index.h"
+#include "log.h"
+#include "mover.h"
+#include "policy_glue.h"
+#include "workers.h"
+
+uint64_t cache_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int64_t cache_wall_s(void)
+{
+	return (int64_t)time(NULL);
+}
+
+struct dataset *cache_dataset(struct cache *cache, const char *name, size_t n)
+{
+	for (unsigned i = 0; i < cache->nds; i++)
+		if (strlen(cache->ds[i]->name) == n && memcmp(cache->ds[i]->name, name, n) == 0)
+			return cache->ds[i];
+	return NULL;
+}
+
+/* ---- startup: index records + tier files ---- */
+
+struct loaded {
+	struct index_chunk ic;
+	char *dataset, *path;
+};
+
+struct load_ctx {
+	struct cache *cache;
+	struct loaded *v;
+	size_t n, cap;
+	unsigned dropped;
+};
+
+static int load_one(void *arg, const struct index_chunk *ic)
+{
+	struct load_ctx *lc = arg;
+	struct cache *cache = lc->cache;
+	if (ic->tier >= TIER_COUNT || !cache->tiers[ic->tier].present ||
+	    !cache_dataset(cache, ic->dataset, strlen(ic->dataset))) {
+		/* its tier or dataset left the config: forget it (the file goes
+		 * as an orphan) */
+		index_chunk_delete(cache->ix, ic->key);
+		lc->dropped++;
+		return 0;
+	}
+	if (lc->n == lc->cap) {
+		size_t cap = lc->cap ? lc->cap * 2 : 1024;
+		struct loaded *v = realloc(lc->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		lc->v = v;
+		lc->cap = cap;
+	}
+	struct loaded *l = &lc->v[lc->n];
+	l->ic = *ic;
+	l->dataset = strdup(ic->dataset);
+	l->path = strdup(ic->path);
+	if (!l->dataset || !l->path) {
+		free(l->dataset);
+		free(l->path);
+		return -ENOMEM;
+	}
+	lc->n++;
+	return 0;
+}
+
+static int by_atime(const void *a, const void *b)
+{
+	int64_t x = ((const struct loaded *)a)->ic.atime_s, y = ((const struct loaded *)b)->ic.atime_s;
+	return (x > y) - (x < y);
+}
+
+static bool file_known(void *arg, struct tier *t, uint64_t key, uint64_t size)
+{
+	struct cache *cache = arg;
+	struct chunk *c = chunk_find(&cache->chunks, key);
+	if (!c || c->tier != t->id || c->len != size)
+		return false;
+	c->seen = true;
+	return true;
+}
+
+int cache_load(struct cache *cache, char *err, size_t errlen)
+{
+	struct load_ctx lc = {.cache = cache};
+	unsigned bad = 0, orphans_total = 0, missing = 0;
+	int rc = index_chunk_scan(cache->ix, load_one, &lc, &bad);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot read the index: %s", strerror(-rc));
+		goto out;
+	}
+	/* oldest first, so each policy sees them in the order they were read */
+	if (lc.n > 1)
+		qsort(lc.v, lc.n, sizeof(*lc.v), by_atime);
+	for (size_t i = 0; i < lc.n; i++) {
+		struct loaded *l = &lc.v[i];
+		struct dataset *ds = cache_dataset(cache, l->dataset, strlen(l->dataset));
+		if (chunk_find(&cache->chunks, l->ic.key))
+			continue;
+		cache->tiers[l->ic.tier].used += l->ic.len;
+		if (!chunk_publish(cache, ds, l->path, &l->ic.src, l->ic.idx, l->ic.len, l->ic.checksum,
+				   l->ic.tier, l->ic.atime_s, false)) {
+			rc = -ENOMEM;
+			snprintf(err, errlen, "out of memory loading the index");
+			goto out;
+		}
+	}
+	for (int t = 0; t < TIER_COUNT; t++) {
+		unsigned orphans;
+		rc = tier_reconcile(&cache->tiers[t], file_known, cache, &orphans);
+		if (rc < 0) {
+			snprintf(err, errlen, "tier %s: cannot scan %s: %s", cache->tiers[t].name,
+				 cache->tiers[t].path, strerror(-rc));
+			goto out;
+		}
+		orphans_total += orphans;
+	}
+	/* records whose file is missing or the wrong size */
+	for (size_t b = 0; b < cache->chunks.nb; b++) {
+		struct chunk *c = cache->chunks.b[b];
+		while (c) {
+			struct chunk *next = c->hnext;
+			if (!c->seen) {
+				chunk_drop(cache, c, "no_file");
+				missing++;
+			}
+			c = next;
+		}
+	}
+	log_info("op=reconcile chunks=%zu orphan_files_removed=%u records_without_file=%u "
+		 "undecodable_records=%u records_of_removed_datasets=%u",
+		 cache->chunks.n, orphans_total, missing, bad, lc.dropped);
+	rc = 0;
+out:
+	for (size_t i = 0; i < lc.n; i++) {
+		free(lc.v[i].dataset);
+		free(lc.v[i].path);
+	}
+	free(lc.v);
+	return rc;
+}
+
+int cache_init(struct cache *cache, const struct config *cfg, struct event_base *base, char *err,
+	       size_t errlen)
+{
+	int rc;
+	memset(cache, 0, sizeof(*cache));
+	cache->cfg = cfg;
+	cache->base = base;
+	if ((rc = chunk_table_init(&cache->chunks)) < 0 || (rc = fill_table_init(&cache->fills)) < 0 ||
+	    (rc = chunk_fdcache_init(cache)) < 0 || (rc = mover_init(cache)) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return rc;
+	}
+	rc = index_open(&cache->ix, cfg->state_dir, err, errlen);
+	if (rc < 0)
+		return rc;
+	if ((rc = policy_glue_init(cache)) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return rc;
+	}
+	for (int t = 0; t < TIER_COUNT; t++) {
+		rc = tier_setup(&cache->tiers[t], (enum tier_id)t, &cfg->tiers[t], err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	cache->ds = calloc(cfg->ndatasets ? cfg->ndatasets : 1, sizeof(*cache->ds));
+	if (!cache->ds) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int cache_start(struct cache *cache, char *err, size_t errlen)
+{
+	int rc = workers_start(&cache->workers, cache->base, cache->cfg->workers);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot start %u worker threads", cache->cfg->workers);
+		return rc;
+	}
+	rc = durable_init(cache);
+	if (rc < 0) {
+		snprintf(err, errlen, "out of memory");
+		return rc;
+	}
+	mover_kick(cache);
+	return 0;
+}
+
+void cache_stop(struct cache *cache)
+{
+	cache->stopping = true;
+	/* Cold reads in flight end on a backend thread and go on through the
+	 * workers (fill.c): wait for them while the workers still run. */
+	for (unsigned i = 0; i < cache->nds; i++)
+		if (cache->ds[i]->opened)
+			cold_quiesce(&cache->ds[i]->cold);
+	workers_stop(cache->workers); /* runs what is queued, delivers completions */
+	cache->workers = NULL;
+	durable_flush(cache); /* a graceful stop keeps every chunk: sync and record */
+	durable_free(cache);
+}
+
+void cache_free(struct cache *cache)
+{
+	for (unsigned i = 0; i < cache->nds; i++)
+		dataset_flush_manifest(cache, cache->ds[i]);
+	for (size_t b = 0; cache->chunks.b && b < cache->chunks.nb; b++) {
+		struct chunk *c = cache->chunks.b[b];
+		while (c) {
+			struct chunk *next = c->hnext;
+			free(c->file); /* no client holds anything now */
+			free(c->path);
+			free(c);
+			c = next;
+		}
+	}
+	chunk_table_free(&cache->chunks);
+	chunk_fdcache_free(cache);
+	fill_table_free(&cache->fills);
+	for (unsigned i = 0; i < cache->nds; i++)
+		dataset_free(cache, cache->ds[i]);
+	free(cache->ds);
+	cache->ds = NULL;
+	cache->nds = 0;
+	policy_glue_free(cache);
+	mover_free(cache);
+	index_close(cache->ix);
+	cache->ix = NULL;
+}

@@ -1,0 +1,223 @@
+/*
+ * cache/cache.h: the engine. What the cache holds (datasets, chunks, the
+ * files behind them), the state every engine module shares (struct cache),
+ * who is reading (struct read_ctx, an argument, never a field), and the
+ * hooks through which the engine tells the layers above what happened.
+ * The engine's modules have their own headers beside this one: chunk.h
+ * (the table and life cycle), fill.h (the miss path), mover.h
+ * (watermarks and moves), durable.h (lazy fdatasync), dataset.h (sources,
+ * manifests, revalidation), policy_glue.h (policies and placement).
+ *
+ * Loop thread only, unless a function says otherwise (util/loop.h:
+ * loop_assert() checks it in debug builds).
+ *
+ * Data model (DESIGN.md):
+ *   dataset   a name, a cold backend, a manifest, one policy instance per
+ *             tier and the placement over them (policy_glue.h)
+ *   chunk     one chunk_size piece of one version of one file, resident on
+ *             exactly one tier; keyed by a 64-bit hash of (dataset, path,
+ *             source version, chunk number)
+ *   cfile     one physical chunk file. A chunk's current file holds a
+ *             reference; so does every client handle that was given its fd.
+ *             An evicted or moved file is unlinked at once but its bytes stay
+ *             counted in the tier until the last reference goes.
+ */
+#ifndef TIERCACHE_CACHE_H
+#define TIERCACHE_CACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "config.h"
+#include "histogram.h"
+#include "placement.h"
+#include "policy.h"
+#include "policy_spec.h"
+#include "proto_job.h"
+#include "tier.h"
+
+struct event_base;
+struct event;
+struct workers;
+struct durable;
+struct index;
+struct manifest;
+struct plan_store;
+struct mover;
+struct fdslot;
+
+enum chunk_state {
+	CHUNK_RESIDENT = 0, /* in its tier's policy */
+	CHUNK_MOVING = 1,   /* being copied to another tier: out of every policy */
+	CHUNK_UNKEPT = 2,   /* filled but not admitted anywhere: served once, in
+			     * no table, policy or index (see fill.c) */
+	CHUNK_PINNED = 3,   /* pinned by an admin (residency.c): resident, in no
+			     * policy, so never a victim: not demoted, evicted
+			     * or promoted until unpinned */
+};
+
+/* cfile.tier of an unkept chunk whose bytes are in memory, not on a tier
+ * (fill.c: when no tier has room to spare for it). */
+#define CFILE_IN_RAM 0xffu
+
+struct cfile {
+	struct chunk *chunk; /* NULL once detached (evicted or replaced) */
+	uint64_t key;
+	uint32_t len;
+	uint32_t refs;
+	int fd;              /* an unkept chunk's open, already unlinked file; else -1 */
+	uint8_t tier;
+};
+
+struct chunk {
+	struct pol_entry pe;  /* policy links; pe.key == key, pe.size == len */
+	struct chunk *hnext;  /* chunk table chain */
+	uint64_t key;
+	struct dataset *ds;
+	char *path;
+	struct cold_stat src;
+	uint32_t idx;
+	uint32_t len;
+	uint64_t checksum;
+	int64_t atime_s;      /* wall clock of the last read (lifecycle) */
+	struct cfile *file;
+	uint8_t tier;
+	uint8_t state;
+	bool doomed;          /* drop when the move in flight ends */
+	bool prefetched;      /* brought in by the prefetcher and not read since */
+	bool seen;            /* startup: its file was found on disk */
+	bool pin_after_move;  /* pin it when the move in flight ends (residency.c) */
+	uint64_t sync_seq;    /* != 0: its file is not fdatasync'ed yet, so it
+			       * has no index record yet (fill.c) */
+};
+
+struct chunk_table {
+	struct chunk **b;
+	size_t nb;
+	size_t n;
+};
+
+struct dataset {
+	struct cache *cache;
+	struct dataset_conf conf;
+	const char *name;     /* conf.name */
+	struct cold cold;
+	bool opened;          /* backend open() succeeded */
+	bool available;       /* a manifest was loaded from the source this run */
+	char reason[256];     /* why not available, or what is failing */
+	uint64_t cold_fail_ns; /* last cold store failure (0: none since success) */
+	struct manifest *mf;  /* from the source, or persisted by an earlier run */
+	bool refreshing;
+	struct event *retry_ev; /* background reload after a failure */
+	struct event *persist_ev; /* write a manifest changed by revalidation */
+	bool mf_dirty;          /* the manifest differs from its persisted copy */
+	/* Policies (policy_glue.c): one instance per present tier, the
+	 * placement that asks them, and the choice they were made from. */
+	struct policy *pol[TIER_COUNT];
+	struct placement pl;
+	struct policy_spec spec;
+	bool spec_by_admin;   /* set with tierctl and persisted, not the file's */
+	int64_t spec_set_at_s; /* when pol[] was (re)created, wall clock */
+	uint64_t resident[TIER_COUNT]; /* bytes of live chunks per tier */
+	uint64_t hits, misses;
+	uint64_t bytes_from_cold;
+	uint64_t served_unkept; /* fills served without keeping the chunk */
+	bool removed;         /* left the config in a reload (reload.c): kept only
+			       * for handles and jobs that still point here */
+	uint64_t pinned_bytes;  /* bytes of its chunks in state CHUNK_PINNED */
+};
+
+struct counters {
+	uint64_t hits_hot, hits_warm, misses;
+	uint64_t bytes_served, bytes_from_cold;
+	uint64_t evictions, demotions, promotions;
+	uint64_t cold_reads, cold_errors, stale_reads;
+	uint64_t checksum_errors, fill_errors;
+	uint64_t chunks_synced;  /* fills made durable and recorded (durable.c) */
+	uint64_t syncs_skipped;  /* fills gone (evicted, moved) before their sync */
+	uint64_t served_unkept; /* chunks read from cold and served without keeping them */
+};
+
+struct fill;
+
+struct fill_table {
+	struct fill **b;
+	size_t nb;
+	size_t n;
+};
+
+/* Who reads a chunk: built by the caller for one call, never stored. The
+ * plans follow a tagged job's reads only (a read tagged with another job
+ * does not move its plan); a prefetch is not a read at all. */
+#define READ_PREFETCH 0x1u /* the prefetcher's own fill: no policy or plan hears of it */
+struct read_ctx {
+	const struct tc_job_tag *job; /* NULL or !job->set: untagged */
+	unsigned flags;               /* READ_* */
+};
+/* An untagged client read. */
+#define READ_CTX_ANY ((const struct read_ctx *)0)
+
+/* How the engine tells the layers above what happened; set once by the
+ * root (daemon.c) before the loop runs. Any member may be NULL. Each is
+ * called on the loop thread. */
+struct cache_hooks {
+	void *arg;
+	/* Every client read of a chunk (resident or not), before any policy
+	 * hears of it: plans follow their jobs, the prefetcher counts hits. */
+	void (*read_seen)(void *arg, uint64_t key, const struct read_ctx *rc);
+	/* c leaves the cache (evicted, stale, dropped), still intact. */
+	void (*chunk_dropped)(void *arg, const struct chunk *c);
+	/* A move ended with c resident on its new tier. */
+	void (*chunk_moved)(void *arg, struct chunk *c);
+};
+
+/* The engine's shared state. */
+struct cache {
+	const struct config *cfg;  /* the running config (the root swaps it on reload) */
+	struct event_base *base;
+	struct workers *workers;
+	struct index *ix;
+	struct tier tiers[TIER_COUNT];
+	struct dataset **ds;       /* the configured datasets (the root adds and removes them) */
+	unsigned nds;
+	struct chunk_table chunks;
+	struct plan_store *plans;  /* jobs' announced reads, for clairvoyant policies */
+	struct fdslot *fdcache;    /* chunk.c */
+	struct fill_table fills;   /* fill.c */
+	struct mover *mover;       /* mover.c */
+	struct durable *dur;       /* chunks waiting for their fdatasync (durable.h) */
+	struct counters ctr;
+	struct cache_hooks hooks;
+	unsigned revals_inflight;  /* revalidation stats on the way (dataset.c) */
+	uint64_t unkept_filling[TIER_COUNT]; /* reserved by fills that will not be kept */
+	uint64_t unkept_ram; /* bytes of unkept chunks in memory (filling or held) */
+	uint64_t sync_seq;   /* last chunk.sync_seq handed out */
+	uint64_t pinned[TIER_COUNT]; /* bytes of pinned chunks per tier */
+	bool stopping;
+	/* latency (admin/metrics.c exports them): CHUNK requests from dispatch
+	 * to reply, by hit / miss; fills from the miss to the chunk being ready */
+	struct histogram lat_chunk_hit, lat_chunk_miss, lat_fill;
+};
+
+/* Monotonic nanoseconds: the policies' clock. */
+uint64_t cache_now_ns(void);
+int64_t cache_wall_s(void);
+
+/* The configured dataset named name[0..n), or NULL. */
+struct dataset *cache_dataset(struct cache *cache, const char *name, size_t n);
+
+/* Build the engine's tables, the index, the tiers and the policy glue
+ * (not the datasets: the root adds them). -errno and a message in err. */
+int cache_init(struct cache *cache, const struct config *cfg, struct event_base *base, char *err,
+	       size_t errlen);
+/* After every dataset is added: load the index records, reconcile them with
+ * the tier files. */
+int cache_load(struct cache *cache, char *err, size_t errlen);
+/* Start the workers, durability and the mover (after cache_load). */
+int cache_start(struct cache *cache, char *err, size_t errlen);
+/* Stop: quiesce the cold stores, drain the workers, sync what waits. */
+void cache_stop(struct cache *cache);
+void cache_free(struct cache *cache);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * Chunks in memory: the table (key -> chunk), the key function, and the
+ * life cycle of a resident chunk (publish, drop, file references). Loop
+ * thread only.
+ */
+#ifndef TIERCACHE_CHUNK_H
+#define TIERCACHE_CHUNK_H
+
+#include "cache.h"
+
+uint64_t chunk_key(const char *dataset, const char *path, const struct cold_stat *src, uint32_t idx);
+/* The checksum kept with a chunk in the index: XXH3-64 (seed 0) of its
+ * bytes; fills compute the same value with the streaming XXH3 API. Pure:
+ * any thread. */
+uint64_t chunk_checksum(const void *buf, size_t len);
+
+int chunk_table_init(struct chunk_table *t);
+void chunk_table_free(struct chunk_table *t);
+struct chunk *chunk_find(const struct chunk_table *t, uint64_t key);
+int chunk_table_add(struct chunk_table *t, struct chunk *c);
+void chunk_table_del(struct chunk_table *t, struct chunk *c);
+
+/* A new chunk resident on `tier` with a file of len bytes already counted
+ * in the tier's `used`; added to the table, the policy and (if persist) the
+ * index. NULL on allocation failure. */
+struct chunk *chunk_publish(struct cache *cache, struct dataset *ds, const char *path,
+			    const struct cold_stat *src, uint32_t idx, uint32_t len, uint64_t checksum,
+			    uint8_t tier, int64_t atime_s, bool persist);
+
+/* A chunk that placement did not admit anywhere (TIER_NONE), for the
+ * waiters of its fill only: state CHUNK_UNKEPT, in no table, policy or
+ * index. fd is its file on `tier`, already unlinked, whose len bytes the
+ * tier already counts in `used`; the chunk takes the fd and counts the
+ * bytes as held. Every descriptor handed out of it holds its cfile, and
+ * the bytes are released with the last one. tier may be CFILE_IN_RAM: fd
+ * is then a sealed memfd whose len bytes unkept_ram already counts. NULL
+ * on allocation failure (fd then still the caller's). */
+struct chunk *chunk_unkept_new(struct cache *cache, struct dataset *ds, const char *path,
+			       const struct cold_stat *src, uint32_t idx, uint32_t len, uint8_t tier,
+			       int fd);
+/* The fill is done with it: drop its own reference. */
+void chunk_unkept_free(struct cache *cache, struct chunk *c);
+
+/* Remove a chunk from the cache: policy, index, table, its file unlinked.
+ * Bytes stay counted while clients hold the file. `why` names the cause in
+ * the log ("evict", "stale", "checksum", ...). */
+void chunk_drop(struct cache *cache, struct chunk *c, const char *why);
+
+/* Put a resident chunk into / out of its tier's policy. */
+void chunk_policy_insert(struct cache *cache, struct chunk *c, uint64_t now);
+void chunk_policy_remove(struct cache *cache, struct chunk *c);
+
+/* Write a resident chunk's index record (its file is durable). */
+void chunk_persist(struct cache *cache, const struct chunk *c);
+
+/* Replace a chunk's file by a new copy on another tier (after a move). */
+void chunk_move_commit(struct cache *cache, struct chunk *c, uint8_t new_tier);
+
+/* A new read-only descriptor of the chunk's current file (for handing to a
+ * client; the caller closes it). */
+int chunk_open_fd(struct cache *cache, const struct chunk *c);
+/* Slots of the descriptor cache (each may hold one open descriptor). */
+#define FDCACHE_SLOTS 1024u
+int chunk_fdcache_init(struct cache *cache);
+/* Count the chunk's bytes as handed out from its tier (status read_bytes). */
+void chunk_count_read(struct cache *cache, const struct chunk *c);
+void chunk_fdcache_free(struct cache *cache);
+
+void cfile_ref(struct cfile *f);
+void cfile_unref(struct cache *cache, struct cfile *f);
+
+/* Drop every cached chunk of one version of a file (it changed or went
+ * away at the source). */
+void chunk_drop_version(struct cache *cache, struct dataset *ds, const char *path,
+			const struct cold_stat *src, const char *why);
+
+static inline struct chunk *chunk_of_entry(struct pol_entry *e)
+{
+	return (struct chunk *)e; /* pe is the first member */
+}
+
+#endif

@@ -1,0 +1,496 @@
+/*
+ * Dataset run time: see dataset.h.
+ */
+#include "dataset.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "chunk.h"
+#include "index.h"
+#include "proto.h"
+#include "log.h"
+#include "manifest.h"
+#include "policy_glue.h"
+#include "workers.h"
+
+#define RETRY_SECONDS 5
+
+struct load_job {
+	struct job job;
+	struct cache *cache;
+	struct dataset *ds;
+	struct manifest *mf;
+	int err;
+	char reason[256];
+	dataset_refresh_cb cb; /* NULL for background (re)loads */
+	void *arg;
+};
+
+static void retry_cb(evutil_socket_t fd, short what, void *arg);
+static void persist_cb(evutil_socket_t fd, short what, void *arg);
+
+int dataset_new(struct cache *cache, const struct dataset_conf *dc, struct dataset **out, char *err,
+		size_t errlen)
+{
+	struct dataset *ds = calloc(1, sizeof(*ds));
+	if (!ds)
+		return -ENOMEM;
+	ds->cache = cache;
+	ds->conf = *dc;
+	ds->name = ds->conf.name;
+	ds->retry_ev = evtimer_new(cache->base, retry_cb, ds);
+	ds->persist_ev = evtimer_new(cache->base, persist_cb, ds);
+	if (!ds->retry_ev || !ds->persist_ev) {
+		if (ds->retry_ev)
+			event_free(ds->retry_ev);
+		if (ds->persist_ev)
+			event_free(ds->persist_ev);
+		free(ds);
+		return -ENOMEM;
+	}
+	ds->cold.ops = cold_backend_find(dc->backend);
+	snprintf(ds->cold.dataset, sizeof(ds->cold.dataset), "%s", dc->name);
+	snprintf(ds->reason, sizeof(ds->reason), "loading");
+	if (!ds->cold.ops) {
+		snprintf(err, errlen, "dataset %s: backend \"%s\" is not built into this tiercached",
+			 dc->name, dc->backend);
+		event_free(ds->retry_ev);
+		event_free(ds->persist_ev);
+		free(ds);
+		return -ENOTSUP;
+	}
+	int rc = policy_glue_setup(cache, ds, err, errlen);
+	if (rc < 0) {
+		dataset_free(cache, ds);
+		return rc;
+	}
+	*out = ds;
+	return 0;
+}
+
+void dataset_free(struct cache *cache, struct dataset *ds)
+{
+	(void)cache;
+	if (!ds)
+		return;
+	if (ds->retry_ev)
+		event_free(ds->retry_ev);
+	if (ds->persist_ev)
+		event_free(ds->persist_ev);
+	if (ds->opened)
+		cold_close(&ds->cold);
+	policy_glue_teardown(ds);
+	manifest_free(ds->mf);
+	free(ds);
+}
+
+/* Worker (or startup): open the backend if needed and list the source. */
+static void load_work(struct job *j)
+{
+	struct load_job *l = (struct load_job *)j;
+	struct dataset *ds = l->ds;
+	if (!ds->opened) {
+		l->err = cold_open(&ds->cold, &ds->conf, l->reason, sizeof(l->reason));
+		if (l->err < 0)
+			return;
+		ds->opened = true; /* only this job touches it until done() */
+	}
+	l->err = manifest_build(&l->mf, &ds->cold, cache_now_ns());
+	if (l->err < 0)
+		snprintf(l->reason, sizeof(l->reason), "cannot list the source: %s", strerror(-l->err));
+}
+
+unsigned dataset_drop_stale_chunks(struct cache *cache, struct dataset *ds)
+{
+	unsigned dropped = 0;
+	if (!ds->mf)
+		return 0;
+	for (size_t b = 0; b < cache->chunks.nb; b++) {
+		struct chunk *c = cache->chunks.b[b];
+		while (c) {
+			struct chunk *next = c->hnext;
+			if (c->ds == ds) {
+				struct mf_entry *e = manifest_find(ds->mf, c->path);
+				if (!e || !cold_stat_same(&e->st, &c->src)) {
+					chunk_drop(cache, c, "stale");
+					dropped++;
+				}
+			}
+			c = next;
+		}
+	}
+	return dropped;
+}
+
+/* Count differences between two sorted manifests. */
+static uint64_t manifest_changes(const struct manifest *a, const struct manifest *b)
+{
+	size_t i = 0, j = 0;
+	uint64_t changed = 0;
+	while (i < (a ? a->n : 0) || j < b->n) {
+		int c;
+		if (!a || i >= a->n)
+			c = 1;
+		else if (j >= b->n)
+			c = -1;
+		else
+			c = strcmp(a->v[i].path, b->v[j].path);
+		if (c < 0) {
+			changed += !a->v[i].gone;
+			i++;
+		} else if (c > 0) {
+			changed++;
+			j++;
+		} else {
+			changed += a->v[i].gone || !cold_stat_same(&a->v[i].st, &b->v[j].st);
+			i++;
+			j++;
+		}
+	}
+	return changed;
+}
+
+#define MANIFEST_NS "manifest"
+#define MANIFEST_FORMAT 1u
+#define COLD_FAIL_WINDOW_NS (5ull * 1000000000ull)
+
+/* Persist the manifest as one record: u8 format, u64 n, n x {str path,
+ * u64 size, i64 mtime_ns, u64 version}. Loop thread. */
+static void persist_manifest(struct cache *cache, struct dataset *ds)
+{
+	struct proto_wr w;
+	uint64_t live = 0;
+	if (ds->removed)
+		return; /* its record went with it (dataset_forget) */
+	for (size_t i = 0; i < ds->mf->n; i++)
+		live += !ds->mf->v[i].gone;
+	proto_wr_init(&w);
+	proto_wr_u8(&w, MANIFEST_FORMAT);
+	proto_wr_u64(&w, live);
+	for (size_t i = 0; i < ds->mf->n; i++) {
+		const struct mf_entry *e = &ds->mf->v[i];
+		if (e->gone)
+			continue;
+		proto_wr_str(&w, e->path);
+		proto_wr_u64(&w, e->st.size);
+		proto_wr_i64(&w, e->st.mtime_ns);
+		proto_wr_u64(&w, e->st.version);
+	}
+	if (w.oom || index_kv_put(cache->ix, MANIFEST_NS, ds->name, w.buf, w.len) < 0)
+		log_warn("dataset=%s op=persist_manifest err=\"cannot write the manifest to the index\"",
+			 ds->name);
+	else
+		ds->mf_dirty = false;
+	proto_wr_free(&w);
+}
+
+void dataset_flush_manifest(struct cache *cache, struct dataset *ds)
+{
+	if (ds->mf && ds->mf_dirty)
+		persist_manifest(cache, ds);
+}
+
+void dataset_forget(struct cache *cache, struct dataset *ds)
+{
+	ds->removed = true;
+	event_del(ds->retry_ev);
+	event_del(ds->persist_ev);
+	ds->mf_dirty = false;
+	index_kv_delete(cache->ix, MANIFEST_NS, ds->name);
+}
+
+static void persist_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct dataset *ds = arg;
+	dataset_flush_manifest(ds->cache, ds);
+}
+
+/* Revalidation changed an entry: persist soon, batching a burst of changes
+ * into one write, so that a restart (even with the source down) knows the
+ * versions whose chunks it holds. */
+static void mark_dirty(struct dataset *ds)
+{
+	struct timeval tv = {.tv_sec = 1};
+	ds->mf_dirty = true;
+	if (!event_pending(ds->persist_ev, EV_TIMEOUT, NULL))
+		evtimer_add(ds->persist_ev, &tv);
+}
+
+void dataset_restore_manifest(struct cache *cache, struct dataset *ds)
+{
+	void *v = NULL;
+	size_t n = 0;
+	char path[TC_PATH_MAX + 1];
+	if (index_kv_get(cache->ix, MANIFEST_NS, ds->name, &v, &n) < 0)
+		return;
+	struct proto_rd r;
+	struct manifest *m = calloc(1, sizeof(*m));
+	proto_rd_init(&r, v, n);
+	uint8_t fmt = proto_rd_u8(&r);
+	uint64_t cnt = proto_rd_u64(&r);
+	/* an entry takes at least 28 bytes: a count beyond that is corrupt */
+	if (!m || fmt != MANIFEST_FORMAT || !proto_rd_ok(&r) || cnt > r.left / 28)
+		goto bad;
+	for (uint64_t i = 0; i < cnt; i++) {
+		struct cold_stat st;
+		if (!proto_rd_str_copy(&r, path, sizeof(path)))
+			goto bad;
+		st.size = proto_rd_u64(&r);
+		st.mtime_ns = proto_rd_i64(&r);
+		st.version = proto_rd_u64(&r);
+		/* checked_ns 0: revalidated on first open once the source answers */
+		if (!proto_rd_ok(&r) || manifest_add(m, path, &st, 0) < 0)
+			goto bad;
+	}
+	if (!proto_rd_done(&r))
+		goto bad;
+	manifest_sort(m);
+	manifest_free(ds->mf);
+	ds->mf = m;
+	free(v);
+	log_info("dataset=%s op=restore_manifest files=%zu", ds->name, m->n);
+	return;
+bad:
+	log_warn("dataset=%s op=restore_manifest err=\"persisted manifest unreadable; ignoring it\"",
+		 ds->name);
+	manifest_free(m);
+	free(v);
+}
+
+void dataset_note_cold(struct cache *cache, struct dataset *ds, int err)
+{
+	(void)cache;
+	if (err == 0) {
+		if (ds->cold_fail_ns) {
+			log_info("dataset=%s op=cold state=reachable", ds->name);
+			ds->cold_fail_ns = 0;
+			if (ds->available)
+				ds->reason[0] = '\0';
+		}
+		return;
+	}
+	/* answers about the data itself are not failures of the store */
+	if (err == -ENOENT || err == -ESTALE || err == -ENOMEM || err == -ENOSPC)
+		return;
+	if (!ds->cold_fail_ns)
+		log_warn("dataset=%s op=cold state=failing err=\"%s\"", ds->name, strerror(-err));
+	ds->cold_fail_ns = cache_now_ns();
+	snprintf(ds->reason, sizeof(ds->reason), "cold store failing: %s", strerror(-err));
+}
+
+bool dataset_cold_failing(const struct dataset *ds, uint64_t now_ns)
+{
+	return ds->cold_fail_ns && now_ns - ds->cold_fail_ns < COLD_FAIL_WINDOW_NS;
+}
+
+static void schedule_retry(struct cache *cache, struct dataset *ds)
+{
+	struct timeval tv = {.tv_sec = RETRY_SECONDS};
+	if (!cache->stopping && !ds->removed)
+		evtimer_add(ds->retry_ev, &tv);
+}
+
+static uint64_t install(struct cache *cache, struct load_job *l)
+{
+	struct dataset *ds = l->ds;
+	uint64_t changed = manifest_changes(ds->mf, l->mf);
+	manifest_free(ds->mf);
+	ds->mf = l->mf;
+	l->mf = NULL;
+	ds->available = true;
+	ds->reason[0] = '\0';
+	ds->cold_fail_ns = 0;
+	persist_manifest(cache, ds);
+	unsigned dropped = dataset_drop_stale_chunks(cache, ds);
+	log_info("dataset=%s op=manifest files=%zu bytes=%llu changed=%llu stale_chunks_dropped=%u",
+		 ds->name, ds->mf->n, (unsigned long long)ds->mf->bytes, (unsigned long long)changed,
+		 dropped);
+	return changed;
+}
+
+static void load_done(struct job *j)
+{
+	struct load_job *l = (struct load_job *)j;
+	struct cache *cache = l->cache;
+	struct dataset *ds = l->ds;
+	uint64_t changed = 0;
+	ds->refreshing = false;
+	if (l->err < 0) {
+		snprintf(ds->reason, sizeof(ds->reason), "%.200s%s", l->reason,
+			 ds->mf ? " (serving what is cached)" : "");
+		ds->available = false;
+		log_warn("dataset=%s op=load err=\"%s\" retry_in_s=%d", ds->name, l->reason,
+			 l->cb ? 0 : RETRY_SECONDS);
+		if (!l->cb)
+			schedule_retry(cache, ds);
+	} else {
+		changed = install(cache, l);
+	}
+	if (l->cb)
+		l->cb(cache, l->arg, l->err, ds->mf ? ds->mf->n : 0, ds->mf ? ds->mf->bytes : 0, changed);
+	manifest_free(l->mf);
+	free(l);
+}
+
+static int start_load(struct cache *cache, struct dataset *ds, dataset_refresh_cb cb, void *arg,
+		      bool inline_ok)
+{
+	if (ds->refreshing)
+		return -EBUSY;
+	struct load_job *l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->cache = cache;
+	l->ds = ds;
+	l->cb = cb;
+	l->arg = arg;
+	l->job.work = load_work;
+	l->job.done = load_done;
+	ds->refreshing = true;
+	if (inline_ok) {
+		load_work(&l->job);
+		load_done(&l->job);
+	} else {
+		workers_submit(cache->workers, &l->job);
+	}
+	return 0;
+}
+
+static void retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct dataset *ds = arg;
+	if (!ds->cache->stopping && !ds->available)
+		start_load(ds->cache, ds, NULL, NULL, false);
+}
+
+void dataset_load(struct cache *cache, struct dataset *ds)
+{
+	bool inline_ok = !(ds->cold.ops->caps & COLD_CAP_ASYNC);
+	start_load(cache, ds, NULL, NULL, inline_ok);
+}
+
+int dataset_refresh(struct cache *cache, struct dataset *ds, dataset_refresh_cb cb, void *arg)
+{
+	return start_load(cache, ds, cb, arg, false);
+}
+
+bool dataset_entry_stale(const struct dataset *ds, const struct mf_entry *e, uint64_t now_ns)
+{
+	/* a source we cannot reach cannot confirm anything: serve what is known
+	 * rather than make every open wait for a timeout */
+	if (!ds->opened || dataset_cold_failing(ds, now_ns))
+		return false;
+	return now_ns - e->checked_ns > ds->conf.revalidate_after_ms * 1000000ull;
+}
+
+static int apply_stat(struct cache *cache, struct dataset *ds, struct mf_entry *e, int rc,
+		      const struct cold_stat *st)
+{
+	if (rc == -ENOENT) {
+		chunk_drop_version(cache, ds, e->path, &e->st, "removed_at_source");
+		ds->mf->bytes -= e->st.size;
+		e->gone = true;
+		mark_dirty(ds);
+		return -ENOENT;
+	}
+	if (rc < 0) {
+		dataset_note_cold(cache, ds, rc);
+		return rc; /* cannot tell: keep serving what we know */
+	}
+	if (!cold_stat_same(st, &e->st)) {
+		log_info("dataset=%s path=%s op=revalidate changed=1 size=%llu", ds->name, e->path,
+			 (unsigned long long)st->size);
+		chunk_drop_version(cache, ds, e->path, &e->st, "changed_at_source");
+		ds->mf->bytes = ds->mf->bytes - e->st.size + st->size;
+		e->st = *st;
+		mark_dirty(ds);
+	}
+	e->checked_ns = cache_now_ns();
+	return 0;
+}
+
+int dataset_revalidate_now(struct cache *cache, struct dataset *ds, struct mf_entry *e)
+{
+	struct cold_stat st;
+	int rc = cold_stat(&ds->cold, e->path, &st);
+	return apply_stat(cache, ds, e, rc, &st);
+}
+
+struct reval_job {
+	struct job job;
+	struct cache *cache;
+	struct dataset *ds;
+	char *path;
+	struct cold_stat st;
+	int err;
+	struct cold_statio sio; /* a backend with stat_async */
+	dataset_reval_cb cb;
+	void *arg;
+};
+
+static void reval_work(struct job *j)
+{
+	struct reval_job *r = (struct reval_job *)j;
+	r->err = cold_stat(&r->ds->cold, r->path, &r->st);
+}
+
+/* stat_async's end, on a backend thread: on to the loop */
+static void reval_stat_done(struct cold_statio *sio)
+{
+	struct reval_job *r = sio->arg;
+	r->err = sio->result;
+	r->st = sio->st;
+	workers_post(r->cache->workers, &r->job);
+}
+
+static void reval_done(struct job *j)
+{
+	struct reval_job *r = (struct reval_job *)j;
+	int rc = r->err;
+	struct mf_entry *e = r->ds->mf ? manifest_find(r->ds->mf, r->path) : NULL;
+	if (e)
+		rc = apply_stat(r->cache, r->ds, e, r->err, &r->st);
+	else if (rc == 0)
+		rc = -ENOENT;
+	r->cache->revals_inflight--;
+	r->cb(r->cache, r->arg, rc);
+	free(r->path);
+	free(r);
+}
+
+int dataset_revalidate_async(struct cache *cache, struct dataset *ds, const char *path,
+			     dataset_reval_cb cb, void *arg)
+{
+	struct reval_job *r = calloc(1, sizeof(*r));
+	if (!r || !(r->path = strdup(path))) {
+		free(r);
+		return -ENOMEM;
+	}
+	r->cache = cache;
+	r->ds = ds;
+	r->cb = cb;
+	r->arg = arg;
+	r->job.work = reval_work;
+	r->job.done = reval_done;
+	cache->revals_inflight++;
+	/* a stat that holds no worker while the source answers, where the
+	 * backend has one: a slow store then costs no thread per open */
+	if (ds->cold.ops->stat_async) {
+		r->sio.path = r->path;
+		r->sio.done = reval_stat_done;
+		r->sio.arg = r;
+		if (ds->cold.ops->stat_async(&ds->cold, &r->sio) == 0)
+			return 0;
+	}
+	workers_submit(cache->workers, &r->job);
+	return 0;
+}

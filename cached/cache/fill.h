@@ -1,0 +1,36 @@
+/*
+ * The miss path: one cold read per chunk however many clients wait for it
+ * (single flight). The cold read, the checksum and the tier file write run
+ * off the loop (worker pool, or the backend's own async I/O followed by a
+ * worker for the write); publishing the chunk and answering the waiters
+ * happen back on the loop.
+ */
+#ifndef TIERCACHE_FILL_H
+#define TIERCACHE_FILL_H
+
+#include "cache.h"
+
+struct waiter {
+	struct waiter *next;
+	/* Loop thread. c is the resident chunk, or a chunk served without
+	 * being kept (state CHUNK_UNKEPT: valid during the call only; take a
+	 * reference on c->file to keep its bytes), or NULL with err < 0. */
+	void (*cb)(struct cache *cache, struct waiter *w, struct chunk *c, int err);
+};
+
+int fill_table_init(struct fill_table *t);
+void fill_table_free(struct fill_table *t);
+
+/* Make chunk idx of (ds, path at version src) resident, or serve it
+ * unkept if the dataset's placement admits it nowhere. rc says who reads
+ * (NULL: an untagged client); a READ_PREFETCH fill is no read: no policy
+ * or plan hears of it, and it lands on hot.
+ * Returns 1 with *out set if it already is (nothing queued), 0 if w was
+ * queued (w->cb follows, possibly after other waiters), or -errno. */
+int fill_get(struct cache *cache, struct dataset *ds, const char *path, const struct cold_stat *src,
+	     uint32_t idx, const struct read_ctx *rc, struct waiter *w, struct chunk **out);
+
+/* Fills in flight (status). */
+size_t fill_inflight(const struct cache *cache);
+
+#endif

@@ -1,0 +1,317 @@
+/*
+ * Tier maintenance: see mover.h.
+ *
+ * Two reasons to give chunks up, checked on every pass:
+ *   - the policies' budget (policy_glue.h): after a fill, a move or a
+ *     promotion the chunks in a tier's policies may exceed its low
+ *     watermark; victims go until they do not;
+ *   - the backstop: bytes no policy controls (fills and copies in flight,
+ *     files held open, chunks served without being kept) pushed the tier
+ *     past its high watermark; it drains to the low one, with hysteresis
+ *     (cachefilesd style), so such moves come in batches.
+ * A hot victim is demoted to warm when the placement says so (warm's
+ * policy admits it), else dropped; a warm victim is dropped.
+ */
+#include "mover.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "chunk.h"
+#include "log.h"
+#include "policy_glue.h"
+#include "workers.h"
+
+#define MOVES_MAX 4
+
+struct move {
+	struct job job;
+	struct cache *cache;
+	struct chunk *c;
+	uint8_t from, to;
+	uint32_t len;
+	uint64_t checksum;
+	int err;
+	mover_done_fn cb; /* mover_move(): told how it ended */
+	void *arg;
+	char src[PATH_MAX + 96];
+	char tmp[PATH_MAX + 96];
+	char dst[PATH_MAX + 96];
+};
+
+/* The mover's own state (cache->mover). */
+struct mover {
+	struct event *ev;      /* a pass, coalesced */
+	unsigned moves_inflight;
+	uint64_t moving_bytes[TIER_COUNT]; /* bytes of this tier being moved out */
+	bool draining[TIER_COUNT];          /* past high water, until low water */
+};
+
+static void mover_run(evutil_socket_t fd, short what, void *arg);
+
+int mover_init(struct cache *cache)
+{
+	struct mover *mv = calloc(1, sizeof(*mv));
+	if (!mv)
+		return -ENOMEM;
+	cache->mover = mv;
+	mv->ev = event_new(cache->base, -1, 0, mover_run, cache);
+	return mv->ev ? 0 : -ENOMEM;
+}
+
+void mover_free(struct cache *cache)
+{
+	struct mover *mv = cache->mover;
+	if (!mv)
+		return;
+	if (mv->ev)
+		event_free(mv->ev);
+	free(mv);
+	cache->mover = NULL;
+}
+
+unsigned mover_inflight(const struct cache *cache)
+{
+	return cache->mover ? cache->mover->moves_inflight : 0;
+}
+
+void mover_kick(struct cache *cache)
+{
+	struct mover *mv = cache->mover;
+	if (mv && mv->ev && !cache->stopping && !event_pending(mv->ev, EV_TIMEOUT, NULL))
+		event_active(mv->ev, EV_TIMEOUT, 0);
+}
+
+struct chunk *mover_victim(struct cache *cache, enum tier_id t)
+{
+	struct chunk *best = NULL;
+	uint64_t now = cache_now_ns();
+	for (unsigned i = 0; i < cache->nds; i++) {
+		struct policy *p = cache->ds[i]->pol[t];
+		if (!p || !p->entries)
+			continue;
+		struct pol_entry *e = policy_victim(p, now);
+		/* across datasets: give up the one whose candidate was read
+		 * longest ago */
+		if (e && (!best || e->atime < best->pe.atime))
+			best = chunk_of_entry(e);
+	}
+	return best;
+}
+
+void mover_evict(struct cache *cache, struct chunk *c)
+{
+	cache->ctr.evictions++;
+	chunk_drop(cache, c, "evict");
+}
+
+int mover_make_room(struct cache *cache, enum tier_id t, uint64_t len)
+{
+	struct tier *tr = &cache->tiers[t];
+	if (!tr->present || len > tr->capacity)
+		return -ENOSPC;
+	while (tier_free(tr) < len) {
+		struct chunk *v = mover_victim(cache, t);
+		if (!v)
+			return -ENOSPC;
+		mover_evict(cache, v);
+	}
+	return 0;
+}
+
+/* Worker: copy a chunk file between tiers, verifying its checksum. */
+static void move_work(struct job *j)
+{
+	struct move *m = (struct move *)j;
+	int fd = -1;
+	void *buf = malloc(m->len ? m->len : 1);
+	if (!buf) {
+		m->err = -ENOMEM;
+		return;
+	}
+	m->err = tier_file_read(m->src, buf, m->len);
+	if (!m->err && chunk_checksum(buf, m->len) != m->checksum)
+		m->err = -EBADMSG;
+	if (!m->err)
+		m->err = tier_file_write(m->tmp, m->dst, buf, m->len, &fd);
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+}
+
+static void move_done(struct job *j)
+{
+	struct move *m = (struct move *)j;
+	struct cache *cache = m->cache;
+	struct chunk *c = m->c;
+	int err = m->err ? m->err : c->doomed ? -ENOENT : 0;
+	cache->mover->moves_inflight--;
+	cache->mover->moving_bytes[m->from] -= m->len;
+	policy_glue_arrived(c->ds, m->to, m->len);
+	c->state = CHUNK_RESIDENT;
+	if (m->err || c->doomed) {
+		tier_unreserve(&cache->tiers[m->to], m->len);
+		if (!m->err)
+			unlink(m->dst);
+		chunk_policy_insert(cache, c, cache_now_ns());
+		if (m->err == -EBADMSG) {
+			cache->ctr.checksum_errors++;
+			log_err("dataset=%s path=%s chunk=%u tier=%s op=move err=\"checksum mismatch: "
+				"dropping the chunk; it will be read from the cold store again\"",
+				c->ds->name, c->path, c->idx, cache->tiers[m->from].name);
+		} else if (m->err) {
+			log_warn("dataset=%s path=%s chunk=%u op=move from=%s to=%s err=\"%s\"",
+				 c->ds->name, c->path, c->idx, cache->tiers[m->from].name,
+				 cache->tiers[m->to].name, strerror(-m->err));
+		}
+		chunk_drop(cache, c, m->err == -EBADMSG ? "checksum" : "move_failed");
+	} else {
+		tier_commit(&cache->tiers[m->to], m->len);
+		chunk_move_commit(cache, c, m->to);
+		chunk_policy_insert(cache, c, cache_now_ns());
+		if (m->to > m->from)
+			cache->ctr.demotions++;
+		else
+			cache->ctr.promotions++;
+		if (cache->hooks.chunk_moved)
+			cache->hooks.chunk_moved(cache->hooks.arg, c);
+	}
+	if (m->cb)
+		m->cb(cache, m->arg, err);
+	free(m);
+	mover_kick(cache);
+}
+
+/* Start copying c to tier `to`, whose space is already reserved. */
+static int move_start(struct cache *cache, struct chunk *c, uint8_t to, mover_done_fn cb, void *arg)
+{
+	struct move *m = calloc(1, sizeof(*m));
+	if (!m) {
+		tier_unreserve(&cache->tiers[to], c->len);
+		return -ENOMEM;
+	}
+	m->cb = cb;
+	m->arg = arg;
+	chunk_policy_remove(cache, c);
+	c->state = CHUNK_MOVING;
+	m->cache = cache;
+	m->c = c;
+	m->from = c->tier;
+	m->to = to;
+	m->len = c->len;
+	m->checksum = c->checksum;
+	tier_chunk_path(&cache->tiers[m->from], c->key, m->src, sizeof(m->src));
+	tier_tmp_path(&cache->tiers[to], c->key, m->tmp, sizeof(m->tmp));
+	tier_chunk_path(&cache->tiers[to], c->key, m->dst, sizeof(m->dst));
+	m->job.work = move_work;
+	m->job.done = move_done;
+	cache->mover->moves_inflight++;
+	cache->mover->moving_bytes[m->from] += m->len;
+	policy_glue_arriving(c->ds, to, m->len);
+	workers_submit(cache->workers, &m->job);
+	return 0;
+}
+
+int mover_move(struct cache *cache, struct chunk *c, enum tier_id to, bool make_room, mover_done_fn cb,
+	       void *arg)
+{
+	struct tier *t = &cache->tiers[to];
+	if (!t->present)
+		return -ENODEV;
+	if (c->state != CHUNK_RESIDENT || cache->stopping)
+		return -EBUSY;
+	if (c->tier == to)
+		return -EALREADY;
+	if (!tier_reserve(t, c->len) &&
+	    !(make_room && mover_make_room(cache, to, c->len) == 0 && tier_reserve(t, c->len)))
+		return -ENOSPC;
+	return move_start(cache, c, (uint8_t)to, cb, arg);
+}
+
+void mover_promote(struct cache *cache, struct chunk *c)
+{
+	struct tier *hot = &cache->tiers[TIER_HOT];
+	if (c->tier != TIER_WARM || c->state != CHUNK_RESIDENT || cache->stopping)
+		return;
+	if (cache->mover->moves_inflight >= MOVES_MAX || !tier_reserve(hot, c->len))
+		return;
+	move_start(cache, c, TIER_HOT, NULL, NULL);
+}
+
+static uint64_t tier_load(const struct cache *cache, enum tier_id t)
+{
+	const struct tier *tr = &cache->tiers[t];
+	return tr->used + tr->reserved - cache->mover->moving_bytes[t];
+}
+
+enum give_up {
+	GAVE_UP,   /* one chunk left (or is leaving) the tier */
+	GIVE_WAIT, /* copies are saturated: go on when one finishes */
+	GIVE_NONE, /* no policy of the tier holds anything */
+};
+
+/* Give up the tier's next victim: demote it or drop it. */
+static enum give_up give_up_one(struct cache *cache, enum tier_id t)
+{
+	bool warm = t == TIER_HOT && cache->tiers[TIER_WARM].present;
+	if (warm && cache->mover->moves_inflight >= MOVES_MAX)
+		return GIVE_WAIT; /* before asking warm's policy: it counts the ask */
+	struct chunk *v = mover_victim(cache, t);
+	if (!v)
+		return GIVE_NONE;
+	if (warm && policy_glue_demote(cache, v) == TIER_WARM) {
+		struct tier *wt = &cache->tiers[TIER_WARM];
+		if (tier_reserve(wt, v->len) ||
+		    (mover_make_room(cache, TIER_WARM, v->len) == 0 && tier_reserve(wt, v->len))) {
+			move_start(cache, v, TIER_WARM, NULL, NULL);
+			return GAVE_UP;
+		}
+		/* warm cannot take it: drop it */
+	}
+	mover_evict(cache, v);
+	return GAVE_UP;
+}
+
+static void drain(struct cache *cache, enum tier_id t)
+{
+	struct tier *tr = &cache->tiers[t];
+	enum give_up g = GAVE_UP;
+	if (!tr->present)
+		return;
+	uint64_t budget = policy_glue_budget(cache, t);
+	/* pinned chunks are in no policy but take their room all the same */
+	budget = budget > cache->pinned[t] ? budget - cache->pinned[t] : 0;
+	while (policy_glue_tier_bytes(cache, t) > budget) {
+		g = give_up_one(cache, t);
+		if (g != GAVE_UP)
+			break;
+	}
+	if (g == GIVE_WAIT)
+		return;
+	if (!cache->mover->draining[t] && tier_over_high(tr))
+		cache->mover->draining[t] = true;
+	while (cache->mover->draining[t] && tier_load(cache, t) > tr->low_bytes) {
+		g = give_up_one(cache, t);
+		if (g == GIVE_WAIT)
+			return; /* continue when a move finishes */
+		if (g == GIVE_NONE)
+			break;
+	}
+	if (tier_load(cache, t) <= tr->low_bytes)
+		cache->mover->draining[t] = false;
+}
+
+static void mover_run(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct cache *cache = arg;
+	if (cache->stopping)
+		return;
+	drain(cache, TIER_WARM);
+	drain(cache, TIER_HOT);
+}

@@ -1,0 +1,76 @@
+/*
+ * The glue between the daemon and policy/: for each dataset, one policy
+ * instance per tier and the placement that asks them (policy/placement.h);
+ * the daemon-wide plan store that plan-aware policies read; the calls the
+ * read path, the fill path and the mover make (docs/policies.md, "What the
+ * daemon calls"); switching a dataset's policy at run time, and keeping
+ * that choice across restarts (policy_spec.h has the precedence rule).
+ *
+ * Budget: a tier's policy instances manage its low watermark
+ * (tier.low_bytes; high_bytes when low_water is 0): the policies keep the
+ * tier at or below it, choosing what stays. The band above is for bytes no
+ * policy controls: fills and copies in flight, chunks served without being
+ * kept, files clients still hold after eviction. Past the high watermark
+ * the mover drains the tier back to the low one as a backstop. With
+ * several datasets on a tier each one's instance sees the whole budget and
+ * the mover keeps their sum within it, giving up the candidate read
+ * longest ago across datasets.
+ *
+ * Loop thread only (the policies, the plan store and the index are the
+ * loop's).
+ */
+#ifndef TIERCACHE_POLICY_GLUE_H
+#define TIERCACHE_POLICY_GLUE_H
+
+#include "cache.h"
+#include "proto.h"
+
+/* The plan store (empty until the plan API feeds it). */
+int policy_glue_init(struct cache *cache);
+void policy_glue_free(struct cache *cache);
+
+/* Startup (the index is open): create ds's instances from the persisted
+ * runtime choice if it still applies, else from the config file. On error
+ * (the file's policy cannot be created) a message in err. */
+int policy_glue_setup(struct cache *cache, struct dataset *ds, char *err, size_t errlen);
+void policy_glue_teardown(struct dataset *ds);
+
+/* The byte budget of tier t's policies (see above). */
+uint64_t policy_glue_budget(const struct cache *cache, enum tier_id t);
+/* Bytes the policies of tier t hold now, over every dataset (chunks being
+ * moved are in none). */
+uint64_t policy_glue_tier_bytes(const struct cache *cache, enum tier_id t);
+
+/* Every read of a chunk, before any policy hears of it: the plan store's
+ * clock and its jobs' cursors. */
+void policy_glue_access(struct cache *cache, uint64_t key, const struct read_ctx *rc);
+/* A read missed every tier and starts a fill: TIER_HOT, TIER_WARM, or
+ * TIER_NONE (serve it, keep nothing). */
+int policy_glue_fill(struct cache *cache, struct dataset *ds, uint64_t key, uint32_t len);
+/* A read hit resident chunk c (state CHUNK_RESIDENT): tells its policy;
+ * returns TIER_HOT when a warm chunk should be promoted, else its tier. */
+int policy_glue_hit(struct cache *cache, struct chunk *c);
+/* c was named by hot's victim(): TIER_WARM to demote it, TIER_NONE to
+ * drop it. */
+int policy_glue_demote(struct cache *cache, struct chunk *c);
+
+/* A fill or a move of len bytes into tier t of ds started / ended (either
+ * way): the placement counts bytes in flight as held when it asks the
+ * tier's policy to admit more (placement.h, inflight). */
+void policy_glue_arriving(struct dataset *ds, int t, uint32_t len);
+void policy_glue_arrived(struct dataset *ds, int t, uint32_t len);
+
+/* Switch ds to spec (tierctl), or back to the config file's choice (spec
+ * NULL). All or nothing: on an unknown policy, a bad tunable or a failed
+ * index write the old policy stays, -EINVAL / -EIO / -ENOMEM and a message
+ * in err. Resident chunks stay; they move to the new instances in the
+ * order they were read. The learnt state of the old instances is gone. */
+int policy_glue_set(struct cache *cache, struct dataset *ds, const struct policy_spec *spec,
+		    char *err, size_t errlen);
+
+/* One record of fields about ds's policy (tierctl policy show). */
+void policy_glue_report(struct cache *cache, struct dataset *ds, struct proto_rs *rs);
+/* One record per known policy: name, summary, tunables. */
+void policy_glue_report_known(struct proto_rs *rs);
+
+#endif

@@ -1,0 +1,100 @@
+/*
+ * The Unix socket server: accepts clients, cuts the byte stream into frames
+ * (hard limits from protocol.h), queues replies, and passes chunk file
+ * descriptors with SCM_RIGHTS. Loop thread only.
+ *
+ * A connection whose client does not read its replies stops being read
+ * once SERVER_OUTQ_MAX bytes are queued: one slow client cannot make the
+ * daemon buffer without bound, and others are unaffected.
+ *
+ * The transport knows no dataset, chunk or op: it hands whole frames to the
+ * application through a struct server_ops table, with a session pointer per
+ * connection that the application owns (api/session.h).
+ */
+#ifndef TIERCACHE_SERVER_H
+#define TIERCACHE_SERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "proto.h"
+
+#define SERVER_OUTQ_MAX (8u << 20)
+#define SERVER_HANDLES_MAX 65536u
+
+struct out;
+struct event_base;
+struct conn;
+
+/* What the application does with connections; every member is required.
+ * All are called on the loop thread. */
+struct server_ops {
+	/* A client connected: its session, or NULL to refuse it (out of memory). */
+	void *(*opened)(void *arg, struct conn *c);
+	/* One complete, header-checked frame of c. */
+	void (*frame)(void *arg, struct conn *c, const struct tc_hdr *h, const uint8_t *payload);
+	/* c closed: release what its session holds. Requests still in flight
+	 * keep the connection (conn_get) and find it dead. */
+	void (*closed)(void *arg, struct conn *c);
+	/* The connection's memory goes (closed and no request holds it): free
+	 * the session. */
+	void (*release)(void *arg, struct conn *c);
+};
+
+struct conn {
+	struct server *srv;
+	void *sess;        /* the application's (server_ops.opened) */
+	int fd;
+	struct event *rev, *wev;
+	uint8_t *in;
+	size_t inlen, incap;
+	struct out *oq, **oqtail;
+	size_t oqbytes;
+	bool reading;      /* EV_READ armed */
+	bool closing;      /* close once the queue is flushed */
+	bool dead;         /* closed: replies are dropped */
+	unsigned refs;     /* requests still waiting on this connection + 1 */
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	bool admin;        /* root, the daemon's user or in daemon.admin_group */
+	struct conn *prev, *next;
+};
+
+/* Listen on cfg->socket (socket_mode, socket_group, max_clients, admin_gid
+ * are read from cfg, which must outlive the server). */
+int server_start(struct event_base *base, const struct config *cfg, const struct server_ops *ops,
+		 void *arg, struct server **out, char *err, size_t errlen);
+/* Close every connection and the listener, remove the socket file. */
+void server_stop(struct server *s);
+unsigned server_clients(const struct server *s);
+/* Frames refused as malformed (the connection was closed). */
+uint64_t server_bad_frames(const struct server *s);
+/* Swap the config the server reads its limits from (reload). */
+void server_set_config(struct server *s, const struct config *cfg);
+
+/* Admin ops call this first: true if the peer may run them; otherwise it
+ * answers EPERM (saying who may) and returns false. */
+bool conn_require_admin(struct conn *c, const struct tc_hdr *h);
+
+/* Send a reply whose payload the caller wrote into w after
+ * proto_wr_begin(w). fd >= 0 travels with it (ownership passes to the
+ * server, which closes it once sent). */
+void conn_reply(struct conn *c, uint8_t op, uint32_t id, struct proto_wr *w, int fd);
+/* Send an error reply: errno value and a detail line. */
+void conn_reply_err(struct conn *c, uint8_t op, uint32_t id, int err, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* Requests that wait (fills) hold the connection so its memory outlives a
+ * disconnect; conn_put() frees it once closed and unreferenced. */
+static inline void conn_get(struct conn *c)
+{
+	c->refs++;
+}
+void conn_put(struct conn *c);
+/* Count a frame the application could not use (status bad_frames). */
+void conn_count_bad_frame(struct conn *c);
+
+#endif

@@ -1,0 +1,563 @@
+/*
+ * The plan registry: see plans.h. Loop thread only.
+ *
+ * A read reaches every plan through plans_access() (called for every chunk
+ * read, from policy_glue_access). It goes to the plan that expects it
+ * soonest; that plan's tracker moves, the plan store's cursor of that job
+ * follows it (plan_store_seek: the store's clock was ticked once for the
+ * read), and the prefetcher refills the plan's window.
+ */
+#include "plans.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "chunk.h"
+#include "log.h"
+#include "plan.h"
+#include "prefetch.h"
+
+/* How far ahead of a plan's position a read may match it, and how far
+ * reads may run past an unread position before it counts as skipped
+ * (chunk positions). A DataLoader keeps workers x prefetch_factor batches
+ * in flight, typically a few hundred items. */
+#define PLAN_MATCH_WINDOW 16384u
+#define PLAN_REORDER_TOLERANCE 4096u
+
+#define NS_PER_S 1000000000ull
+
+struct stage_entry {
+	char *path;
+	struct cold_stat src;
+};
+
+struct plan_stage {
+	struct plan_stage *next;
+	const void *c; /* the connection staging it (an opaque owner token) */
+	struct dataset *ds;
+	uint64_t job;
+	uint32_t rank;
+	uint8_t flags; /* the first frame's TC_PLAN_APPEND / TC_PLAN_RESUME */
+	struct stage_entry *v;
+	size_t n, cap;
+};
+
+static void plans_tick(evutil_socket_t fd, short what, void *arg);
+
+int plans_init(struct plans **out, struct cache *cache)
+{
+	struct plans *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	*out = r;
+	r->cache = cache;
+	int rc = prefetch_init(&r->pf, cache, r);
+	if (rc < 0)
+		return rc;
+	r->tick = event_new(cache->base, -1, EV_PERSIST, plans_tick, r);
+	if (!r->tick)
+		return -ENOMEM;
+	struct timeval tv = {.tv_sec = 1};
+	return event_add(r->tick, &tv) < 0 ? -ENOMEM : 0;
+}
+
+static void plan_free(struct dplan *pl)
+{
+	plan_track_free(&pl->tr);
+	for (uint32_t i = 0; i < pl->nfiles; i++)
+		free(pl->files[i].path);
+	free(pl->files);
+	keymap_free(&pl->file_ids);
+	free(pl);
+}
+
+static void stage_free(struct plan_stage *st)
+{
+	for (size_t i = 0; i < st->n; i++)
+		free(st->v[i].path);
+	free(st->v);
+	free(st);
+}
+
+void plans_free(struct plans *r)
+{
+	if (!r)
+		return;
+	if (r->tick)
+		event_free(r->tick);
+	while (r->list) {
+		struct dplan *pl = r->list;
+		r->list = pl->next;
+		plan_free(pl);
+	}
+	while (r->stages) {
+		struct plan_stage *st = r->stages;
+		r->stages = st->next;
+		stage_free(st);
+	}
+	prefetch_free(r->pf);
+	free(r);
+}
+
+struct dplan *plans_find(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t rank)
+{
+	for (struct dplan *pl = reg->list; pl; pl = pl->next)
+		if (pl->ds == ds && pl->job == job && pl->rank == rank)
+			return pl;
+	return NULL;
+}
+
+uint32_t plans_chunk_len(const struct dataset *ds, const struct plan_file *f, uint32_t idx)
+{
+	uint64_t cs = ds->conf.chunk_size;
+	uint64_t off = (uint64_t)idx * cs;
+	if (off >= f->src.size)
+		return 0;
+	return (uint32_t)(f->src.size - off < cs ? f->src.size - off : cs);
+}
+
+/* Unlink pl from the list and the plan store, and free it. */
+static void plan_remove(struct plans *reg, struct dplan *pl, const char *why)
+{
+	for (struct dplan **p = &reg->list; *p; p = &(*p)->next) {
+		if (*p == pl) {
+			*p = pl->next;
+			break;
+		}
+	}
+	reg->n--;
+	(void)plan_store_drop(reg->cache->plans, pl->psid);
+	log_info("dataset=%s job=%llu rank=%u op=plan_end why=%s position=%llu chunks=%llu",
+		 pl->ds->name, (unsigned long long)pl->job, pl->rank, why,
+		 (unsigned long long)plan_track_pos(&pl->tr), (unsigned long long)plan_track_end(&pl->tr));
+	plan_free(pl);
+}
+
+unsigned plans_count(const struct plans *reg)
+{
+	return reg ? reg->n : 0;
+}
+
+void plans_forget_dataset(struct plans *reg, const struct dataset *ds)
+{
+	if (!reg)
+		return;
+	struct dplan *next;
+	for (struct dplan *pl = reg->list; pl; pl = next) {
+		next = pl->next;
+		if (pl->ds == ds)
+			plan_remove(reg, pl, "dataset_removed");
+	}
+	for (struct plan_stage **p = &reg->stages; *p;) {
+		struct plan_stage *st = *p;
+		if (st->ds == ds) {
+			*p = st->next;
+			stage_free(st);
+		} else {
+			p = &st->next;
+		}
+	}
+}
+
+static struct dplan *plan_new(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t rank)
+{
+	struct dplan *pl = calloc(1, sizeof(*pl));
+	if (!pl)
+		return NULL;
+	pl->ds = ds;
+	pl->job = job;
+	pl->rank = rank;
+	pl->psid = ++reg->next_psid;
+	plan_track_init(&pl->tr, PLAN_MATCH_WINDOW, PLAN_REORDER_TOLERANCE);
+	keymap_init(&pl->file_ids);
+	pl->rate_ns = cache_now_ns();
+	return pl;
+}
+
+/* The index of entry e in pl->files, adding it if new. */
+static int plan_file_id(struct dplan *pl, const struct plan_entry *e, uint64_t key0, uint32_t *id)
+{
+	uint64_t *v = keymap_get(&pl->file_ids, key0);
+	if (v) {
+		*id = (uint32_t)*v;
+		return 0;
+	}
+	if (pl->nfiles == UINT32_MAX)
+		return -ENOMEM;
+	if (pl->nfiles == pl->capfiles) {
+		uint32_t n = pl->capfiles ? 2 * pl->capfiles : 64;
+		struct plan_file *nf = realloc(pl->files, n * sizeof(*nf));
+		if (!nf)
+			return -ENOMEM;
+		pl->files = nf;
+		pl->capfiles = n;
+	}
+	struct plan_file *f = &pl->files[pl->nfiles];
+	f->path = strdup(e->path);
+	if (!f->path || keymap_put(&pl->file_ids, key0, pl->nfiles) < 0) {
+		free(f->path);
+		return -ENOMEM;
+	}
+	f->src = e->src;
+	f->nchunks = (uint32_t)((e->src.size + pl->ds->conf.chunk_size - 1) / pl->ds->conf.chunk_size);
+	*id = pl->nfiles++;
+	return 0;
+}
+
+/* Append v[0..n) to pl: its tracker and the plan store. */
+static int plan_extend(struct plans *reg, struct dplan *pl, const struct plan_entry *v, size_t n)
+{
+	const char *dsn = pl->ds->name;
+	uint64_t cs = pl->ds->conf.chunk_size;
+	size_t total = 0, at = 0;
+	for (size_t i = 0; i < n; i++)
+		total += (size_t)((v[i].src.size + cs - 1) / cs);
+	if (plan_track_end(&pl->tr) - plan_track_pos(&pl->tr) + total > PLANS_CHUNKS_MAX)
+		return -EFBIG;
+	uint64_t *keys = malloc((total ? total : 1) * sizeof(*keys));
+	uint64_t *aux = malloc((total ? total : 1) * sizeof(*aux));
+	int rc = 0;
+	if (!keys || !aux) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint32_t nch = (uint32_t)((v[i].src.size + cs - 1) / cs), id;
+		if (!nch)
+			continue; /* an empty file has nothing to read */
+		keys[at] = chunk_key(dsn, v[i].path, &v[i].src, 0);
+		rc = plan_file_id(pl, &v[i], keys[at], &id);
+		if (rc < 0)
+			goto out;
+		aux[at++] = PLAN_AUX(id, 0);
+		for (uint32_t c = 1; c < nch; c++) {
+			keys[at] = chunk_key(dsn, v[i].path, &v[i].src, c);
+			aux[at++] = PLAN_AUX(id, c);
+		}
+	}
+	rc = plan_track_append(&pl->tr, keys, aux, at);
+	if (rc < 0)
+		goto out;
+	rc = plan_store_append(reg->cache->plans, pl->psid, keys, at);
+	if (rc < 0)
+		goto out;
+	pl->items += n;
+out:
+	free(keys);
+	free(aux);
+	return rc;
+}
+
+int plans_set(struct plans *reg, const void *c, struct dataset *ds, uint64_t job, uint32_t rank,
+	      uint32_t world_size, uint32_t epoch, uint8_t flags, const struct plan_entry *v, size_t n)
+{
+	bool append = flags & TC_PLAN_APPEND;
+	if (world_size == 0 || rank >= world_size)
+		return -EINVAL;
+	struct dplan *old = plans_find(reg, ds, job, rank);
+	struct dplan *pl = append ? old : NULL;
+	bool fresh = pl == NULL;
+	if (!old && reg->n >= PLANS_MAX)
+		return -ENOSPC;
+	if (fresh && !(pl = plan_new(reg, ds, job, rank)))
+		return -ENOMEM;
+	int rc = plan_extend(reg, pl, v, n);
+	if (rc < 0) {
+		if (fresh) {
+			(void)plan_store_drop(reg->cache->plans, pl->psid);
+			plan_free(pl);
+		}
+		return rc; /* an append that failed half way: the plan keeps what it had or more */
+	}
+	if (fresh) {
+		if (old)
+			plan_remove(reg, old, "replaced");
+		pl->next = reg->list;
+		reg->list = pl;
+		reg->n++;
+	}
+	pl->world_size = world_size;
+	pl->epoch = epoch;
+	pl->owner = c;
+	pl->gone_ns = 0;
+	if (fresh && (flags & TC_PLAN_RESUME))
+		pl->resync = true;
+	log_info("dataset=%s job=%llu rank=%u world_size=%u epoch=%u op=plan_%s files=%zu chunks=%llu",
+		 ds->name, (unsigned long long)job, rank, world_size, epoch,
+		 fresh ? (pl->resync ? "resume" : "set") : "append", n,
+		 (unsigned long long)(plan_track_end(&pl->tr) - plan_track_pos(&pl->tr)));
+	prefetch_pump(reg->pf, pl);
+	return 0;
+}
+
+int plans_cancel(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t rank)
+{
+	struct dplan *pl = plans_find(reg, ds, job, rank);
+	if (!pl)
+		return -ENOENT;
+	plan_remove(reg, pl, "cancelled");
+	return 0;
+}
+
+/* Positions [from, to) of pl were passed: count their bytes. */
+static void plan_passed(struct dplan *pl, uint64_t from, uint64_t to)
+{
+	for (uint64_t q = from; q < to; q++) {
+		uint64_t aux = plan_track_aux(&pl->tr, q);
+		uint32_t len = plans_chunk_len(pl->ds, &pl->files[PLAN_AUX_FILE(aux)], PLAN_AUX_IDX(aux));
+		pl->consumed += len;
+		if (q < pl->pf)
+			pl->ahead -= len < pl->ahead ? len : pl->ahead;
+	}
+	if (pl->pf < to) {
+		pl->pf = to;
+		pl->ahead = 0;
+	}
+}
+
+/* true if a read by rc may advance pl: rc is untagged, or tagged with pl's
+ * job (and rank, unless any rank). */
+static bool plan_reader_ok(const struct dplan *pl, const struct read_ctx *rc)
+{
+	const struct tc_job_tag *job = rc ? rc->job : NULL;
+	if (!job || !job->set)
+		return true;
+	return job->job == pl->job && (job->rank == TC_JOB_RANK_ANY || job->rank == pl->rank);
+}
+
+/* The plan that expects key soonest, or NULL. A resuming plan expects it
+ * wherever it is ahead. */
+static struct dplan *plan_for(struct plans *reg, uint64_t key, const struct read_ctx *rc)
+{
+	struct dplan *best = NULL;
+	uint64_t best_d = UINT64_MAX;
+	for (struct dplan *pl = reg->list; pl; pl = pl->next) {
+		if (!plan_reader_ok(pl, rc))
+			continue;
+		uint64_t at;
+		if (!plan_track_find(&pl->tr, key, &at))
+			continue;
+		uint64_t dist = at - plan_track_pos(&pl->tr);
+		if ((dist <= pl->tr.window || pl->resync) && dist < best_d) {
+			best = pl;
+			best_d = dist;
+		}
+	}
+	return best;
+}
+
+uint64_t plans_access(struct plans *reg, uint64_t key, const struct read_ctx *rc)
+{
+	prefetch_note_read(reg->pf, key);
+	plan_store_access(reg->cache->plans, PLAN_JOB_ANY, key);
+	if (!reg || !reg->list)
+		return PLAN_JOB_ANY;
+	struct dplan *pl = plan_for(reg, key, rc);
+	if (!pl)
+		return PLAN_JOB_ANY;
+	uint64_t at;
+	if (pl->resync && plan_track_find(&pl->tr, key, &at)) {
+		/* resume where the job is: what lies before was read before the restart */
+		plan_track_seek(&pl->tr, at);
+		pl->resync = false;
+		if (pl->pf < at) {
+			pl->pf = at;
+			pl->ahead = 0;
+		}
+		plan_store_seek(reg->cache->plans, pl->psid, at);
+		log_info("dataset=%s job=%llu rank=%u op=plan_resumed position=%llu", pl->ds->name,
+			 (unsigned long long)pl->job, pl->rank, (unsigned long long)at);
+	}
+	uint64_t before = plan_track_pos(&pl->tr);
+	if (!plan_track_read(&pl->tr, key, &at))
+		return PLAN_JOB_ANY;
+	if (!chunk_find(&reg->cache->chunks, key))
+		pl->late++; /* the job got there before the prefetcher */
+	uint64_t after = plan_track_pos(&pl->tr);
+	if (after != before) {
+		plan_passed(pl, before, after);
+		plan_store_seek(reg->cache->plans, pl->psid, after);
+	}
+	if (plan_track_end(&pl->tr) == after)
+		log_info("dataset=%s job=%llu rank=%u op=plan_done chunks=%llu skipped=%llu late=%llu",
+			 pl->ds->name, (unsigned long long)pl->job, pl->rank, (unsigned long long)after,
+			 (unsigned long long)pl->tr.skipped, (unsigned long long)pl->late);
+	prefetch_pump(reg->pf, pl);
+	return pl->psid;
+}
+
+bool plans_hold(struct plans *reg, uint64_t key)
+{
+	for (struct dplan *pl = reg ? reg->list : NULL; pl; pl = pl->next)
+		if (plan_track_holds(&pl->tr, key))
+			return true;
+	return false;
+}
+
+void plans_conn_closed(struct plans *r, const void *c)
+{
+	if (!r)
+		return;
+	for (struct dplan *pl = r->list; pl; pl = pl->next) {
+		if (pl->owner != c)
+			continue;
+		pl->owner = NULL;
+		pl->gone_ns = cache_now_ns();
+		log_info("dataset=%s job=%llu rank=%u op=plan_orphaned grace_s=%u", pl->ds->name,
+			 (unsigned long long)pl->job, pl->rank, r->cache->cfg->plan_grace_s);
+	}
+	for (struct plan_stage **p = &r->stages; *p;) {
+		struct plan_stage *st = *p;
+		if (st->c == c) {
+			*p = st->next;
+			stage_free(st);
+		} else {
+			p = &st->next;
+		}
+	}
+}
+
+/* Once a second: expire orphaned plans, measure rates, keep windows full. */
+static void plans_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct plans *reg = arg;
+	(void)fd;
+	(void)what;
+	uint64_t now = cache_now_ns();
+	uint64_t grace = (uint64_t)reg->cache->cfg->plan_grace_s * NS_PER_S;
+	for (struct dplan *pl = reg->list, *next; pl; pl = next) {
+		next = pl->next;
+		if (!pl->owner && now - pl->gone_ns >= grace) {
+			plan_remove(reg, pl, "expired");
+			continue;
+		}
+		uint64_t dt = now - pl->rate_ns;
+		if (dt >= NS_PER_S / 2) {
+			double r = (double)(pl->consumed - pl->rate_bytes) * 1e9 / (double)dt;
+			pl->rate = pl->rate > 0 ? 0.5 * pl->rate + 0.5 * r : r;
+			pl->rate_ns = now;
+			pl->rate_bytes = pl->consumed;
+		}
+	}
+	prefetch_pump_all(reg->pf);
+}
+
+void plans_report(struct plans *reg, struct proto_rs *rs)
+{
+	uint64_t now = cache_now_ns();
+	proto_rs_section(rs, "plans", TC_SHAPE_ARRAY);
+	for (struct dplan *pl = reg ? reg->list : NULL; pl; pl = pl->next) {
+		uint64_t pos = plan_track_pos(&pl->tr), end = plan_track_end(&pl->tr);
+		proto_rs_record(rs);
+		proto_rs_str(rs, "dataset", pl->ds->name);
+		proto_rs_u64(rs, "job", pl->job);
+		proto_rs_u64(rs, "rank", pl->rank);
+		proto_rs_u64(rs, "world_size", pl->world_size);
+		proto_rs_u64(rs, "epoch", pl->epoch);
+		proto_rs_u64(rs, "items", pl->items);
+		proto_rs_u64(rs, "files", pl->nfiles);
+		proto_rs_u64(rs, "chunks", end);
+		proto_rs_u64(rs, "position", pos);
+		proto_rs_u64(rs, "remaining", end - pos);
+		proto_rs_u64(rs, "read", pl->tr.matched);
+		proto_rs_u64(rs, "skipped", pl->tr.skipped);
+		proto_rs_u64(rs, "lag", pl->late);
+		proto_rs_u64(rs, "consumed_bytes", pl->consumed);
+		proto_rs_u64(rs, "rate_bytes_per_s", (uint64_t)pl->rate);
+		proto_rs_u64(rs, "ahead_bytes", pl->ahead);
+		proto_rs_u64(rs, "window_bytes", prefetch_window(reg->pf, pl));
+		proto_rs_u64(rs, "prefetched_bytes", pl->prefetched);
+		proto_rs_bool(rs, "connected", pl->owner != NULL);
+		proto_rs_bool(rs, "resuming", pl->resync);
+		proto_rs_u64(rs, "orphaned_s", pl->owner ? 0 : (now - pl->gone_ns) / NS_PER_S);
+	}
+}
+
+/* ---- multi-frame registrations ---- */
+
+struct plan_stage *plans_stage_get(struct plans *reg, const void *c, struct dataset *ds,
+				   uint64_t job, uint32_t rank)
+{
+	for (struct plan_stage *st = reg->stages; st; st = st->next)
+		if (st->c == c && st->ds == ds && st->job == job && st->rank == rank)
+			return st;
+	return NULL;
+}
+
+struct plan_stage *plans_stage_start(struct plans *reg, const void *c, struct dataset *ds,
+				     uint64_t job, uint32_t rank, uint8_t flags)
+{
+	struct plan_stage *old = plans_stage_get(reg, c, ds, job, rank);
+	if (old)
+		plans_stage_drop(reg, old);
+	struct plan_stage *st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
+	st->c = c;
+	st->ds = ds;
+	st->job = job;
+	st->rank = rank;
+	st->flags = flags;
+	st->next = reg->stages;
+	reg->stages = st;
+	return st;
+}
+
+void plans_stage_drop(struct plans *reg, struct plan_stage *st)
+{
+	for (struct plan_stage **p = &reg->stages; *p; p = &(*p)->next) {
+		if (*p == st) {
+			*p = st->next;
+			stage_free(st);
+			return;
+		}
+	}
+}
+
+size_t plans_stage_count(const struct plan_stage *st)
+{
+	return st ? st->n : 0;
+}
+
+int plans_stage_add(struct plan_stage *st, const struct plan_entry *v, size_t n)
+{
+	if (st->n + n > st->cap) {
+		size_t cap = st->cap ? st->cap : 1024;
+		while (cap < st->n + n)
+			cap *= 2;
+		struct stage_entry *nv = realloc(st->v, cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		st->v = nv;
+		st->cap = cap;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char *p = strdup(v[i].path);
+		if (!p)
+			return -ENOMEM;
+		st->v[st->n++] = (struct stage_entry){.path = p, .src = v[i].src};
+	}
+	return 0;
+}
+
+int plans_stage_commit(struct plans *reg, struct plan_stage *st, uint32_t world_size, uint32_t epoch,
+		       const struct plan_entry *v, size_t n, uint64_t *items)
+{
+	size_t total = st->n + n;
+	struct plan_entry *all = malloc((total ? total : 1) * sizeof(*all));
+	int rc = -ENOMEM;
+	if (all) {
+		for (size_t i = 0; i < st->n; i++)
+			all[i] = (struct plan_entry){.path = st->v[i].path, .src = st->v[i].src};
+		memcpy(all + st->n, v, n * sizeof(*v));
+		rc = plans_set(reg, st->c, st->ds, st->job, st->rank, world_size, epoch, st->flags, all,
+			       total);
+		free(all);
+	}
+	*items = total;
+	plans_stage_drop(reg, st);
+	return rc;
+}

@@ -1,0 +1,328 @@
+/*
+ * The prefetcher: see prefetch.h. Loop thread only.
+ */
+#include "prefetch.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chunk.h"
+#include "keymap.h"
+#include "fill.h"
+#include "log.h"
+#include "mover.h"
+#include "plan.h"
+#include "plans.h"
+#include "policy_glue.h"
+
+#define RA_SLOTS 64u /* files followed for sequential readahead at once */
+#define WAITED_MAX 65536u
+
+struct ra_slot {
+	uint64_t fkey;   /* key of the file's chunk 0 */
+	uint32_t next;   /* the chunk a sequential reader reads next */
+	uint32_t run;    /* consecutive chunks read from chunk 0 (0: not from 0) */
+	uint32_t issued; /* highest chunk read ahead (0: none) */
+};
+
+struct prefetch {
+	struct cache *cache;
+	struct plans *reg;         /* the plans whose windows it fills */
+	unsigned inflight;
+	double lat_ns;             /* smoothed latency of one prefetch cold read */
+	uint64_t issued, bytes;    /* prefetch fills started; bytes they brought */
+	uint64_t open_ahead;       /* of issued: one-chunk files during their open's stat */
+	uint64_t readahead_bytes;  /* of which by readahead without a plan */
+	uint64_t hits, hit_bytes;  /* prefetched chunks then read */
+	uint64_t unused, unused_bytes; /* prefetched chunks evicted before a read */
+	uint64_t stalls;           /* windows stopped: the victim was needed sooner */
+	uint64_t errors;
+	uint64_t late;             /* reads that found their chunk's prefetch in flight */
+	struct keymap waited;      /* keys read while not resident, prefetches in flight */
+	struct ra_slot ra[RA_SLOTS];
+};
+
+struct pf_req {
+	struct waiter w;
+	struct prefetch *pf;
+	uint64_t psid; /* the plan it is for (0: readahead) */
+	uint64_t t0;
+	uint32_t len;
+};
+
+int prefetch_init(struct prefetch **out, struct cache *cache, struct plans *reg)
+{
+	struct prefetch *pf = calloc(1, sizeof(*pf));
+	if (!pf)
+		return -ENOMEM;
+	pf->cache = cache;
+	pf->reg = reg;
+	keymap_init(&pf->waited);
+	*out = pf;
+	return 0;
+}
+
+void prefetch_counts(const struct prefetch *pf, struct prefetch_counts *out)
+{
+	*out = (struct prefetch_counts){
+		.issued = pf->issued,
+		.bytes = pf->bytes,
+		.readahead_bytes = pf->readahead_bytes,
+		.hits = pf->hits,
+		.hit_bytes = pf->hit_bytes,
+		.unused = pf->unused,
+		.unused_bytes = pf->unused_bytes,
+		.late = pf->late,
+		.errors = pf->errors,
+		.inflight = pf->inflight,
+	};
+}
+
+void prefetch_free(struct prefetch *pf)
+{
+	if (pf)
+		keymap_free(&pf->waited);
+	free(pf);
+}
+
+uint64_t prefetch_window(const struct prefetch *pf, const struct dplan *pl)
+{
+	const struct tier *hot = &pf->cache->tiers[TIER_HOT];
+	uint64_t cap = pf->cache->cfg->prefetch_max_bytes;
+	if (!hot->present || !cap)
+		return 0;
+	uint64_t half = policy_glue_budget(pf->cache, TIER_HOT) / 2;
+	if (cap > half)
+		cap = half;
+	uint64_t cs = pl->ds->conf.chunk_size;
+	uint64_t pipe = (uint64_t)pf->cache->cfg->prefetch_inflight * cs;
+	/* before anything is measured: a full pipeline of reads */
+	uint64_t want = pipe;
+	if (pl->rate > 0 && pf->lat_ns > 0)
+		want += (uint64_t)(4.0 * pl->rate * pf->lat_ns / 1e9);
+	if (want < cs)
+		want = cs;
+	return want < cap ? want : cap;
+}
+
+/* May v be evicted to make room for a chunk next used at `use`? */
+static bool pf_may_evict(struct prefetch *pf, const struct chunk *v, uint64_t use)
+{
+	uint64_t vu = plan_store_next_use(pf->cache->plans, v->key);
+	if (vu == PLAN_NONE)
+		return true;  /* no plan needs the victim */
+	if (use == PLAN_NONE)
+		return false; /* an unplanned readahead never displaces planned data */
+	return vu > use;
+}
+
+/* Room on hot for len bytes of key, without displacing anything needed
+ * sooner. */
+static bool pf_room(struct prefetch *pf, uint64_t key, uint32_t len)
+{
+	struct tier *hot = &pf->cache->tiers[TIER_HOT];
+	if (!hot->present || tier_free(hot) < len)
+		return false; /* the mover makes room past the low watermark; retry then */
+	uint64_t arriving = 0;
+	for (unsigned i = 0; i < pf->cache->nds; i++)
+		arriving += pf->cache->ds[i]->pl.inflight[TIER_HOT];
+	if (policy_glue_tier_bytes(pf->cache, TIER_HOT) + arriving + len <= policy_glue_budget(pf->cache, TIER_HOT))
+		return true;
+	struct chunk *v = mover_victim(pf->cache, TIER_HOT);
+	if (!v || pf_may_evict(pf, v, plan_store_next_use(pf->cache->plans, key)))
+		return true;
+	pf->stalls++;
+	return false;
+}
+
+static void pf_done(struct cache *cache, struct waiter *w, struct chunk *c, int err)
+{
+	(void)cache;
+	struct pf_req *r = (struct pf_req *)w;
+	struct prefetch *pf = r->pf;
+	pf->inflight--;
+	if (err < 0) {
+		pf->errors++;
+	} else if (c && c->state != CHUNK_UNKEPT) {
+		double lat = (double)(cache_now_ns() - r->t0);
+		pf->lat_ns = pf->lat_ns > 0 ? 0.8 * pf->lat_ns + 0.2 * lat : lat;
+		/* a client that asked before it arrived waited: its read was a miss */
+		bool late = keymap_del(&pf->waited, c->key);
+		if (late)
+			pf->late++;
+		if (!c->prefetched) {
+			c->prefetched = !late;
+			pf->bytes += c->len;
+			if (!r->psid)
+				pf->readahead_bytes += c->len;
+			for (struct dplan *pl = pf->reg->list; pl; pl = pl->next)
+				if (pl->psid == r->psid)
+					pl->prefetched += c->len;
+		}
+	}
+	free(r);
+	if (!pf->inflight)
+		keymap_clear(&pf->waited); /* keys of misses no prefetch was reading */
+	if (!pf->cache->stopping)
+		prefetch_pump_all(pf);
+}
+
+/* Start a prefetch fill of chunk idx. 1: started (or joined a fill in
+ * flight), 0: already resident, -errno: cannot. */
+static int pf_issue(struct prefetch *pf, struct dataset *ds, const char *path,
+		    const struct cold_stat *src, uint32_t idx, uint32_t len, uint64_t psid)
+{
+	struct pf_req *r = calloc(1, sizeof(*r));
+	struct chunk *c = NULL;
+	if (!r)
+		return -ENOMEM;
+	r->w.cb = pf_done;
+	r->pf = pf;
+	r->psid = psid;
+	r->t0 = cache_now_ns();
+	r->len = len;
+	const struct read_ctx rc_pf = {.flags = READ_PREFETCH}; /* not a read: lands on hot */
+	int rc = fill_get(pf->cache, ds, path, src, idx, &rc_pf, &r->w, &c);
+	if (rc != 0) {
+		free(r);
+		if (rc < 0)
+			pf->errors++;
+		return rc == 1 ? 0 : rc;
+	}
+	pf->inflight++;
+	pf->issued++;
+	return 1;
+}
+
+void prefetch_pump(struct prefetch *pf, struct dplan *pl)
+{
+	if (pf->cache->stopping || !pf || pl->resync)
+		return; /* a resuming plan does not know where its job is yet */
+	uint64_t want = prefetch_window(pf, pl);
+	uint64_t end = plan_track_end(&pl->tr);
+	if (pl->pf < plan_track_pos(&pl->tr)) {
+		pl->pf = plan_track_pos(&pl->tr);
+		pl->ahead = 0;
+	}
+	while (pl->pf < end && pl->ahead < want && pf->inflight < pf->cache->cfg->prefetch_inflight) {
+		uint64_t q = pl->pf;
+		uint64_t aux = plan_track_aux(&pl->tr, q);
+		const struct plan_file *f = &pl->files[PLAN_AUX_FILE(aux)];
+		uint32_t idx = PLAN_AUX_IDX(aux);
+		uint32_t len = plans_chunk_len(pl->ds, f, idx);
+		uint64_t key = plan_track_key(&pl->tr, q);
+		if (!plan_track_done(&pl->tr, q) && !chunk_find(&pf->cache->chunks, key)) {
+			if (!pf_room(pf, key, len))
+				break;
+			if (pf_issue(pf, pl->ds, f->path, &f->src, idx, len, pl->psid) < 0)
+				break;
+		}
+		pl->ahead += len;
+		pl->pf++;
+	}
+}
+
+void prefetch_pump_all(struct prefetch *pf)
+{
+	for (struct dplan *pl = pf->reg ? pf->reg->list : NULL; pl; pl = pl->next)
+		prefetch_pump(pf, pl);
+}
+
+void prefetch_note_read(struct prefetch *pf, uint64_t key)
+{
+	if (!pf || (!pf->bytes && !pf->inflight))
+		return;
+	struct chunk *c = chunk_find(&pf->cache->chunks, key);
+	if (!c && pf->inflight) {
+		if (pf->waited.count >= WAITED_MAX)
+			keymap_clear(&pf->waited); /* bounded; at worst a few late reads count as hits */
+		(void)keymap_put(&pf->waited, key, 1); /* if a prefetch brings it, not a hit */
+		return;
+	}
+	if (c && c->prefetched) {
+		c->prefetched = false;
+		pf->hits++;
+		pf->hit_bytes += c->len;
+	}
+}
+
+void prefetch_chunk_dropped(struct prefetch *pf, const struct chunk *c)
+{
+	if (!pf || !c->prefetched)
+		return;
+	pf->unused++;
+	pf->unused_bytes += c->len;
+}
+
+void prefetch_readahead(struct prefetch *pf, struct dataset *ds, const char *path,
+			const struct cold_stat *src, uint32_t idx, uint32_t nchunks)
+{
+	unsigned depth = pf->cache->cfg->readahead_chunks;
+	if (!pf || !depth || nchunks < 3 || pf->cache->stopping)
+		return;
+	uint64_t fkey = chunk_key(ds->name, path, src, 0);
+	struct ra_slot *s = &pf->ra[fkey % RA_SLOTS];
+	if (s->fkey == fkey && idx + 1 == s->next)
+		return; /* the same chunk again */
+	/* only a file read front to back from its first chunk (a shard being
+	 * streamed): a partial or random read fetches just what it covers */
+	if (s->fkey == fkey && idx == s->next && s->run) {
+		s->run++;
+	} else {
+		*s = (struct ra_slot){.fkey = fkey, .run = idx == 0};
+	}
+	s->next = idx + 1;
+	if (s->run < 2)
+		return;
+	uint32_t last = idx + depth < nchunks - 1 ? idx + depth : nchunks - 1;
+	for (uint32_t j = s->issued > idx ? s->issued + 1 : idx + 1; j <= last; j++) {
+		if (pf->inflight >= pf->cache->cfg->prefetch_inflight)
+			break;
+		uint64_t key = chunk_key(ds->name, path, src, j);
+		if (!chunk_find(&pf->cache->chunks, key) && !plans_hold(pf->reg, key)) {
+			uint64_t off = (uint64_t)j * ds->conf.chunk_size;
+			uint32_t len = (uint32_t)(src->size - off < ds->conf.chunk_size ? src->size - off
+											  : ds->conf.chunk_size);
+			if (!pf_room(pf, key, len) || pf_issue(pf, ds, path, src, j, len, 0) < 0)
+				break;
+		}
+		s->issued = j;
+	}
+}
+
+void prefetch_open_ahead(struct prefetch *pf, struct dataset *ds, const char *path,
+			 const struct cold_stat *src)
+{
+	/* a file of one chunk only: any read of it needs that chunk, while a
+	 * larger file may be read anywhere (only the chunks asked for) */
+	if (!pf || !pf->cache->cfg->readahead_chunks || pf->cache->stopping || src->size == 0 ||
+	    src->size > ds->conf.chunk_size || pf->inflight >= pf->cache->cfg->prefetch_inflight)
+		return;
+	uint64_t key = chunk_key(ds->name, path, src, 0);
+	if (chunk_find(&pf->cache->chunks, key) || plans_hold(pf->reg, key))
+		return;
+	if (pf_room(pf, key, (uint32_t)src->size) &&
+	    pf_issue(pf, ds, path, src, 0, (uint32_t)src->size, 0) == 1)
+		pf->open_ahead++;
+}
+
+void prefetch_report(struct prefetch *pf, struct proto_rs *rs)
+{
+	proto_rs_section(rs, "prefetch", TC_SHAPE_OBJECT);
+	proto_rs_record(rs);
+	proto_rs_u64(rs, "inflight", pf->inflight);
+	proto_rs_u64(rs, "issued", pf->issued);
+	proto_rs_u64(rs, "open_ahead", pf->open_ahead);
+	proto_rs_u64(rs, "prefetched_bytes", pf->bytes);
+	proto_rs_u64(rs, "readahead_bytes", pf->readahead_bytes);
+	proto_rs_u64(rs, "hits", pf->hits);
+	proto_rs_u64(rs, "hit_bytes", pf->hit_bytes);
+	proto_rs_u64(rs, "evicted_unused", pf->unused);
+	proto_rs_u64(rs, "evicted_unused_bytes", pf->unused_bytes);
+	proto_rs_u64(rs, "late", pf->late);
+	proto_rs_u64(rs, "stalls", pf->stalls);
+	proto_rs_u64(rs, "errors", pf->errors);
+	proto_rs_u64(rs, "latency_us", (uint64_t)(pf->lat_ns / 1000));
+	proto_rs_u64(rs, "plans", plans_count(pf->reg));
+}
