@@ -183,6 +183,9 @@ cases = [
     (16, string(b"ds/c.bin") + b"\x00\x80" + b"\x00" * 8, errno.EINVAL),  # unknown flag
     (16, string(b"ds") + b"\x00\x00" + b"\x00" * 8, errno.EISDIR),      # a dataset, not a file
     (17, struct.pack("<I", 1 << 30), errno.EBADMSG),                  # string longer than the frame
+    (17, string(b"ds/" + b"x" * 300), errno.ENAMETOOLONG),            # a component over 255 bytes (as OPEN)
+    (17, string(b"ds/" + b"x/" * 2500), errno.ENAMETOOLONG),          # a path over 4095 bytes (as OPEN)
+    (17, string(b"ds/a/../b"), errno.EINVAL),                         # ".." (as OPEN)
     (20, string(b"ds/c.bin") + b"\x00", errno.EINVAL),                # demote to hot
     (21, string(b"x" * 65), errno.EINVAL),                            # dataset name too long
     (22, string(b"") + b"\x80" + b"\x00" * 16, errno.EBADMSG),        # unknown lifecycle flag

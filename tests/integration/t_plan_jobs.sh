@@ -67,6 +67,20 @@ check "A reads its 20 files: bytes equal the source" say 3 4 "read 20 settle"
 check "job 1 followed A: position 40, 40 reads; job 2 unchanged" \
 	test "$(plan 1 position) $(plan 1 read) $(plan 2 read)" = "40 40 40"
 
+# ---- reads a request makes after it was dispatched carry its job too:
+# a streamed READ (no fd passing) of 100003 bytes at offset 0 covers two
+# 64K chunks, and the second is read from a completion, not in the request ----
+TIERCACHE_NO_FD_PASSING=1 shell_start d 9 10
+check "D (streamed READs) is tagged job 22" say 9 10 "job 22 any"
+check "D orders B's reads" say 9 10 "order $T/read_b"
+check "register job 21 (A's order)" say 3 4 "plan 21 0 0 set $T/order_a"
+check "register job 22 (B's order)" say 5 6 "plan 22 0 0 set $T/order_b"
+check "D reads 10 files in 100003-byte READs: bytes equal the source" say 9 10 "read 10"
+check "both chunks of each went to job 22 (20 reads), none to job 21, which expected them sooner" \
+	test "$(plan 22 read) $(plan 21 read)" = "20 0"
+check "cancel job 21" say 3 4 "cancel 21 0"
+check "cancel job 22" say 5 6 "cancel 22 0"
+
 # ---- kill -9: the tag is sent again on the new connection ----
 check "register job 1 again" say 3 4 "plan 1 0 0 set $T/order_a"
 check "register job 2 again" say 5 6 "plan 2 0 0 set $T/order_b"
@@ -97,5 +111,5 @@ check "CONN_JOB truncated: EBADMSG" errs EBADMSG raw 25 0105
 check "CONN_JOB with a trailing byte: EBADMSG" errs EBADMSG raw 25 01010000000000000000000000ff
 check "CONN_JOB with unknown flags: EINVAL" errs EINVAL raw 25 02010000000000000000000000
 check "a good CONN_JOB: ok" "$TC_TESTS/tcplan" raw 25 01010000000000000000000000
-for fd in 3 5 7; do echo quit >&$fd; done
+for fd in 3 5 7 9; do echo quit >&$fd; done
 finish
