@@ -8,6 +8,7 @@
  *   test_cold_contract rados     a fresh namespace of $CEPH_POOL on the
  *                                cluster of $CEPH_CONF (the Ceph group runs
  *                                it through tests/integration/t_rados_contract.sh)
+ *   CMOCKA_TEST_FILTER=test_missing ...   one test only
  *
  * What every backend must do (backend.h states it):
  *   list        every regular file once, with its size, nested paths as
@@ -56,9 +57,9 @@
 #include "unit_tmpdir.h"
 
 #define MiB (1024u * 1024u)
-#define READ_LEN MiB		 /* one read; the big file is larger */
+#define READ_LEN MiB		    /* one read; the big file is larger */
 #define BIG_SIZE (2 * MiB + 12345u) /* three reads, the last one short */
-#define HANG_GUARD_S 120	 /* a call that never returns fails, it does not wait */
+#define HANG_GUARD_S 120	    /* a call that never returns fails, it does not wait */
 
 /* ---- the source of a dataset, per backend ---- */
 
@@ -80,9 +81,9 @@ typedef void (*limited_fn)(struct cold *c, void *arg, struct limited_res *res);
 
 struct src_ops {
 	const char *name;
-	int denied_errno;                      /* what an unreadable file gives */
-	int outside_errno;                     /* what a path out of the dataset gives */
-	int (*init)(void);                     /* once; 0 or -1 with a message */
+	int denied_errno;  /* what an unreadable file gives */
+	int outside_errno; /* what a path out of the dataset gives */
+	int (*init)(void); /* once; 0 or -1 with a message */
 	void (*fini)(void);
 	void (*make)(struct src *s, unsigned n); /* an empty dataset; fills s->dc */
 	/* write (or rewrite) a file; a rewrite is a newer version */
@@ -612,6 +613,8 @@ struct file {
 	unsigned seed;
 };
 
+/* one file a line */
+/* clang-format off */
 static const struct file tree[] = {
 	{"a.bin", 100, 1},
 	{"dir/b.bin", 300000, 2},
@@ -619,6 +622,7 @@ static const struct file tree[] = {
 	{"empty", 0, 4},
 	{"big.bin", BIG_SIZE, 5},
 };
+/* clang-format on */
 #define NTREE (sizeof(tree) / sizeof(tree[0]))
 
 static void put_file(struct src *s, const char *path, size_t size, unsigned seed)
@@ -741,12 +745,12 @@ static void test_read_offsets(void **state)
 		uint64_t off;
 		size_t len, got;
 	} cases[] = {
-		{0, 4096, 4096},                        /* start */
-		{1234567, 777, 777},                    /* middle, unaligned */
-		{MiB - 10, 20, 20},                     /* across a read-size boundary */
-		{BIG_SIZE - 100, 1000, 100},            /* across the end */
-		{BIG_SIZE, 1000, 0},                    /* at EOF */
-		{BIG_SIZE + 4096, 1000, 0},             /* past EOF */
+		{0, 4096, 4096},	     /* start */
+		{1234567, 777, 777},	     /* middle, unaligned */
+		{MiB - 10, 20, 20},	     /* across a read-size boundary */
+		{BIG_SIZE - 100, 1000, 100}, /* across the end */
+		{BIG_SIZE, 1000, 0},	     /* at EOF */
+		{BIG_SIZE + 4096, 1000, 0},  /* past EOF */
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		memset(buf, 0xee, READ_LEN);
