@@ -66,12 +66,20 @@ typedef int (*cold_list_fn)(void *arg, const char *path, const struct cold_stat 
 
 struct cold;
 
+/* Errors every backend gives alike (tests/unit/test_cold_contract.c checks
+ * them on each): -ENOENT only for "no such file", a directory or other
+ * non-regular file included, since the daemon drops a file from its
+ * manifest on -ENOENT and on nothing else; a file the backend's identity
+ * may not read is -EACCES (posix, the kernel's word) or -EPERM (rados,
+ * missing cephx caps), never -ENOENT. A path leading out of the dataset
+ * fails (posix: -EXDEV, rados: -ENOENT); the daemon rejects those first. */
 struct cold_backend_ops {
 	const char *name;
 	unsigned caps;
 	/* Connect / check the source. On failure -errno and a reason in err. */
 	int (*open)(struct cold *c, const struct dataset_conf *dc, char *err, size_t errlen);
-	/* Every file of the dataset. */
+	/* Every regular file of the dataset, once; fn returning non-zero
+	 * stops the walk, and list still returns 0. */
 	int (*list)(struct cold *c, cold_list_fn fn, void *arg);
 	int (*stat)(struct cold *c, const char *path, struct cold_stat *st);
 	/* Optional: start a stat that does not hold a thread while the source

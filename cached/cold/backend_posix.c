@@ -60,13 +60,15 @@ static void posix_close(struct cold *c)
 
 static int open_beneath(struct posix *p, const char *path)
 {
+	/* O_NONBLOCK: a FIFO in the tree would block open() until a writer
+	 * came, on the loop thread for stat(); a regular file ignores it */
 	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY,
+		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
 	};
 	long fd = syscall(SYS_openat2, p->rootfd, path, &how, sizeof(how));
 	if (fd < 0 && errno == ENOSYS)
-		fd = openat(p->rootfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		fd = openat(p->rootfd, path, (int)how.flags);
 	return (int)fd;
 }
 
@@ -104,6 +106,10 @@ static ssize_t posix_read(struct cold *c, struct cold_io *io)
 		return -errno;
 	if (fstat(fd, &st) < 0) {
 		rc = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) { /* as stat() says: not a file of the dataset */
+		rc = -ENOENT;
 		goto out;
 	}
 	stat_to_cold(&st, &before);
