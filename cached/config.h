@@ -101,6 +101,18 @@ int config_parse_size(const char *s, uint64_t *out);
  * -EINVAL or -ERANGE. */
 int config_parse_duration_ms(const char *s, uint64_t *out);
 
+/* What a reload does with a changed key: each key's row in the table says,
+ * and reload.c only follows it. Zero is no class, so that a row that forgot
+ * to choose is caught (tests/unit/test_config_files.c). */
+enum config_reload {
+	CONFIG_RELOAD_LIVE = 1, /* the new value takes effect on reload */
+	CONFIG_RELOAD_RESTART,  /* read at start only: reported, the running value stays */
+	CONFIG_RELOAD_SOURCE,   /* dataset: where its bytes come from; a change replaces it */
+};
+
+/* "live", "restart", "source" (NULL for anything else). */
+const char *config_reload_name(enum config_reload r);
+
 /* One key of the config table, for tools and tests that list keys (the
  * reference conf/tiercache.conf must show each one with its default). */
 struct config_key_info {
@@ -109,6 +121,7 @@ struct config_key_info {
 	const char *default_value; /* as written in a file; NULL: no default */
 	bool required;             /* (for backend-only keys: required there) */
 	const char *backend;       /* dataset keys of one backend only, else NULL */
+	enum config_reload reload;
 };
 
 /* The i-th key in table (and reference file) order: 0, or -ENOENT past the
