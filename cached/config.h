@@ -136,4 +136,31 @@ int config_key_at(size_t i, struct config_key_info *out);
 int config_key_value(const struct config *cfg, size_t i, unsigned which, char *buf, size_t n,
 		     bool *is_default);
 
+/* ---- comparing two configs, for reload (config_diff.c) ----
+ * Each walk goes over the key table in order and calls FN for every key
+ * of the section whose value differs between A (running) and B (new); a
+ * nonzero return from FN stops the walk and is returned. Dataset keys of a
+ * backend neither dataset has are skipped. */
+#define CONFIG_CHANGE_VALUE_MAX (PATH_MAX + 3) /* a path in quotes */
+struct config_change {
+	size_t key;                /* for config_key_at() and config_change_copy() */
+	const char *name;          /* "capacity" */
+	enum config_reload reload; /* the key's class */
+	const char *applies;       /* a live change applies so, when not at once (NULL) */
+	/* the values as a file writes them, a string or a path in quotes */
+	char was[CONFIG_CHANGE_VALUE_MAX], now[CONFIG_CHANGE_VALUE_MAX];
+};
+int config_diff_daemon(const struct config *a, const struct config *b,
+		       int (*fn)(void *arg, const struct config_change *ch), void *arg);
+int config_diff_tier(const struct tier_conf *a, const struct tier_conf *b,
+		     int (*fn)(void *arg, const struct config_change *ch), void *arg);
+int config_diff_dataset(const struct dataset_conf *a, const struct dataset_conf *b,
+			int (*fn)(void *arg, const struct config_change *ch), void *arg);
+/* Copy the key of CH, with the fields loading derived from it, from FROM to
+ * TO: both the struct of the section that was compared (struct config,
+ * tier_conf or dataset_conf). */
+void config_change_copy(const struct config_change *ch, void *to, const void *from);
+/* No key of class source differs: the same bytes, cut the same way. */
+bool config_same_source(const struct dataset_conf *a, const struct dataset_conf *b);
+
 #endif

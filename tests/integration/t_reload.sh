@@ -68,8 +68,8 @@ sed -e '0,/^capacity = 64M/s//capacity = 2M/' -e 's/^log_level = .*/log_level = 
 } >>"$T/tc.conf"
 "$TC" reload >"$T/r.out" 2>"$T/r.err"
 check "good config: reload exits 0" [ $? -eq 0 ]
-check "report: hot applied" grep -q "applied: \[tier hot\] capacity = 2M high_water = 90 low_water = 70" "$T/r.out"
-check "report: log level" grep -qx "applied: daemon.log_level = debug" "$T/r.out"
+check "report: hot applied" grep -qx "applied: hot.capacity = 2M (was 64M)" "$T/r.out"
+check "report: log level" grep -qx "applied: daemon.log_level = debug (was info)" "$T/r.out"
 check "report: revalidate_after" grep -qx "applied: dataset.ds.revalidate_after = 1m (was 5s)" "$T/r.out"
 check "report: ds2 added" grep -qx "added: dataset.ds2" "$T/r.out"
 check "report: workers needs a restart" grep -qx "needs a restart: daemon.workers (running 4, file 8)" "$T/r.out"
