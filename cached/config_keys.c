@@ -210,7 +210,11 @@ void config_key_format(const struct key_def *k, const void *base, char *buf, siz
 		snprintf(buf, n, "%" PRIu64, x);
 		break;
 	case KEY_DURATION:
-		config_fmt_duration(buf, n, (k->flags & KEY_SECONDS) ? x * SEC_MS : x);
+		/* written back the way a file says it, as the reference does */
+		if ((k->flags & KEY_OFF) && x == 0)
+			snprintf(buf, n, "off");
+		else
+			config_fmt_duration(buf, n, (k->flags & KEY_SECONDS) ? x * SEC_MS : x);
 		break;
 	case KEY_MODE:
 		snprintf(buf, n, "%04" PRIo64, x);
