@@ -1,6 +1,8 @@
 # tierctl config show and tierctl reload / SIGHUP against the real daemon:
 # a bad file changes nothing; tier limits, log level, datasets added,
-# removed and changed apply live; start-only keys are reported, not applied.
+# removed and changed apply live, and so do a dataset's lifecycle keys and
+# the [daemon] defaults it inherits (lifecycle uses them); restart keys are
+# reported and keep their running values; a source key replaces a dataset.
 . "$(dirname "$0")/lib.sh"
 TC=$TC_BIN/tierctl
 tc_config 64M 128M 256K
