@@ -5,6 +5,15 @@
  * fail (parsing the file, creating the added datasets and their policies)
  * is done aside; then the changes are applied, and those cannot fail.
  *
+ * What to do with a changed key is not decided here: the running and the new
+ * config are compared over the key table (config_diff_*), and each key's row
+ * gives its class. Restart keys keep their running values in the new
+ * config; source keys of a dataset replace it; live keys are reported and
+ * applied: [daemon] by swapping d->cfg, a tier by tier_set_limits(), a
+ * dataset by copying the key into ds->conf. A dataset key inherited from
+ * [daemon] is compared in the dataset, where loading has put it, so a new
+ * [daemon] default reaches each dataset that takes it.
+ *
  * Pointers: nothing keeps a pointer into struct config (a dataset has its
  * own copy of its dataset_conf, tiers copy what they need), so the old
  * config is freed at once. A removed dataset is another matter: client
@@ -23,7 +32,6 @@
 #include <string.h>
 
 #include "chunk.h"
-#include "config_value.h"
 #include "dataset.h"
 #include "index.h"
 #include "log.h"
@@ -36,77 +44,98 @@
 
 #define POLICY_NS "policy" /* policy_glue.c's namespace of persisted choices */
 
-/* The settings that say where a dataset's bytes come from and how they
- * are cut: a change means other data, so the dataset is replaced. */
-static bool same_source(const struct dataset_conf *a, const struct dataset_conf *b)
+/* One walk over the keys that differ between a running section and its
+ * new one (config_diff_*): LABEL names the section in the report, and a
+ * key that is handled is copied from FROM to TO (NULL: not copied). */
+struct walk {
+	FILE *out;
+	const char *label; /* "daemon", "hot", "dataset.NAME" */
+	void *to;
+	const void *from;
+	unsigned n;        /* keys handled */
+};
+
+/* Keys read only at start (their row says restart): report the change and
+ * keep the running value in the new config (walk: FROM running, TO new), so
+ * that what `config show` prints is what runs. */
+static int keep_restart_key(void *arg, const struct config_change *ch)
 {
-	return strcmp(a->backend, b->backend) == 0 && strcmp(a->path, b->path) == 0 &&
-	       a->chunk_size == b->chunk_size && strcmp(a->ceph_conf, b->ceph_conf) == 0 &&
-	       strcmp(a->client_id, b->client_id) == 0 && strcmp(a->keyring, b->keyring) == 0 &&
-	       strcmp(a->pool, b->pool) == 0 &&
-	       strcmp(a->rados_namespace, b->rados_namespace) == 0 &&
-	       strcmp(a->prefix, b->prefix) == 0 && strcmp(a->layout, b->layout) == 0 &&
-	       a->op_timeout_s == b->op_timeout_s && a->max_inflight == b->max_inflight;
+	struct walk *w = arg;
+	if (ch->reload != CONFIG_RELOAD_RESTART)
+		return 0;
+	fprintf(w->out, "needs a restart: %s.%s (running %s, file %s)\n", w->label, ch->name,
+		ch->was, ch->now);
+	config_change_copy(ch, w->to, w->from);
+	w->n++;
+	return 0;
 }
 
-/* Keys read only at start: report a change and keep the running value in
- * the new config, so that what `config show` prints is what runs. */
-static void keep_running(struct config *oc, struct config *nc, FILE *out)
+/* A live key: report it and, for a dataset, copy it into the running
+ * dataset's own copy of its settings (walk: FROM new, TO running). Daemon
+ * keys are read from d->cfg where they are used, so swapping the config
+ * applies them; a tier's apply through tier_set_limits(). */
+static int apply_live_key(void *arg, const struct config_change *ch)
 {
-#define KEEP_STR(field, key)                                                                       \
-	if (strcmp(oc->field, nc->field) != 0) {                                                   \
-		fprintf(out, "needs a restart: %s (running \"%s\", file \"%s\")\n", key, oc->field,  \
-			nc->field);                                                                 \
-		memcpy(nc->field, oc->field, sizeof(nc->field));                                    \
-	}
-	KEEP_STR(socket, "daemon.socket")
-	KEEP_STR(state_dir, "daemon.state_dir")
-	KEEP_STR(socket_group, "daemon.socket_group")
-	KEEP_STR(metrics_listen, "daemon.metrics_listen")
-#undef KEEP_STR
-	nc->socket_gid = oc->socket_gid;
-	memcpy(nc->metrics_host, oc->metrics_host, sizeof(nc->metrics_host));
-	nc->metrics_port = oc->metrics_port;
-	if (oc->workers != nc->workers) {
-		fprintf(out, "needs a restart: daemon.workers (running %u, file %u)\n", oc->workers,
-			nc->workers);
-		nc->workers = oc->workers;
-	}
-	if (oc->socket_mode != nc->socket_mode) {
-		fprintf(out, "needs a restart: daemon.socket_mode (running %04o, file %04o)\n",
-			oc->socket_mode, nc->socket_mode);
-		nc->socket_mode = oc->socket_mode;
-	}
+	struct walk *w = arg;
+	if (ch->reload != CONFIG_RELOAD_LIVE)
+		return 0;
+	fprintf(w->out, "applied: %s.%s = %s (was %s%s%s)\n", w->label, ch->name, ch->now, ch->was,
+		ch->applies ? ", " : "", ch->applies ? ch->applies : "");
+	if (w->to)
+		config_change_copy(ch, w->to, w->from);
+	w->n++;
+	return 0;
+}
+
+/* For the report of a replaced dataset: "key: old -> new" of every key
+ * that differs, whatever its class (the new dataset takes them all). */
+static int list_key(void *arg, const struct config_change *ch)
+{
+	struct walk *w = arg;
+	fprintf(w->out, "%s%s: %s -> %s", w->n++ ? ", " : "", ch->name, ch->was, ch->now);
+	return 0;
+}
+
+/* The new config's section of dataset NAME, writable (config_dataset()
+ * gives a const one). */
+static struct dataset_conf *new_dataset_conf(struct config *nc, const char *name)
+{
+	for (unsigned i = 0; i < nc->ndatasets; i++)
+		if (strcmp(nc->datasets[i].name, name) == 0)
+			return &nc->datasets[i];
+	return NULL;
+}
+
+/* Phase 1: restart keys of [daemon], the tiers and the datasets that stay
+ * keep their running values in NC. */
+static void keep_running(struct daemon *d, const struct config *oc, struct config *nc, FILE *out)
+{
+	struct walk w = {.out = out, .label = "daemon", .to = nc, .from = oc};
+	config_diff_daemon(oc, nc, keep_restart_key, &w);
 	for (int t = 0; t < TIER_COUNT; t++) {
-		struct tier_conf *a = &oc->tiers[t], *b = &nc->tiers[t];
+		const struct tier_conf *a = &oc->tiers[t];
+		struct tier_conf *b = &nc->tiers[t];
 		const char *name = t == TIER_HOT ? "hot" : "warm";
 		if (a->present != b->present) {
+			/* a tier is not a key: its presence is read at start */
 			fprintf(out, "needs a restart: [tier %s] %s\n", name,
 				b->present ? "added" : "removed");
 			*b = *a;
-		} else if (a->present && strcmp(a->path, b->path) != 0) {
-			fprintf(out, "needs a restart: %s.path (running \"%s\", file \"%s\")\n", name,
-				a->path, b->path);
-			memcpy(b->path, a->path, sizeof(b->path));
+		} else if (a->present) {
+			w = (struct walk){.out = out, .label = name, .to = b, .from = a};
+			config_diff_tier(a, b, keep_restart_key, &w);
 		}
 	}
-}
-
-/* Daemon keys that apply as they are read (log_level at once; the others
- * are looked up in d->cfg on use). */
-static void report_live_keys(const struct config *oc, const struct config *nc, FILE *out)
-{
-	if (oc->log_level != nc->log_level)
-		fprintf(out, "applied: daemon.log_level = %s\n", log_level_name(nc->log_level));
-	if (oc->max_clients != nc->max_clients)
-		fprintf(out, "applied: daemon.max_clients = %u\n", nc->max_clients);
-	if (oc->sync_delay_ms != nc->sync_delay_ms || oc->sync_backlog != nc->sync_backlog)
-		fprintf(out, "applied: daemon.sync_delay = %llums sync_backlog = %llu\n",
-			(unsigned long long)nc->sync_delay_ms, (unsigned long long)nc->sync_backlog);
-	if (strcmp(oc->admin_group, nc->admin_group) != 0)
-		fprintf(out, "applied: daemon.admin_group = \"%s\" (for clients that connect from "
-			     "now on)\n",
-			nc->admin_group);
+	for (unsigned i = 0; i < nc->ndatasets; i++) {
+		struct dataset_conf *nd = &nc->datasets[i];
+		const struct dataset *ds = cache_dataset(&d->cache, nd->name, strlen(nd->name));
+		char label[CONFIG_NAME_MAX + 16];
+		if (!ds || !config_same_source(&ds->conf, nd))
+			continue; /* added or replaced: created with the file's values */
+		snprintf(label, sizeof(label), "dataset.%s", nd->name);
+		w = (struct walk){.out = out, .label = label, .to = nd, .from = &ds->conf};
+		config_diff_dataset(&ds->conf, nd, keep_restart_key, &w);
+	}
 }
 
 static bool apply_tiers(struct daemon *d, const struct config *oc, const struct config *nc,
@@ -115,15 +144,14 @@ static bool apply_tiers(struct daemon *d, const struct config *oc, const struct 
 	bool changed = false;
 	for (int t = 0; t < TIER_COUNT; t++) {
 		const struct tier_conf *a = &oc->tiers[t], *b = &nc->tiers[t];
-		char cap[32];
-		if (!b->present || (a->capacity == b->capacity && a->high_water == b->high_water &&
-				    a->low_water == b->low_water))
+		if (!a->present || !b->present)
+			continue;
+		struct walk w = {.out = out, .label = d->cache.tiers[t].name};
+		config_diff_tier(a, b, apply_live_key, &w);
+		if (!w.n)
 			continue;
 		tier_set_limits(&d->cache.tiers[t], b);
 		changed = true;
-		fprintf(out, "applied: [tier %s] capacity = %s high_water = %u low_water = %u\n",
-			d->cache.tiers[t].name, config_fmt_size(cap, sizeof(cap), b->capacity),
-			b->high_water, b->low_water);
 		log_info("op=reload tier=%s capacity=%llu high_water=%u low_water=%u", d->cache.tiers[t].name,
 			 (unsigned long long)b->capacity, b->high_water, b->low_water);
 	}
@@ -174,17 +202,11 @@ static int retire(struct daemon *d, struct dataset *ds)
 	return 0;
 }
 
-/* A kept dataset whose policy or revalidate_after changed. */
-static void apply_settings(struct daemon *d, struct dataset *ds, const struct dataset_conf *nd,
-			   FILE *out)
+/* A kept dataset's policy: applied like tierctl policy set, which may
+ * fail; then the dataset keeps its policy and ND is set back to it, so
+ * that `config show` prints what runs. */
+static void apply_policy(struct daemon *d, struct dataset *ds, struct dataset_conf *nd, FILE *out)
 {
-	char a[32], b[32];
-	if (ds->conf.revalidate_after_ms != nd->revalidate_after_ms) {
-		fprintf(out, "applied: dataset.%s.revalidate_after = %s (was %s)\n", ds->name,
-			config_fmt_duration(b, sizeof(b), nd->revalidate_after_ms),
-			config_fmt_duration(a, sizeof(a), ds->conf.revalidate_after_ms));
-		ds->conf.revalidate_after_ms = nd->revalidate_after_ms;
-	}
 	if (strcmp(ds->conf.policy, nd->policy) == 0)
 		return;
 	char old[sizeof(ds->conf.policy)], err[512];
@@ -198,9 +220,23 @@ static void apply_settings(struct daemon *d, struct dataset *ds, const struct da
 		fprintf(out, "not applied: dataset.%s.policy = %s: %s (keeps %s)\n", ds->name,
 			nd->policy, err, old);
 		log_warn("dataset=%s op=reload policy=%s err=\"%s\"", ds->name, nd->policy, err);
+		memcpy(nd->policy, old, sizeof(old));
 		return;
 	}
 	fprintf(out, "applied: dataset.%s.policy = %s (was %s)\n", ds->name, nd->policy, old);
+}
+
+/* A kept dataset (same source): every live key that changed reaches the
+ * running dataset, whose settings are its own copy (ds->conf), read where
+ * they are used (lifecycle, revalidation, the policy). */
+static void apply_settings(struct daemon *d, struct dataset *ds, struct dataset_conf *nd,
+			   FILE *out)
+{
+	char label[CONFIG_NAME_MAX + 16];
+	apply_policy(d, ds, nd, out);
+	snprintf(label, sizeof(label), "dataset.%s", ds->name);
+	struct walk w = {.out = out, .label = label, .to = &ds->conf, .from = nd};
+	config_diff_dataset(&ds->conf, nd, apply_live_key, &w);
 }
 
 int reload_config(struct daemon *d, char **report)
@@ -228,17 +264,19 @@ int reload_config(struct daemon *d, char **report)
 	}
 
 	/* phase 1: what may fail, aside */
-	keep_running(oc, nc, out);
+	keep_running(d, oc, nc, out);
 	for (unsigned i = 0; i < nc->ndatasets; i++) {
 		const struct dataset_conf *nd = &nc->datasets[i];
 		struct dataset *ds = cache_dataset(&d->cache, nd->name, strlen(nd->name));
-		if (ds && same_source(&ds->conf, nd))
+		if (ds && config_same_source(&ds->conf, nd))
 			continue;
 		char err[512] = "";
-		if (ds)
-			fprintf(out, "replaced: dataset.%s (its source settings changed; cached "
-				     "chunks dropped)\n",
-				nd->name);
+		if (ds) {
+			struct walk w = {.out = out};
+			fprintf(out, "replaced: dataset.%s (", nd->name);
+			config_diff_dataset(&ds->conf, nd, list_key, &w);
+			fputs("; cached chunks dropped)\n", out);
+		}
 		rc = dataset_new(&d->cache, nd, &added[nadded], err, sizeof(err));
 		if (rc < 0) {
 			fprintf(out, "%s: dataset %s: %s\n", oc->file, nd->name, err);
@@ -249,12 +287,13 @@ int reload_config(struct daemon *d, char **report)
 
 	/* phase 2: apply; nothing below fails */
 	log_set_level(nc->log_level);
-	report_live_keys(oc, nc, out);
+	struct walk w = {.out = out, .label = "daemon"};
+	config_diff_daemon(oc, nc, apply_live_key, &w);
 	bool tiers_changed = apply_tiers(d, oc, nc, out);
 	for (unsigned i = 0; i < d->cache.nds; i++) {
 		struct dataset *ds = d->cache.ds[i];
-		const struct dataset_conf *nd = config_dataset(nc, ds->name);
-		if (nd && same_source(&ds->conf, nd)) {
+		struct dataset_conf *nd = new_dataset_conf(nc, ds->name);
+		if (nd && config_same_source(&ds->conf, nd)) {
 			apply_settings(d, ds, nd, out);
 			all[nall++] = ds;
 			continue;

@@ -2,15 +2,17 @@
  * Reloading the configuration file at run time (tierctl reload, SIGHUP).
  * Loop thread only.
  *
- * What changes live: tier capacities and watermarks (a shrunk tier is
- * drained by the mover), log_level, max_clients, admin_group, datasets
- * added and removed, a dataset's policy and revalidate_after. A dataset
- * whose source settings changed (backend, path, pool, chunk_size, ...) is
- * removed and added again: its cached chunks are dropped. Keys that only
- * take effect at start (socket, socket_mode, socket_group, state_dir,
- * workers, metrics_listen, a tier's path or presence) are reported as
- * needing a restart and keep their running values. A file with errors
- * changes nothing.
+ * Each key's row in the config table (cached/config_keys.c) gives its
+ * reload class. Live keys apply (tier capacities and watermarks, a shrunk
+ * tier drained by the mover; log_level, max_clients, admin_group, the plan,
+ * prefetch and sync keys; a dataset's policy, revalidate_after,
+ * demote_after, evict_after, also when inherited from [daemon]). A dataset
+ * whose source keys changed (backend, path, pool, chunk_size, ...) is
+ * removed and added again: its cached chunks are dropped. Restart keys
+ * (socket, socket_mode, socket_group, state_dir, workers, metrics_listen, a
+ * tier's path) and a tier added or removed are reported as needing a
+ * restart and keep their running values. Datasets are added and removed.
+ * A file with errors changes nothing.
  */
 #ifndef TIERCACHE_RELOAD_H
 #define TIERCACHE_RELOAD_H

@@ -101,6 +101,18 @@ int config_parse_size(const char *s, uint64_t *out);
  * -EINVAL or -ERANGE. */
 int config_parse_duration_ms(const char *s, uint64_t *out);
 
+/* What a reload does with a changed key: each key's row in the table says,
+ * and reload.c only follows it. Zero is no class, so that a row that forgot
+ * to choose is caught (tests/unit/test_config_files.c). */
+enum config_reload {
+	CONFIG_RELOAD_LIVE = 1, /* the new value takes effect on reload */
+	CONFIG_RELOAD_RESTART,  /* read at start only: reported, the running value stays */
+	CONFIG_RELOAD_SOURCE,   /* dataset: where its bytes come from; a change replaces it */
+};
+
+/* "live", "restart", "source" (NULL for anything else). */
+const char *config_reload_name(enum config_reload r);
+
 /* One key of the config table, for tools and tests that list keys (the
  * reference conf/tiercache.conf must show each one with its default). */
 struct config_key_info {
@@ -109,6 +121,7 @@ struct config_key_info {
 	const char *default_value; /* as written in a file; NULL: no default */
 	bool required;             /* (for backend-only keys: required there) */
 	const char *backend;       /* dataset keys of one backend only, else NULL */
+	enum config_reload reload;
 };
 
 /* The i-th key in table (and reference file) order: 0, or -ENOENT past the
@@ -122,5 +135,32 @@ int config_key_at(size_t i, struct config_key_info *out);
  * does not apply (tier absent, key of another backend, past the end). */
 int config_key_value(const struct config *cfg, size_t i, unsigned which, char *buf, size_t n,
 		     bool *is_default);
+
+/* ---- comparing two configs, for reload (config_diff.c) ----
+ * Each walk goes over the key table in order and calls FN for every key
+ * of the section whose value differs between A (running) and B (new); a
+ * nonzero return from FN stops the walk and is returned. Dataset keys of a
+ * backend neither dataset has are skipped. */
+#define CONFIG_CHANGE_VALUE_MAX (PATH_MAX + 3) /* a path in quotes */
+struct config_change {
+	size_t key;                /* for config_key_at() and config_change_copy() */
+	const char *name;          /* "capacity" */
+	enum config_reload reload; /* the key's class */
+	const char *applies;       /* a live change applies so, when not at once (NULL) */
+	/* the values as a file writes them, a string or a path in quotes */
+	char was[CONFIG_CHANGE_VALUE_MAX], now[CONFIG_CHANGE_VALUE_MAX];
+};
+int config_diff_daemon(const struct config *a, const struct config *b,
+		       int (*fn)(void *arg, const struct config_change *ch), void *arg);
+int config_diff_tier(const struct tier_conf *a, const struct tier_conf *b,
+		     int (*fn)(void *arg, const struct config_change *ch), void *arg);
+int config_diff_dataset(const struct dataset_conf *a, const struct dataset_conf *b,
+			int (*fn)(void *arg, const struct config_change *ch), void *arg);
+/* Copy the key of CH, with the fields loading derived from it, from FROM to
+ * TO: both the struct of the section that was compared (struct config,
+ * tier_conf or dataset_conf). */
+void config_change_copy(const struct config_change *ch, void *to, const void *from);
+/* No key of class source differs: the same bytes, cut the same way. */
+bool config_same_source(const struct dataset_conf *a, const struct dataset_conf *b);
 
 #endif

@@ -21,6 +21,18 @@
 #define MIB (UINT64_C(1) << 20)
 
 #define FIELD(type, member) .off = offsetof(type, member), .size = sizeof(((type *)0)->member)
+/* fields FIRST..LAST (adjacent in TYPE) that loading fills from the key */
+#define DERIVED(type, first, last)                                                                 \
+	.derived_off = offsetof(type, first),                                                      \
+	.derived_size = offsetof(type, last) + sizeof(((type *)0)->last) - offsetof(type, first)
+
+/* A row's reload class (config.h). A live key must really take effect on
+ * reload: a daemon key is read from d->cfg where it is used (or applied by
+ * reload.c, log_level), a tier key through tier_set_limits(), a dataset key
+ * from ds->conf, which reload.c updates key by key. */
+#define LIVE .reload = CONFIG_RELOAD_LIVE
+#define RESTART .reload = CONFIG_RELOAD_RESTART
+#define SOURCE .reload = CONFIG_RELOAD_SOURCE
 
 static const char *const backend_values[] = {"posix", "rados", NULL};
 static const char *const layout_values[] = {"plain", "striper", NULL};
@@ -29,90 +41,95 @@ static const char *const layout_values[] = {"plain", "striper", NULL};
  * messages. */
 const struct key_def config_keys[] = {
 	{.sect = SECT_DAEMON, .name = "socket", .type = KEY_PATH, .flags = KEY_NONEMPTY | KEY_SUN_PATH,
-	 .def = "/run/tiercache/tiercached.sock", FIELD(struct config, socket)},
+	 .def = "/run/tiercache/tiercached.sock", FIELD(struct config, socket), RESTART},
 	{.sect = SECT_DAEMON, .name = "state_dir", .type = KEY_PATH, .flags = KEY_NONEMPTY,
-	 .def = "/var/lib/tiercache", FIELD(struct config, state_dir)},
+	 .def = "/var/lib/tiercache", FIELD(struct config, state_dir), RESTART},
 	{.sect = SECT_DAEMON, .name = "log_level", .type = KEY_LOG_LEVEL, .def = "info",
-	 FIELD(struct config, log_level)},
+	 FIELD(struct config, log_level), LIVE},
 	{.sect = SECT_DAEMON, .name = "max_clients", .type = KEY_UINT, .def = "1024", .min = 1,
-	 .max = 65536, FIELD(struct config, max_clients)},
+	 .max = 65536, FIELD(struct config, max_clients), LIVE},
 	{.sect = SECT_DAEMON, .name = "workers", .type = KEY_UINT, .def = "4", .min = 1, .max = 64,
-	 FIELD(struct config, workers)},
+	 FIELD(struct config, workers), RESTART},
 	{.sect = SECT_DAEMON, .name = "admin_group", .type = KEY_STRING,
-	 FIELD(struct config, admin_group)},
+	 FIELD(struct config, admin_group), LIVE, .applies = "for clients that connect from now on",
+	 DERIVED(struct config, admin_gid, admin_gid)},
 	{.sect = SECT_DAEMON, .name = "socket_mode", .type = KEY_MODE, .def = "0660", .max = 0777,
-	 FIELD(struct config, socket_mode)},
+	 FIELD(struct config, socket_mode), RESTART},
 	{.sect = SECT_DAEMON, .name = "socket_group", .type = KEY_STRING,
-	 FIELD(struct config, socket_group)},
+	 FIELD(struct config, socket_group), RESTART, DERIVED(struct config, socket_gid, socket_gid)},
 	{.sect = SECT_DAEMON, .name = "metrics_listen", .type = KEY_STRING,
-	 FIELD(struct config, metrics_listen)},
+	 FIELD(struct config, metrics_listen), RESTART,
+	 DERIVED(struct config, metrics_host, metrics_port)},
 	{.sect = SECT_DAEMON, .name = "demote_after", .type = KEY_DURATION,
 	 .flags = KEY_SECONDS | KEY_OFF, .def = "off", .min = 0, .max = 3650 * DAY_MS,
-	 FIELD(struct config, demote_after_s)},
+	 FIELD(struct config, demote_after_s), LIVE,
+	 .applies = "in datasets that do not set their own"},
 	{.sect = SECT_DAEMON, .name = "evict_after", .type = KEY_DURATION,
 	 .flags = KEY_SECONDS | KEY_OFF, .def = "off", .min = 0, .max = 3650 * DAY_MS,
-	 FIELD(struct config, evict_after_s)},
+	 FIELD(struct config, evict_after_s), LIVE,
+	 .applies = "in datasets that do not set their own"},
 	{.sect = SECT_DAEMON, .name = "plan_grace", .type = KEY_DURATION, .flags = KEY_SECONDS,
-	 .def = "30s", .min = 0, .max = DAY_MS, FIELD(struct config, plan_grace_s)},
+	 .def = "30s", .min = 0, .max = DAY_MS, FIELD(struct config, plan_grace_s), LIVE},
 	{.sect = SECT_DAEMON, .name = "prefetch_max_bytes", .type = KEY_SIZE, .def = "1G",
-	 .min = 0, .max = UINT64_MAX, FIELD(struct config, prefetch_max_bytes)},
+	 .min = 0, .max = UINT64_MAX, FIELD(struct config, prefetch_max_bytes), LIVE},
 	{.sect = SECT_DAEMON, .name = "prefetch_inflight", .type = KEY_UINT, .def = "8", .min = 1,
-	 .max = 256, FIELD(struct config, prefetch_inflight)},
+	 .max = 256, FIELD(struct config, prefetch_inflight), LIVE},
 	{.sect = SECT_DAEMON, .name = "readahead_chunks", .type = KEY_UINT, .def = "4", .min = 0,
-	 .max = 64, FIELD(struct config, readahead_chunks)},
+	 .max = 64, FIELD(struct config, readahead_chunks), LIVE},
 	{.sect = SECT_DAEMON, .name = "sync_delay", .type = KEY_DURATION, .def = "5s", .min = 0,
-	 .max = 3600 * 1000, FIELD(struct config, sync_delay_ms)},
+	 .max = 3600 * 1000, FIELD(struct config, sync_delay_ms), LIVE},
 	{.sect = SECT_DAEMON, .name = "sync_backlog", .type = KEY_SIZE, .def = "1G", .min = 0,
-	 .max = UINT64_MAX, FIELD(struct config, sync_backlog)},
+	 .max = UINT64_MAX, FIELD(struct config, sync_backlog), LIVE},
 
 	{.sect = SECT_TIER, .name = "path", .type = KEY_PATH, .flags = KEY_REQUIRED | KEY_NONEMPTY,
-	 .example = "path = /nvme/tiercache", FIELD(struct tier_conf, path)},
+	 .example = "path = /nvme/tiercache", FIELD(struct tier_conf, path), RESTART},
 	{.sect = SECT_TIER, .name = "capacity", .type = KEY_SIZE, .flags = KEY_REQUIRED,
 	 .example = "capacity = 64G", .min = MIB, .max = UINT64_MAX,
-	 FIELD(struct tier_conf, capacity)},
+	 FIELD(struct tier_conf, capacity), LIVE},
 	{.sect = SECT_TIER, .name = "high_water", .type = KEY_PERCENT, .def = "90", .min = 1,
-	 .max = 100, FIELD(struct tier_conf, high_water)},
+	 .max = 100, FIELD(struct tier_conf, high_water), LIVE},
 	{.sect = SECT_TIER, .name = "low_water", .type = KEY_PERCENT, .def = "80", .min = 0,
-	 .max = 99, FIELD(struct tier_conf, low_water)},
+	 .max = 99, FIELD(struct tier_conf, low_water), LIVE},
 
 	{.sect = SECT_DATASET, .name = "backend", .type = KEY_ENUM, .def = "posix",
-	 .values = backend_values, FIELD(struct dataset_conf, backend)},
+	 .values = backend_values, FIELD(struct dataset_conf, backend), SOURCE},
 	{.sect = SECT_DATASET, .name = "path", .type = KEY_PATH,
 	 .flags = KEY_POSIX | KEY_REQUIRED | KEY_NONEMPTY, .example = "path = /data/imagenet",
-	 FIELD(struct dataset_conf, path)},
+	 FIELD(struct dataset_conf, path), SOURCE},
 	{.sect = SECT_DATASET, .name = "chunk_size", .type = KEY_SIZE, .def = "4M", .min = 64 * KIB,
-	 .max = 64 * MIB, .align = 4096, FIELD(struct dataset_conf, chunk_size)},
+	 .max = 64 * MIB, .align = 4096, FIELD(struct dataset_conf, chunk_size), SOURCE},
 	{.sect = SECT_DATASET, .name = "policy", .type = KEY_POLICY, .def = "lru",
-	 FIELD(struct dataset_conf, policy)},
+	 FIELD(struct dataset_conf, policy), LIVE},
 	{.sect = SECT_DATASET, .name = "revalidate_after", .type = KEY_DURATION, .def = "5s",
-	 .min = 0, .max = DAY_MS, FIELD(struct dataset_conf, revalidate_after_ms)},
+	 .min = 0, .max = DAY_MS, FIELD(struct dataset_conf, revalidate_after_ms), LIVE},
 	{.sect = SECT_DATASET, .name = "demote_after", .type = KEY_DURATION,
 	 .flags = KEY_SECONDS | KEY_OFF | KEY_INHERIT, .min = 0, .max = 3650 * DAY_MS,
-	 FIELD(struct dataset_conf, demote_after_s)},
+	 FIELD(struct dataset_conf, demote_after_s), LIVE},
 	{.sect = SECT_DATASET, .name = "evict_after", .type = KEY_DURATION,
 	 .flags = KEY_SECONDS | KEY_OFF | KEY_INHERIT, .min = 0, .max = 3650 * DAY_MS,
-	 FIELD(struct dataset_conf, evict_after_s)},
+	 FIELD(struct dataset_conf, evict_after_s), LIVE},
 	{.sect = SECT_DATASET, .name = "ceph_conf", .type = KEY_PATH,
 	 .flags = KEY_RADOS | KEY_NONEMPTY, .def = "/etc/ceph/ceph.conf",
-	 FIELD(struct dataset_conf, ceph_conf)},
+	 FIELD(struct dataset_conf, ceph_conf), SOURCE},
 	{.sect = SECT_DATASET, .name = "client_id", .type = KEY_STRING,
-	 .flags = KEY_RADOS | KEY_NONEMPTY, .def = "admin", FIELD(struct dataset_conf, client_id)},
+	 .flags = KEY_RADOS | KEY_NONEMPTY, .def = "admin", FIELD(struct dataset_conf, client_id),
+	 SOURCE},
 	{.sect = SECT_DATASET, .name = "keyring", .type = KEY_PATH, .flags = KEY_RADOS,
-	 FIELD(struct dataset_conf, keyring)},
+	 FIELD(struct dataset_conf, keyring), SOURCE},
 	{.sect = SECT_DATASET, .name = "pool", .type = KEY_STRING,
 	 .flags = KEY_RADOS | KEY_REQUIRED | KEY_NONEMPTY, .example = "pool = datasets",
-	 FIELD(struct dataset_conf, pool)},
+	 FIELD(struct dataset_conf, pool), SOURCE},
 	{.sect = SECT_DATASET, .name = "namespace", .type = KEY_STRING, .flags = KEY_RADOS,
-	 FIELD(struct dataset_conf, rados_namespace)},
+	 FIELD(struct dataset_conf, rados_namespace), SOURCE},
 	{.sect = SECT_DATASET, .name = "prefix", .type = KEY_STRING, .flags = KEY_RADOS,
-	 FIELD(struct dataset_conf, prefix)},
+	 FIELD(struct dataset_conf, prefix), SOURCE},
 	{.sect = SECT_DATASET, .name = "layout", .type = KEY_ENUM, .flags = KEY_RADOS,
-	 .def = "plain", .values = layout_values, FIELD(struct dataset_conf, layout)},
+	 .def = "plain", .values = layout_values, FIELD(struct dataset_conf, layout), SOURCE},
 	{.sect = SECT_DATASET, .name = "op_timeout", .type = KEY_DURATION,
 	 .flags = KEY_RADOS | KEY_SECONDS, .def = "30s", .min = SEC_MS, .max = HOUR_MS,
-	 FIELD(struct dataset_conf, op_timeout_s)},
+	 FIELD(struct dataset_conf, op_timeout_s), SOURCE},
 	{.sect = SECT_DATASET, .name = "max_inflight", .type = KEY_UINT, .flags = KEY_RADOS,
-	 .def = "16", .min = 1, .max = 1024, FIELD(struct dataset_conf, max_inflight)},
+	 .def = "16", .min = 1, .max = 1024, FIELD(struct dataset_conf, max_inflight), SOURCE},
 };
 
 const size_t config_nkeys = ARRAY_SIZE(config_keys);
@@ -146,8 +163,22 @@ int config_key_at(size_t i, struct config_key_info *out)
 		.default_value = k->def,
 		.required = k->flags & KEY_REQUIRED,
 		.backend = k->flags & KEY_POSIX ? "posix" : k->flags & KEY_RADOS ? "rados" : NULL,
+		.reload = k->reload,
 	};
 	return 0;
+}
+
+const char *config_reload_name(enum config_reload r)
+{
+	switch (r) {
+	case CONFIG_RELOAD_LIVE:
+		return "live";
+	case CONFIG_RELOAD_RESTART:
+		return "restart";
+	case CONFIG_RELOAD_SOURCE:
+		return "source";
+	}
+	return NULL;
 }
 
 void config_key_format(const struct key_def *k, const void *base, char *buf, size_t n)
@@ -179,7 +210,11 @@ void config_key_format(const struct key_def *k, const void *base, char *buf, siz
 		snprintf(buf, n, "%" PRIu64, x);
 		break;
 	case KEY_DURATION:
-		config_fmt_duration(buf, n, (k->flags & KEY_SECONDS) ? x * SEC_MS : x);
+		/* written back the way a file says it, as the reference does */
+		if ((k->flags & KEY_OFF) && x == 0)
+			snprintf(buf, n, "off");
+		else
+			config_fmt_duration(buf, n, (k->flags & KEY_SECONDS) ? x * SEC_MS : x);
 		break;
 	case KEY_MODE:
 		snprintf(buf, n, "%04" PRIo64, x);

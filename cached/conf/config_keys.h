@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h" /* enum config_reload */
+
 #define KEYS_MAX 64 /* keys in the table at most (parse bookkeeping arrays) */
 
 enum section_kind {
@@ -54,6 +56,11 @@ struct key_def {
 	uint64_t align;      /* sizes: must be a multiple of this */
 	const char *const *values;
 	size_t off, size; /* the field in the section's struct */
+	/* Fields that loading derives from this one (socket_group ->
+	 * socket_gid): a reload that keeps the running value keeps them too. */
+	size_t derived_off, derived_size;
+	enum config_reload reload; /* what a reload does with a change */
+	const char *applies;       /* a live change applies so, when not at once (NULL) */
 };
 
 /* Order matters: it is the order of conf/tiercache.conf and of key lists in

@@ -36,7 +36,7 @@ check "the refusals are logged" grep -q 'err="not an admin"' "$T/daemon.log"
 # admin_group = users: a member may, a non-member still may not; the new
 # group applies to clients that connect after the reload
 sed -i 's/^\[daemon\]$/[daemon]\nadmin_group = users/' "$T/tc.conf"
-check "reload: admin_group = users" bash -c "'$TC' reload | grep -qx 'applied: daemon.admin_group = \"users\" (for clients that connect from now on)'"
+check "reload: admin_group = users" bash -c "'$TC' reload | grep -qx 'applied: daemon.admin_group = \"users\" (was \"\", for clients that connect from now on)'"
 check "a member of users may reload" quiet as_users "$TC" reload
 as_nobody "$TC" reload >"$T/out" 2>"$T/err"
 check "a non-member may not" grep -q "run it as root or as a member of group users (daemon.admin_group)" "$T/err"

@@ -1,6 +1,8 @@
 # tierctl config show and tierctl reload / SIGHUP against the real daemon:
 # a bad file changes nothing; tier limits, log level, datasets added,
-# removed and changed apply live; start-only keys are reported, not applied.
+# removed and changed apply live, and so do a dataset's lifecycle keys and
+# the [daemon] defaults it inherits (lifecycle uses them); restart keys are
+# reported and keep their running values; a source key replaces a dataset.
 . "$(dirname "$0")/lib.sh"
 TC=$TC_BIN/tierctl
 tc_config 64M 128M 256K
@@ -68,8 +70,8 @@ sed -e '0,/^capacity = 64M/s//capacity = 2M/' -e 's/^log_level = .*/log_level = 
 } >>"$T/tc.conf"
 "$TC" reload >"$T/r.out" 2>"$T/r.err"
 check "good config: reload exits 0" [ $? -eq 0 ]
-check "report: hot applied" grep -q "applied: \[tier hot\] capacity = 2M high_water = 90 low_water = 70" "$T/r.out"
-check "report: log level" grep -qx "applied: daemon.log_level = debug" "$T/r.out"
+check "report: hot applied" grep -qx "applied: hot.capacity = 2M (was 64M)" "$T/r.out"
+check "report: log level" grep -qx "applied: daemon.log_level = debug (was info)" "$T/r.out"
 check "report: revalidate_after" grep -qx "applied: dataset.ds.revalidate_after = 1m (was 5s)" "$T/r.out"
 check "report: ds2 added" grep -qx "added: dataset.ds2" "$T/r.out"
 check "report: workers needs a restart" grep -qx "needs a restart: daemon.workers (running 4, file 8)" "$T/r.out"
@@ -165,9 +167,77 @@ check "ds added back: nothing left to unpin" grep -q "nothing is pinned" "$T/unp
 # a changed source setting replaces the dataset
 sed -i -e 's/^chunk_size = 128K/chunk_size = 64K/' "$T/tc.conf"
 "$TC" reload >"$T/r.out" 2>"$T/r.err"
-check "chunk_size change replaces ds2" grep -q "replaced: dataset.ds2" "$T/r.out"
+check "chunk_size change replaces ds2, naming the key" \
+	grep -qx "replaced: dataset.ds2 (chunk_size: 128K -> 64K; cached chunks dropped)" "$T/r.out"
 check "ds2 after replace: exact bytes" until_ok bash -c "'$TC' cat ds2/g.bin | cmp -s - '$T/cold2/g.bin'"
 check "ds2 after replace: new chunk size" [ "$(jget "[d['chunk_size'] for d in s['datasets'] if d['name']=='ds2'][0]")" = 65536 ]
+
+# ---- every live key reaches what runs: a dataset's lifecycle keys and a
+# [daemon] default the datasets inherit; what lifecycle uses is what the
+# daemon reports for its run (tierctl lifecycle run --dry-run)
+thr() { # thr NAME: "demote_after_s evict_after_s" the lifecycle uses for NAME
+	"$TC" lifecycle run --dry-run --json |
+		python3 -c "import json,sys; d=[d for d in json.load(sys.stdin)['datasets'] if d['name']=='$1'][0]; print(d['demote_after_s'], d['evict_after_s'])"
+}
+lc_would() { # lc_would AS_OF: chunks of ds a lifecycle run at AS_OF would demote or drop
+	"$TC" lifecycle run --dry-run --dataset ds --as-of "$1" --json |
+		python3 -c "import json,sys; r=json.load(sys.stdin)['result']; print(r['moved_chunks'] + r['dropped_chunks'])"
+}
+sed -i -e 's/^workers = 8/workers = 4/' "$T/tc.conf"
+"$TC" reload >"$T/r.out" 2>"$T/r.err"
+check "the file as it runs: no changes" [ "$(cat "$T/r.out")" = "no changes" ]
+for i in 1 2 3; do "$TC" cat ds/f$i.bin >/dev/null; done
+check "lifecycle before: ds never demotes or drops" [ "$(thr ds)" = "0 0" ]
+check "lifecycle before: nothing to do for ds in 3h" [ "$(lc_would +3h)" = 0 ]
+
+sed -i -e '/^revalidate_after = 1m/a demote_after = 1h' "$T/tc.conf"
+"$TC" reload >"$T/r.out" 2>"$T/r.err"
+check "demote_after: reported" grep -qx "applied: dataset.ds.demote_after = 1h (was off)" "$T/r.out"
+check "demote_after: the only change" [ "$(wc -l <"$T/r.out")" = 1 ]
+check "demote_after: config show" bash -c "'$TC' config show dataset ds | grep -qx 'demote_after = 1h'"
+check "demote_after: lifecycle uses it" [ "$(thr ds)" = "3600 0" ]
+check "demote_after: ds would demote in 3h" [ "$(lc_would +3h)" -gt 0 ]
+check "demote_after: not in 30m" [ "$(lc_would +30m)" = 0 ]
+
+sed -i -e '/^demote_after = 1h/a evict_after = 2h' "$T/tc.conf"
+"$TC" reload >"$T/r.out" 2>"$T/r.err"
+check "evict_after: reported" grep -qx "applied: dataset.ds.evict_after = 2h (was off)" "$T/r.out"
+check "evict_after: config show" bash -c "'$TC' config show dataset ds | grep -qx 'evict_after = 2h'"
+check "evict_after: lifecycle uses it" [ "$(thr ds)" = "3600 7200" ]
+
+sed -i -e '/^workers = 4/a demote_after = 4h' "$T/tc.conf"
+"$TC" reload >"$T/r.out" 2>"$T/r.err"
+check "[daemon] default: reported" \
+	grep -qx "applied: daemon.demote_after = 4h (was off, in datasets that do not set their own)" "$T/r.out"
+check "[daemon] default: reaches ds2, which inherits it" grep -qx "applied: dataset.ds2.demote_after = 4h (was off)" "$T/r.out"
+check "[daemon] default: not ds, which sets its own" bash -c "! grep -q 'dataset.ds.demote_after' '$T/r.out'"
+check "[daemon] default: config show of ds2" bash -c "'$TC' config show dataset ds2 | grep -qx 'demote_after = 4h'"
+check "[daemon] default: lifecycle of ds2 uses it" [ "$(thr ds2)" = "14400 0" ]
+check "[daemon] default: ds keeps its own" [ "$(thr ds)" = "3600 7200" ]
+
+# restart keys: reported, the running value stays and is what config show prints
+sed -i -e '/^workers = 4/a socket_mode = 0666' -e "s|^path = $T/hot\$|path = $T/hot2|" "$T/tc.conf"
+"$TC" reload >"$T/r.out" 2>"$T/r.err"
+check "socket_mode needs a restart" grep -qx "needs a restart: daemon.socket_mode (running 0660, file 0666)" "$T/r.out"
+check "hot.path needs a restart" grep -qx "needs a restart: hot.path (running \"$T/hot\", file \"$T/hot2\")" "$T/r.out"
+check "restart keys: nothing else changed" [ "$(wc -l <"$T/r.out")" = 2 ]
+show >"$T/show4"
+check "show: socket_mode keeps the running value" grep -qx "socket_mode = 0660  # default" "$T/show4"
+check "show: hot.path keeps the running value" grep -qx "path = $T/hot" "$T/show4"
+check "the socket file keeps its mode" [ "$(stat -c %a "$T/sock")" = 660 ]
+sed -i -e '/^socket_mode = 0666/d' -e "s|^path = $T/hot2\$|path = $T/hot|" "$T/tc.conf"
+"$TC" reload >"$T/r.out" 2>"$T/r.err"
+check "restart keys back as they run: no changes" [ "$(cat "$T/r.out")" = "no changes" ]
+
+# a source key replaces the dataset; the live keys changed with it are named
+sed -i -e 's/^chunk_size = 64K/chunk_size = 128K/' -e 's/^policy = arc/policy = lru/' "$T/tc.conf"
+"$TC" reload >"$T/r.out" 2>"$T/r.err"
+check "source change: ds2 replaced, every changed key named" \
+	grep -qx "replaced: dataset.ds2 (chunk_size: 64K -> 128K, policy: arc -> lru; cached chunks dropped)" "$T/r.out"
+check "source change: the new ds2 has the new settings" \
+	[ "$(jget "[(d['chunk_size'], d['policy']) for d in s['datasets'] if d['name']=='ds2'][0]")" = "(131072, 'lru')" ]
+check "source change: the new ds2 keeps the inherited default" [ "$(thr ds2)" = "14400 0" ]
+check "source change: ds2 serves its bytes" until_ok bash -c "'$TC' cat ds2/g.bin | cmp -s - '$T/cold2/g.bin'"
 
 # ---- SIGHUP: same path; a bad file is logged and changes nothing
 sed -i -e 's/^log_level = .*/log_level = info/' "$T/tc.conf"

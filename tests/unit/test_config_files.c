@@ -2,7 +2,7 @@
  * Unit tests of cached/config.c, files: a config that cannot be read,
  * relative paths, two configs loaded side by side, and the reference
  * conf/tiercache.conf (it loads, and documents every key of the table in
- * order with its default).
+ * order with its default and its reload class).
  *
  * Each test writes its files into a fresh temporary directory
  * (config_fixture.h). Single-threaded.
@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -140,9 +141,32 @@ static void test_reference_conf_loads(void **state)
 	config_free(cfg);
 }
 
+/* The paragraph of TEXT around AT (a key's line; paragraphs end at blank
+ * lines) states the key's reload class once: "(reload: CLASS" followed by
+ * ')', ',' or ';'. A paragraph may document several keys of one class. */
+static void expect_reload_class(const char *text, const char *at, const struct config_key_info *k)
+{
+	const char *start = at, *end = strstr(at + 1, "\n\n");
+	while (start > text && !(start[0] == '\n' && start[-1] == '\n'))
+		start--;
+	if (!end)
+		end = at + strlen(at);
+	const char *tag = "(reload: ";
+	const char *r = memmem(start, (size_t)(end - start), tag, strlen(tag));
+	const char *want = config_reload_name(k->reload);
+	size_t n = strlen(want);
+	bool ok = r && r + strlen(tag) + n < end && strncmp(r + strlen(tag), want, n) == 0 &&
+		  strchr("),;", r[strlen(tag) + n]) &&
+		  !memmem(r + 1, (size_t)(end - r - 1), tag, strlen(tag));
+	if (!ok)
+		print_error("[%s] %s: its paragraph must say (reload: %s) once\n", k->section, k->name,
+			    want);
+	assert_true(ok);
+}
+
 /* "#key = value" lines show defaults and examples: with the '#' removed
  * the file must still load, and every key of the table must be shown, in
- * table order, with its default. */
+ * table order, with its default and its reload class. */
 static void test_reference_conf_documents_every_key(void **state)
 {
 	struct fx *fx = *state;
@@ -190,6 +214,7 @@ static void test_reference_conf_documents_every_key(void **state)
 		if (!s)
 			print_error("\"%s\" not found in order in %s\n", want + 1, path);
 		assert_non_null(s);
+		expect_reload_class(open, s + 1, &k);
 		at = s + 1;
 	}
 	assert_int_equal(nkeys, 37);
