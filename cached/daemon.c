@@ -198,7 +198,7 @@ int daemon_run(struct daemon *d)
 		}
 	}
 	log_info("op=ready socket=%s datasets=%u chunks=%zu hot_used=%llu warm_used=%llu", d->cfg->socket,
-		 d->cache.nds, d->cache.chunks.n, (unsigned long long)d->cache.tiers[TIER_HOT].used,
+		 d->cache.nds, chunk_table_count(&d->cache.chunks), (unsigned long long)d->cache.tiers[TIER_HOT].used,
 		 (unsigned long long)d->cache.tiers[TIER_WARM].used);
 	/* systemd (Type=notify): serving now; a no-op without NOTIFY_SOCKET */
 	sd_notifyf(0, "READY=1\nSTATUS=serving %u datasets\nMAINPID=%lu", d->cache.nds,

@@ -182,15 +182,12 @@ static int retire(struct daemon *d, struct dataset *ds)
 		return -ENOMEM;
 	d->retired = r;
 	unsigned dropped = 0;
-	for (size_t b = 0; b < d->cache.chunks.nb; b++) {
-		struct chunk *c = d->cache.chunks.b[b];
-		while (c) {
-			struct chunk *next = c->hnext;
-			if (c->ds == ds) {
-				chunk_drop(&d->cache, c, "dataset_removed");
-				dropped++;
-			}
-			c = next;
+	struct chunk_iter it;
+	for (struct chunk *c = chunk_iter_first(&it, &d->cache.chunks); c;
+	     c = chunk_iter_next(&it)) {
+		if (c->ds == ds) {
+			chunk_drop(&d->cache, c, "dataset_removed");
+			dropped++;
 		}
 	}
 	dataset_forget(&d->cache, ds);

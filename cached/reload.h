@@ -2,7 +2,7 @@
  * Reloading the configuration file at run time (tierctl reload, SIGHUP).
  * Loop thread only.
  *
- * Each key's row in the config table (cached/config_keys.c) gives its
+ * Each key's row in the config table (cached/conf/config_keys.c) gives its
  * reload class. Live keys apply (tier capacities and watermarks, a shrunk
  * tier drained by the mover; log_level, max_clients, admin_group, the plan,
  * prefetch and sync keys; a dataset's policy, revalidate_after,

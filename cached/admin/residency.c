@@ -277,8 +277,10 @@ int residency_init(struct residency **out, struct cache *cache)
 	if (rc < 0)
 		return rc;
 	uint64_t chunks = 0;
-	for (size_t b = 0; res->n && b < cache->chunks.nb; b++)
-		for (struct chunk *c = cache->chunks.b[b]; c; c = c->hnext)
+	struct chunk_iter it;
+	if (res->n)
+		for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c;
+		     c = chunk_iter_next(&it))
 			if (c->state == CHUNK_RESIDENT && pinned_by_any(res, c)) {
 				pin_chunk(cache, c);
 				chunks++;
@@ -846,13 +848,13 @@ int residency_unpin(struct residency *res, struct dataset *ds, const char *rest,
 	if (!removed)
 		return fail(r, -ENOENT, "nothing is pinned at or under %s (tierctl status shows pinned bytes)",
 			    spec);
-	for (size_t b = 0; b < cache->chunks.nb; b++)
-		for (struct chunk *c = cache->chunks.b[b]; c; c = c->hnext)
-			if ((c->state == CHUNK_PINNED || c->pin_after_move) && chunk_in(c, ds, rest) &&
-			    !pinned_by_any(res, c)) {
-				count(&r->pinned, c->len);
-				unpin_chunk(cache, c);
-			}
+	struct chunk_iter it;
+	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it))
+		if ((c->state == CHUNK_PINNED || c->pin_after_move) && chunk_in(c, ds, rest) &&
+		    !pinned_by_any(res, c)) {
+			count(&r->pinned, c->len);
+			unpin_chunk(cache, c);
+		}
 	return 0;
 }
 
@@ -861,21 +863,17 @@ int residency_evict(struct residency *res, struct dataset *ds, const char *rest,
 	struct cache *cache = res->cache;
 	if (*rest && !manifest_find(ds->mf, rest) && !manifest_dir_exists(ds->mf, rest))
 		return fail(r, -ENOENT, "no file or directory \"%s\" in dataset %s", rest, ds->name);
-	for (size_t b = 0; b < cache->chunks.nb; b++) {
-		struct chunk *c = cache->chunks.b[b];
-		while (c) {
-			struct chunk *next = c->hnext;
-			if (chunk_in(c, ds, rest)) {
-				count(&r->selected, c->len);
-				if (c->state == CHUNK_PINNED || c->pin_after_move) {
-					count(&r->skipped_pinned, c->len);
-				} else {
-					count(&r->dropped, c->len);
-					cache->ctr.evictions++;
-					chunk_drop(cache, c, "admin_evict"); /* a moving one goes when its copy ends */
-				}
+	struct chunk_iter it;
+	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it)) {
+		if (chunk_in(c, ds, rest)) {
+			count(&r->selected, c->len);
+			if (c->state == CHUNK_PINNED || c->pin_after_move) {
+				count(&r->skipped_pinned, c->len);
+			} else {
+				count(&r->dropped, c->len);
+				cache->ctr.evictions++;
+				chunk_drop(cache, c, "admin_evict"); /* a moving one goes when its copy ends */
 			}
-			c = next;
 		}
 	}
 	return 0;
@@ -894,19 +892,19 @@ int residency_demote(struct residency *res, struct dataset *ds, const char *rest
 	if (!op)
 		return fail(r, -ENOMEM, "out of memory");
 	uint64_t need = 0;
-	for (size_t b = 0; b < cache->chunks.nb; b++)
-		for (struct chunk *c = cache->chunks.b[b]; c; c = c->hnext) {
-			if (!chunk_in(c, ds, rest) || c->tier != TIER_HOT)
-				continue;
-			if (c->state == CHUNK_PINNED) {
-				count(&op->r.skipped_pinned, c->len);
-				continue;
-			}
-			int rc = rop_add_chunk(op, c);
-			if (rc < 0)
-				return build_failed(op, r, rc);
-			need += c->len;
+	struct chunk_iter it;
+	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it)) {
+		if (!chunk_in(c, ds, rest) || c->tier != TIER_HOT)
+			continue;
+		if (c->state == CHUNK_PINNED) {
+			count(&op->r.skipped_pinned, c->len);
+			continue;
 		}
+		int rc = rop_add_chunk(op, c);
+		if (rc < 0)
+			return build_failed(op, r, rc);
+		need += c->len;
+	}
 	if (need > tier_free(warm)) {
 		uint64_t room = tier_free(warm);
 		rop_free(op);
@@ -927,15 +925,15 @@ int residency_verify(struct residency *res, struct dataset *ds, const struct res
 	if (!op)
 		return fail(r, -ENOMEM, "out of memory");
 	op->window = cache->cfg->workers;
-	for (size_t b = 0; b < cache->chunks.nb; b++)
-		for (struct chunk *c = cache->chunks.b[b]; c; c = c->hnext) {
-			if (!chunk_in(c, ds, "") ||
-			    (c->state != CHUNK_RESIDENT && c->state != CHUNK_PINNED))
-				continue;
-			int rc = rop_add_chunk(op, c);
-			if (rc < 0)
-				return build_failed(op, r, rc);
-		}
+	struct chunk_iter it;
+	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it)) {
+		if (!chunk_in(c, ds, "") ||
+		    (c->state != CHUNK_RESIDENT && c->state != CHUNK_PINNED))
+			continue;
+		int rc = rop_add_chunk(op, c);
+		if (rc < 0)
+			return build_failed(op, r, rc);
+	}
 	rop_pump(op);
 	return 0;
 }
@@ -961,37 +959,32 @@ int residency_lifecycle(struct residency *res, struct dataset *ds, const struct 
 	if (!op)
 		return fail(r, -ENOMEM, "out of memory");
 	op->make_room = true; /* warm's own policy picks what leaves for it */
-	for (size_t b = 0; b < cache->chunks.nb; b++) {
-		struct chunk *c = cache->chunks.b[b];
-		while (c) {
-			struct chunk *next = c->hnext;
-			uint64_t demote, evict;
-			if (ds && c->ds != ds) {
-				c = next;
-				continue;
-			}
-			lc_thresholds(c->ds, lc, &demote, &evict);
-			int64_t age = lc->as_of_s - c->atime_s;
-			if (c->state == CHUNK_PINNED) {
-				if ((demote && age > (int64_t)demote) || (evict && age > (int64_t)evict))
-					count(&op->r.skipped_pinned, c->len);
-			} else if (c->state == CHUNK_RESIDENT) {
-				bool hot = c->tier == TIER_HOT;
-				if (hot && warm && demote && age > (int64_t)demote) {
-					int rc = rop_add_chunk(op, c);
-					if (rc < 0)
-						return build_failed(op, r, rc);
-					count(&op->r.selected, c->len);
-				} else if ((!hot || !warm) && evict && age > (int64_t)evict) {
-					/* warm data, or hot data with no warm tier below */
-					count(&op->r.dropped, c->len);
-					if (!lc->dry_run) {
-						cache->ctr.evictions++;
-						chunk_drop(cache, c, "lifecycle");
-					}
+	struct chunk_iter it;
+	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it)) {
+		uint64_t demote, evict;
+		if (ds && c->ds != ds) {
+			continue;
+		}
+		lc_thresholds(c->ds, lc, &demote, &evict);
+		int64_t age = lc->as_of_s - c->atime_s;
+		if (c->state == CHUNK_PINNED) {
+			if ((demote && age > (int64_t)demote) || (evict && age > (int64_t)evict))
+				count(&op->r.skipped_pinned, c->len);
+		} else if (c->state == CHUNK_RESIDENT) {
+			bool hot = c->tier == TIER_HOT;
+			if (hot && warm && demote && age > (int64_t)demote) {
+				int rc = rop_add_chunk(op, c);
+				if (rc < 0)
+					return build_failed(op, r, rc);
+				count(&op->r.selected, c->len);
+			} else if ((!hot || !warm) && evict && age > (int64_t)evict) {
+				/* warm data, or hot data with no warm tier below */
+				count(&op->r.dropped, c->len);
+				if (!lc->dry_run) {
+					cache->ctr.evictions++;
+					chunk_drop(cache, c, "lifecycle");
 				}
 			}
-			c = next;
 		}
 	}
 	if (lc->dry_run) {

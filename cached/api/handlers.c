@@ -291,7 +291,7 @@ static int revalidate(struct conn *c, const struct tc_hdr *h, struct target *t, 
 {
 	if (!dataset_entry_stale(t->ds, e, cache_now_ns()))
 		return 0;
-	if (t->ds->cold.ops->caps & COLD_CAP_CHEAP_STAT)
+	if (cold_has_cheap_stat(&t->ds->cold))
 		return dataset_revalidate_now(conn_api(c)->cache, t->ds, e) == -ENOENT ? -ENOENT : 0;
 	struct pending *p = calloc(1, sizeof(*p));
 	if (!p || !(p->path = strdup(t->buf))) {
@@ -351,7 +351,7 @@ static void op_open(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 		return;
 	}
 	/* a slow stat ahead: let the first chunk's read overlap it */
-	if (!(t.ds->cold.ops->caps & COLD_CAP_CHEAP_STAT) &&
+	if (!cold_has_cheap_stat(&t.ds->cold) &&
 	    dataset_entry_stale(t.ds, e, cache_now_ns()))
 		prefetch_open_ahead(conn_api(c)->plans->pf, t.ds, t.rest, &e->st);
 	int rv = revalidate(c, h, &t, e, open_after_reval);

@@ -23,6 +23,7 @@
 #include "fill.h"
 #include "index.h"
 #include "log.h"
+#include "loop.h"
 #include "mover.h"
 #include "policy_glue.h"
 #include "workers.h"
@@ -127,7 +128,7 @@ int cache_load(struct cache *cache, char *err, size_t errlen)
 		struct dataset *ds = cache_dataset(cache, l->dataset, strlen(l->dataset));
 		if (chunk_find(&cache->chunks, l->ic.key))
 			continue;
-		cache->tiers[l->ic.tier].used += l->ic.len;
+		tier_adopt(&cache->tiers[l->ic.tier], l->ic.len);
 		if (!chunk_publish(cache, ds, l->path, &l->ic.src, l->ic.idx, l->ic.len, l->ic.checksum,
 				   l->ic.tier, l->ic.atime_s, false)) {
 			rc = -ENOMEM;
@@ -146,20 +147,16 @@ int cache_load(struct cache *cache, char *err, size_t errlen)
 		orphans_total += orphans;
 	}
 	/* records whose file is missing or the wrong size */
-	for (size_t b = 0; b < cache->chunks.nb; b++) {
-		struct chunk *c = cache->chunks.b[b];
-		while (c) {
-			struct chunk *next = c->hnext;
-			if (!c->seen) {
-				chunk_drop(cache, c, "no_file");
-				missing++;
-			}
-			c = next;
+	struct chunk_iter it;
+	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it)) {
+		if (!c->seen) {
+			chunk_drop(cache, c, "no_file");
+			missing++;
 		}
 	}
 	log_info("op=reconcile chunks=%zu orphan_files_removed=%u records_without_file=%u "
 		 "undecodable_records=%u records_of_removed_datasets=%u",
-		 cache->chunks.n, orphans_total, missing, bad, lc.dropped);
+		 chunk_table_count(&cache->chunks), orphans_total, missing, bad, lc.dropped);
 	rc = 0;
 out:
 	for (size_t i = 0; i < lc.n; i++) {
@@ -175,6 +172,7 @@ int cache_init(struct cache *cache, const struct config *cfg, struct event_base 
 {
 	int rc;
 	memset(cache, 0, sizeof(*cache));
+	loop_owner_set(); /* the thread that builds the engine runs its loop */
 	cache->cfg = cfg;
 	cache->base = base;
 	if ((rc = chunk_table_init(&cache->chunks)) < 0 || (rc = fill_table_init(&cache->fills)) < 0 ||
@@ -236,15 +234,11 @@ void cache_free(struct cache *cache)
 {
 	for (unsigned i = 0; i < cache->nds; i++)
 		dataset_flush_manifest(cache, cache->ds[i]);
-	for (size_t b = 0; cache->chunks.b && b < cache->chunks.nb; b++) {
-		struct chunk *c = cache->chunks.b[b];
-		while (c) {
-			struct chunk *next = c->hnext;
-			free(c->file); /* no client holds anything now */
-			free(c->path);
-			free(c);
-			c = next;
-		}
+	struct chunk_iter it;
+	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it)) {
+		free(c->file); /* no client holds anything now */
+		free(c->path);
+		free(c);
 	}
 	chunk_table_free(&cache->chunks);
 	chunk_fdcache_free(cache);

@@ -36,6 +36,7 @@
 #include "policy_spec.h"
 #include "proto_job.h"
 #include "tier.h"
+#include "u64hash.h"
 
 struct event_base;
 struct event;
@@ -72,7 +73,7 @@ struct cfile {
 
 struct chunk {
 	struct pol_entry pe;  /* policy links; pe.key == key, pe.size == len */
-	struct chunk *hnext;  /* chunk table chain */
+	struct u64h_node hn;  /* chunk table link (keyed by key) */
 	uint64_t key;
 	struct dataset *ds;
 	char *path;
@@ -92,10 +93,9 @@ struct chunk {
 			       * has no index record yet (fill.c) */
 };
 
+/* key -> chunk (chunk.h has the calls, and the iterator every walk uses) */
 struct chunk_table {
-	struct chunk **b;
-	size_t nb;
-	size_t n;
+	struct u64h h;
 };
 
 struct dataset {
@@ -141,10 +141,9 @@ struct counters {
 
 struct fill;
 
+/* key -> fill in flight (fill.c) */
 struct fill_table {
-	struct fill **b;
-	size_t nb;
-	size_t n;
+	struct u64h h;
 };
 
 /* Who reads a chunk: built by the caller for one call, never stored. The

@@ -4,6 +4,7 @@
 #include "chunk.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 
 #include "index.h"
 #include "log.h"
+#include "loop.h"
 #include "tiercache/protocol.h"
 
 uint64_t chunk_key(const char *dataset, const char *path, const struct cold_stat *src, uint32_t idx)
@@ -44,67 +46,50 @@ uint64_t chunk_checksum(const void *buf, size_t len)
 
 int chunk_table_init(struct chunk_table *t)
 {
-	t->nb = 1024;
-	t->n = 0;
-	t->b = calloc(t->nb, sizeof(*t->b));
-	return t->b ? 0 : -ENOMEM;
+	return u64h_init(&t->h, 1024,
+			 (ptrdiff_t)offsetof(struct chunk, key) - (ptrdiff_t)offsetof(struct chunk, hn));
 }
 
 void chunk_table_free(struct chunk_table *t)
 {
-	free(t->b);
-	t->b = NULL;
-	t->nb = t->n = 0;
+	u64h_free(&t->h);
+}
+
+static struct chunk *chunk_of_node(struct u64h_node *n)
+{
+	return n ? (struct chunk *)(void *)((char *)n - offsetof(struct chunk, hn)) : NULL;
 }
 
 struct chunk *chunk_find(const struct chunk_table *t, uint64_t key)
 {
-	for (struct chunk *c = t->b[key & (t->nb - 1)]; c; c = c->hnext)
-		if (c->key == key)
-			return c;
-	return NULL;
-}
-
-static void table_grow(struct chunk_table *t)
-{
-	size_t nb = t->nb * 2;
-	struct chunk **b = calloc(nb, sizeof(*b));
-	if (!b)
-		return; /* keep the longer chains; still correct */
-	for (size_t i = 0; i < t->nb; i++) {
-		struct chunk *c = t->b[i];
-		while (c) {
-			struct chunk *next = c->hnext;
-			c->hnext = b[c->key & (nb - 1)];
-			b[c->key & (nb - 1)] = c;
-			c = next;
-		}
-	}
-	free(t->b);
-	t->b = b;
-	t->nb = nb;
+	return chunk_of_node(u64h_find(&t->h, key));
 }
 
 int chunk_table_add(struct chunk_table *t, struct chunk *c)
 {
-	if (t->n >= t->nb)
-		table_grow(t);
-	struct chunk **slot = &t->b[c->key & (t->nb - 1)];
-	c->hnext = *slot;
-	*slot = c;
-	t->n++;
+	u64h_add(&t->h, &c->hn);
 	return 0;
 }
 
 void chunk_table_del(struct chunk_table *t, struct chunk *c)
 {
-	for (struct chunk **p = &t->b[c->key & (t->nb - 1)]; *p; p = &(*p)->hnext) {
-		if (*p == c) {
-			*p = c->hnext;
-			t->n--;
-			return;
-		}
-	}
+	u64h_del(&t->h, &c->hn);
+}
+
+size_t chunk_table_count(const struct chunk_table *t)
+{
+	return t->h.n;
+}
+
+struct chunk *chunk_iter_first(struct chunk_iter *it, const struct chunk_table *t)
+{
+	u64h_iter_init(&it->it, &t->h);
+	return chunk_iter_next(it);
+}
+
+struct chunk *chunk_iter_next(struct chunk_iter *it)
+{
+	return chunk_of_node(u64h_next(&it->it));
 }
 
 void cfile_ref(struct cfile *f)
@@ -114,6 +99,7 @@ void cfile_ref(struct cfile *f)
 
 void cfile_unref(struct cache *cache, struct cfile *f)
 {
+	loop_assert();
 	if (--f->refs)
 		return;
 	if (f->tier == CFILE_IN_RAM) {
@@ -125,8 +111,7 @@ void cfile_unref(struct cache *cache, struct cfile *f)
 	struct tier *t = &cache->tiers[f->tier];
 	/* the last holder of a detached (already unlinked) file let go: its
 	 * blocks are free now */
-	t->used -= f->len;
-	t->held_dead -= f->len;
+	tier_unhold(t, f->len);
 	if (f->fd >= 0)
 		close(f->fd);
 	free(f);
@@ -194,8 +179,7 @@ static void cfile_detach(struct cache *cache, struct cfile *f)
 	if (unlink(path) < 0 && errno != ENOENT)
 		log_warn("tier=%s op=unlink path=%s err=\"%s\"", t->name, path, strerror(errno));
 	f->chunk = NULL;
-	t->chunks--;
-	t->held_dead += f->len; /* undone by cfile_unref when refs reach 0 */
+	tier_chunk_unnamed(t, f->len); /* undone by cfile_unref when refs reach 0 */
 	cfile_unref(cache, f);
 }
 
@@ -240,6 +224,7 @@ struct chunk *chunk_publish(struct cache *cache, struct dataset *ds, const char 
 			    const struct cold_stat *src, uint32_t idx, uint32_t len, uint64_t checksum,
 			    uint8_t tier, int64_t atime_s, bool do_persist)
 {
+	loop_assert();
 	struct chunk *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
@@ -263,7 +248,7 @@ struct chunk *chunk_publish(struct cache *cache, struct dataset *ds, const char 
 		return NULL;
 	}
 	chunk_table_add(&cache->chunks, c);
-	cache->tiers[tier].chunks++;
+	tier_chunk_named(&cache->tiers[tier]);
 	ds->resident[tier] += len;
 	if (do_persist)
 		persist(cache, c);
@@ -285,7 +270,7 @@ void chunk_move_commit(struct cache *cache, struct chunk *c, uint8_t new_tier)
 	*nf = (struct cfile){
 		.chunk = c, .key = c->key, .len = c->len, .tier = new_tier, .refs = 1, .fd = -1};
 	c->file = nf;
-	cache->tiers[new_tier].chunks++;
+	tier_chunk_named(&cache->tiers[new_tier]);
 	/* index first: after a crash here the record names the new file, the
 	 * old one is an orphan that startup removes. The new file was synced
 	 * by the mover: a fill's sync still pending for the old one is moot. */
@@ -321,7 +306,7 @@ struct chunk *chunk_unkept_new(struct cache *cache, struct dataset *ds, const ch
 	 * held until the last descriptor goes (cfile_unref); in memory they
 	 * are counted in unkept_ram already */
 	if (tier != CFILE_IN_RAM)
-		cache->tiers[tier].held_dead += len;
+		tier_hold_unnamed(&cache->tiers[tier], len);
 	return c;
 }
 
@@ -334,6 +319,7 @@ void chunk_unkept_free(struct cache *cache, struct chunk *c)
 
 void chunk_drop(struct cache *cache, struct chunk *c, const char *why)
 {
+	loop_assert();
 	if (c->state == CHUNK_MOVING) {
 		/* the copy in flight still reads the file: finish there */
 		c->doomed = true;
@@ -361,7 +347,7 @@ void chunk_drop(struct cache *cache, struct chunk *c, const char *why)
 void chunk_count_read(struct cache *cache, const struct chunk *c)
 {
 	if (c->file->tier < TIER_COUNT)
-		cache->tiers[c->file->tier].read_bytes += c->len;
+		tier_count_read(&cache->tiers[c->file->tier], c->len);
 }
 
 int chunk_open_fd(struct cache *cache, const struct chunk *c)

@@ -19,6 +19,19 @@ void chunk_table_free(struct chunk_table *t);
 struct chunk *chunk_find(const struct chunk_table *t, uint64_t key);
 int chunk_table_add(struct chunk_table *t, struct chunk *c);
 void chunk_table_del(struct chunk_table *t, struct chunk *c);
+size_t chunk_table_count(const struct chunk_table *t);
+
+/* Every chunk of the table once, in no order:
+ *   struct chunk_iter it;
+ *   for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it))
+ * The chunk just returned may
+ * be removed (chunk_drop, chunk_table_del) before the next call; nothing
+ * may be added during the walk. */
+struct chunk_iter {
+	struct u64h_iter it;
+};
+struct chunk *chunk_iter_first(struct chunk_iter *it, const struct chunk_table *t);
+struct chunk *chunk_iter_next(struct chunk_iter *it);
 
 /* A new chunk resident on `tier` with a file of len bytes already counted
  * in the tier's `used`; added to the table, the policy and (if persist) the

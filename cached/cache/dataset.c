@@ -14,6 +14,7 @@
 #include "index.h"
 #include "proto.h"
 #include "log.h"
+#include "loop.h"
 #include "manifest.h"
 #include "policy_glue.h"
 #include "workers.h"
@@ -29,6 +30,7 @@ struct load_job {
 	char reason[256];
 	dataset_refresh_cb cb; /* NULL for background (re)loads */
 	void *arg;
+	bool opened; /* work() opened the backend: done() marks the dataset so */
 };
 
 static void retry_cb(evutil_socket_t fd, short what, void *arg);
@@ -98,7 +100,9 @@ static void load_work(struct job *j)
 		l->err = cold_open(&ds->cold, &ds->conf, l->reason, sizeof(l->reason));
 		if (l->err < 0)
 			return;
-		ds->opened = true; /* only this job touches it until done() */
+		/* ds->opened is the loop's: the loop reads it meanwhile (fill_get,
+		 * revalidation), so only done() sets it */
+		l->opened = true;
 	}
 	l->err = manifest_build(&l->mf, &ds->cold, cache_now_ns());
 	if (l->err < 0)
@@ -110,18 +114,14 @@ unsigned dataset_drop_stale_chunks(struct cache *cache, struct dataset *ds)
 	unsigned dropped = 0;
 	if (!ds->mf)
 		return 0;
-	for (size_t b = 0; b < cache->chunks.nb; b++) {
-		struct chunk *c = cache->chunks.b[b];
-		while (c) {
-			struct chunk *next = c->hnext;
-			if (c->ds == ds) {
-				struct mf_entry *e = manifest_find(ds->mf, c->path);
-				if (!e || !cold_stat_same(&e->st, &c->src)) {
-					chunk_drop(cache, c, "stale");
-					dropped++;
-				}
+	struct chunk_iter it;
+	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it)) {
+		if (c->ds == ds) {
+			struct mf_entry *e = manifest_find(ds->mf, c->path);
+			if (!e || !cold_stat_same(&e->st, &c->src)) {
+				chunk_drop(cache, c, "stale");
+				dropped++;
 			}
-			c = next;
 		}
 	}
 	return dropped;
@@ -266,6 +266,7 @@ bad:
 
 void dataset_note_cold(struct cache *cache, struct dataset *ds, int err)
 {
+	loop_assert();
 	(void)cache;
 	if (err == 0) {
 		if (ds->cold_fail_ns) {
@@ -321,7 +322,10 @@ static void load_done(struct job *j)
 	struct cache *cache = l->cache;
 	struct dataset *ds = l->ds;
 	uint64_t changed = 0;
+	loop_assert();
 	ds->refreshing = false;
+	if (l->opened)
+		ds->opened = true; /* even if the listing failed: close it at the end */
 	if (l->err < 0) {
 		snprintf(ds->reason, sizeof(ds->reason), "%.200s%s", l->reason,
 			 ds->mf ? " (serving what is cached)" : "");
@@ -374,7 +378,7 @@ static void retry_cb(evutil_socket_t fd, short what, void *arg)
 
 void dataset_load(struct cache *cache, struct dataset *ds)
 {
-	bool inline_ok = !(ds->cold.ops->caps & COLD_CAP_ASYNC);
+	bool inline_ok = !cold_is_async(&ds->cold);
 	start_load(cache, ds, NULL, NULL, inline_ok);
 }
 
@@ -484,13 +488,11 @@ int dataset_revalidate_async(struct cache *cache, struct dataset *ds, const char
 	cache->revals_inflight++;
 	/* a stat that holds no worker while the source answers, where the
 	 * backend has one: a slow store then costs no thread per open */
-	if (ds->cold.ops->stat_async) {
-		r->sio.path = r->path;
-		r->sio.done = reval_stat_done;
-		r->sio.arg = r;
-		if (ds->cold.ops->stat_async(&ds->cold, &r->sio) == 0)
-			return 0;
-	}
+	r->sio.path = r->path;
+	r->sio.done = reval_stat_done;
+	r->sio.arg = r;
+	if (cold_stat_async(&ds->cold, &r->sio) == 0)
+		return 0;
 	workers_submit(cache->workers, &r->job);
 	return 0;
 }

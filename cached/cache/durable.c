@@ -24,6 +24,7 @@
 #include "chunk.h"
 #include "cache.h"
 #include "log.h"
+#include "loop.h"
 #include "tier.h"
 #include "workers.h"
 
@@ -252,6 +253,7 @@ static void kick(struct cache *cache)
 
 void durable_add(struct cache *cache, const struct chunk *c)
 {
+	loop_assert();
 	struct durable *u = cache->dur;
 	struct pending *p = calloc(1, sizeof(*p));
 	if (!p) {

@@ -36,6 +36,7 @@
 #include "fill.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,7 @@
 #include "dataset.h"
 #include "durable.h"
 #include "log.h"
+#include "loop.h"
 #include "manifest.h"
 #include "mover.h"
 #include "policy_glue.h"
@@ -58,7 +60,7 @@
 
 struct fill {
 	struct job job;
-	struct fill *hnext;
+	struct u64h_node hn;   /* fill table link (keyed by key) */
 	struct cache *cache;
 	struct dataset *ds;
 	uint64_t key;
@@ -82,40 +84,29 @@ struct fill {
 
 int fill_table_init(struct fill_table *t)
 {
-	t->nb = 256;
-	t->n = 0;
-	t->b = calloc(t->nb, sizeof(*t->b));
-	return t->b ? 0 : -ENOMEM;
+	return u64h_init(&t->h, 256,
+			 (ptrdiff_t)offsetof(struct fill, key) - (ptrdiff_t)offsetof(struct fill, hn));
 }
 
 void fill_table_free(struct fill_table *t)
 {
-	free(t->b);
-	t->b = NULL;
+	u64h_free(&t->h);
 }
 
 size_t fill_inflight(const struct cache *cache)
 {
-	return cache->fills.n;
+	return cache->fills.h.n;
 }
 
 static struct fill *fill_find(struct fill_table *t, uint64_t key)
 {
-	for (struct fill *f = t->b[key & (t->nb - 1)]; f; f = f->hnext)
-		if (f->key == key)
-			return f;
-	return NULL;
+	struct u64h_node *n = u64h_find(&t->h, key);
+	return n ? (struct fill *)(void *)((char *)n - offsetof(struct fill, hn)) : NULL;
 }
 
 static void fill_unlink(struct fill_table *t, struct fill *f)
 {
-	for (struct fill **p = &t->b[f->key & (t->nb - 1)]; *p; p = &(*p)->hnext) {
-		if (*p == f) {
-			*p = f->hnext;
-			t->n--;
-			return;
-		}
-	}
+	u64h_del(&t->h, &f->hn);
 }
 
 /* Worker: len bytes in a new memfd sealed against any change, so that the
@@ -238,7 +229,7 @@ static void fill_done(struct job *j)
 			err = -ENOMEM;
 			close(f->fd);
 			if (t)
-				t->used -= f->len;
+				tier_release(t, f->len);
 			else
 				cache->unkept_ram -= f->len;
 		} else {
@@ -256,7 +247,7 @@ static void fill_done(struct job *j)
 			close(f->fd);
 			f->fd = -1;
 			unlink(f->final);
-			t->used -= f->len;
+			tier_release(t, f->len);
 		} else {
 			c->sync_seq = ++cache->sync_seq;
 			cache->ctr.bytes_from_cold += f->len;
@@ -371,6 +362,7 @@ static int fill_place(struct cache *cache, struct dataset *ds, uint64_t key, uin
 int fill_get(struct cache *cache, struct dataset *ds, const char *path, const struct cold_stat *src,
 	     uint32_t idx, const struct read_ctx *rc, struct waiter *w, struct chunk **out)
 {
+	loop_assert();
 	uint64_t key = chunk_key(ds->name, path, src, idx);
 	bool prefetch = rc && (rc->flags & READ_PREFETCH);
 	if (!prefetch) /* a prefetch is not a read */
@@ -442,29 +434,10 @@ int fill_get(struct cache *cache, struct dataset *ds, const char *path, const st
 		.arg = f,
 	};
 	f->job.done = fill_done;
-	if (cache->fills.n >= cache->fills.nb) {
-		/* grow the fill table (rare: fills in flight are bounded by clients) */
-		size_t nb = cache->fills.nb * 2;
-		struct fill **b = calloc(nb, sizeof(*b));
-		if (b) {
-			for (size_t i = 0; i < cache->fills.nb; i++) {
-				for (struct fill *x = cache->fills.b[i], *nx; x; x = nx) {
-					nx = x->hnext;
-					x->hnext = b[x->key & (nb - 1)];
-					b[x->key & (nb - 1)] = x;
-				}
-			}
-			free(cache->fills.b);
-			cache->fills.b = b;
-			cache->fills.nb = nb;
-		}
-	}
-	f->hnext = cache->fills.b[key & (cache->fills.nb - 1)];
-	cache->fills.b[key & (cache->fills.nb - 1)] = f;
-	cache->fills.n++;
+	u64h_add(&cache->fills.h, &f->hn);
 	cache->ctr.cold_reads++;
 
-	if (ds->cold.ops->caps & COLD_CAP_ASYNC) {
+	if (cold_is_async(&ds->cold)) {
 		ssize_t r = cold_read(&ds->cold, &f->io);
 		if (r < 0) {
 			/* never started: finish through the loop like any failure */

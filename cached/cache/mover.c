@@ -23,6 +23,7 @@
 
 #include "chunk.h"
 #include "log.h"
+#include "loop.h"
 #include "policy_glue.h"
 #include "workers.h"
 
@@ -81,6 +82,7 @@ unsigned mover_inflight(const struct cache *cache)
 
 void mover_kick(struct cache *cache)
 {
+	loop_assert();
 	struct mover *mv = cache->mover;
 	if (mv && mv->ev && !cache->stopping && !event_pending(mv->ev, EV_TIMEOUT, NULL))
 		event_active(mv->ev, EV_TIMEOUT, 0);

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chunk.h"
 #include "index.h"
 #include "log.h"
+#include "loop.h"
 #include "mover.h"
 #include "plan.h"
 
@@ -216,6 +218,7 @@ void policy_glue_teardown(struct dataset *ds)
 
 void policy_glue_access(struct cache *cache, uint64_t key, const struct read_ctx *rc)
 {
+	loop_assert();
 	/* the plans tick the plan store and follow their jobs (plan/plans.c) */
 	if (cache->hooks.read_seen)
 		cache->hooks.read_seen(cache->hooks.arg, key, rc);
@@ -267,11 +270,11 @@ static int residents(struct cache *cache, struct dataset *ds, int t, struct chun
 	struct chunk **v = malloc(ds->pol[t]->entries * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	for (size_t b = 0; b < cache->chunks.nb; b++)
-		for (struct chunk *c = cache->chunks.b[b]; c; c = c->hnext)
-			if (c->ds == ds && c->tier == t && c->state == CHUNK_RESIDENT &&
-			    cnt < ds->pol[t]->entries)
-				v[cnt++] = c;
+	struct chunk_iter it;
+	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it))
+		if (c->ds == ds && c->tier == t && c->state == CHUNK_RESIDENT &&
+		    cnt < ds->pol[t]->entries)
+			v[cnt++] = c;
 	qsort(v, cnt, sizeof(*v), by_atime);
 	*out = v;
 	*n = cnt;

@@ -12,6 +12,8 @@
 #ifndef TIERCACHE_BACKEND_H
 #define TIERCACHE_BACKEND_H
 
+#include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -118,6 +120,26 @@ static inline int cold_list(struct cold *c, cold_list_fn fn, void *arg)
 static inline int cold_stat(struct cold *c, const char *path, struct cold_stat *st)
 {
 	return c->ops->stat(c, path, st);
+}
+
+/* -EOPNOTSUPP where the backend has no asynchronous stat: use cold_stat()
+ * on a worker then. */
+static inline int cold_stat_async(struct cold *c, struct cold_statio *sio)
+{
+	return c->ops->stat_async ? c->ops->stat_async(c, sio) : -EOPNOTSUPP;
+}
+
+/* True where reads complete through io->done() (COLD_CAP_ASYNC). */
+static inline bool cold_is_async(const struct cold *c)
+{
+	return c->ops->caps & COLD_CAP_ASYNC;
+}
+
+/* True where stat() is one cheap local call, fine on the loop
+ * (COLD_CAP_CHEAP_STAT). */
+static inline bool cold_has_cheap_stat(const struct cold *c)
+{
+	return c->ops->caps & COLD_CAP_CHEAP_STAT;
 }
 
 static inline ssize_t cold_read(struct cold *c, struct cold_io *io)

@@ -60,7 +60,7 @@ struct config {
 	/* [daemon] */
 	char socket[108];          /* sun_path size */
 	char state_dir[PATH_MAX];
-	int log_level;             /* LOG_ERR..LOG_DEBUG as in cached/log.h */
+	int log_level;             /* LOG_ERR..LOG_DEBUG as in cached/util/log.h */
 	unsigned max_clients;
 	unsigned workers;          /* blocking-I/O worker threads */
 	char admin_group[64];      /* members may run admin ops ("" = root only) */

@@ -22,6 +22,7 @@
 #include <event2/event.h>
 
 #include "log.h"
+#include "loop.h"
 
 #define IN_MIN 4096
 
@@ -123,6 +124,7 @@ static void queue(struct conn *c, uint8_t *buf, size_t len, int fd)
 
 void conn_reply(struct conn *c, uint8_t op, uint32_t id, struct proto_wr *w, int fd)
 {
+	loop_assert();
 	if (c->dead) {
 		if (fd >= 0)
 			close(fd);

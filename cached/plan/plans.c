@@ -17,6 +17,7 @@
 
 #include "chunk.h"
 #include "log.h"
+#include "loop.h"
 #include "plan.h"
 #include "prefetch.h"
 
@@ -351,6 +352,7 @@ static struct dplan *plan_for(struct plans *reg, uint64_t key, const struct read
 
 uint64_t plans_access(struct plans *reg, uint64_t key, const struct read_ctx *rc)
 {
+	loop_assert();
 	prefetch_note_read(reg->pf, key);
 	plan_store_access(reg->cache->plans, PLAN_JOB_ANY, key);
 	if (!reg || !reg->list)

@@ -69,6 +69,56 @@ static inline void tier_commit(struct tier *t, uint64_t len)
 	t->used += len;
 }
 
+/* The rest of a tier's accounting, one call per event; nothing outside
+ * this header writes the counters. */
+
+/* Startup: a file the index names is on the tier. */
+static inline void tier_adopt(struct tier *t, uint64_t len)
+{
+	t->used += len;
+}
+
+/* A committed file's bytes are gone before any client held them (its
+ * publish failed after the commit). */
+static inline void tier_release(struct tier *t, uint64_t len)
+{
+	t->used -= len;
+}
+
+/* A chunk file took its name on the tier. */
+static inline void tier_chunk_named(struct tier *t)
+{
+	t->chunks++;
+}
+
+/* A chunk file lost its name (evicted, moved, dropped): its bytes stay in
+ * used, as held, until the last descriptor of it closes (tier_unhold). */
+static inline void tier_chunk_unnamed(struct tier *t, uint64_t len)
+{
+	t->chunks--;
+	t->held_dead += len;
+}
+
+/* Bytes on the tier under no name from the start (a chunk served without
+ * being kept), held by descriptors until tier_unhold. */
+static inline void tier_hold_unnamed(struct tier *t, uint64_t len)
+{
+	t->held_dead += len;
+}
+
+/* The last descriptor of a file with no name closed: its blocks are free. */
+static inline void tier_unhold(struct tier *t, uint64_t len)
+{
+	t->used -= len;
+	t->held_dead -= len;
+}
+
+/* Bytes handed to clients from the tier (status read rate). */
+static inline void tier_count_read(struct tier *t, uint64_t len)
+{
+	t->read_bytes += len;
+}
+
 static inline bool tier_over_high(const struct tier *t)
 {
 	return t->present && t->used + t->reserved > t->high_bytes;

@@ -5,7 +5,7 @@
 # only include/, common/ and itself. The Makefile's per-folder include paths
 # make such an include fail to compile; this reads the sources themselves,
 # so that neither a quoted relative path nor a Makefile edit can get round
-# the rule. It also proves the compiler enforces it: a forbidden include
+# the rule. Tier counters are written only by store/tier.h. It also proves the compiler enforces it: a forbidden include
 # compiled with the folder's real flags must fail.
 . "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.." || exit 1
@@ -75,6 +75,13 @@ cli=$(find client -name '*.[ch]' -exec sed -n 's/^#include "\(.*\)".*/\1/p' {} +
 		[ -f "include/$inc" ] || [ -f "common/$inc" ] || [ -n "$(find client -name "$(basename "$inc")")" ] || echo "$inc"
 	done)
 check "client/ includes only include/, common/ and itself${cli:+ (not: $cli)}" [ -z "$cli" ]
+
+# A tier's accounting changes only through store/tier.h's calls (one per
+# event), so that used, reserved and held bytes cannot drift apart.
+acct=$(grep -nE '(tiers\[[^]]*\]\.|(\b|->)(t|tr|hot|warm|tier)->)(used|reserved|held_dead|chunks|read_bytes|capacity|high_bytes|low_bytes)[[:space:]]*([-+]?=[^=]|\+\+|--)' \
+	$(find cached -name '*.c' ! -path cached/store/tier.c) || true)
+[ -z "$acct" ] || printf 'tier counters written outside tier.h:\n%s\n' "$acct"
+check "tier accounting changes only through store/tier.h" [ -z "$acct" ]
 
 # The compiler refuses an upward include: compile a file in cache/ that
 # includes plan/'s header with cache/'s own flags (printed by make).
