@@ -1,5 +1,5 @@
 /*
- * Tests of cached/backend_rados.c against a REAL Ceph cluster (no mocks).
+ * Tests of cached/cold/backend_rados.c against a REAL Ceph cluster (no mocks).
  * Run through tests/ceph/run-test.sh, which starts a throwaway cluster and
  * exports CEPH_CONF and CEPH_POOL; without them every test fails.
  *

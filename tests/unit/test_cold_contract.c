@@ -1,7 +1,7 @@
 /*
  * The cold backend contract: one suite, run once per backend, as libevent
  * runs its whole suite once per event method. Every test goes through the
- * public API of cached/backend.h only (the inline wrappers; stat_async has
+ * public API of cached/cold/backend.h only (the inline wrappers; stat_async has
  * none, so through the ops table); the sources are made by the test.
  *
  *   test_cold_contract [posix]   a temp directory (the unit group)

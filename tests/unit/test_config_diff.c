@@ -1,5 +1,5 @@
 /*
- * Unit tests of cached/config_diff.c and of the reload class in the key
+ * Unit tests of cached/conf/config_diff.c and of the reload class in the key
  * table: every key has a class, chosen consistently; two loaded configs
  * are compared key by key (every changed key named once, with its class and
  * both values, keys of another backend left out); a kept restart key takes

@@ -1,5 +1,5 @@
 /*
- * Unit tests of cached/config.c, bad input: every kind of bad value with
+ * Unit tests of cached/conf/config.c, bad input: every kind of bad value with
  * its exact message and line, unknown policies, keys and sections, syntax
  * errors, NUL bytes, dataset names, the cross-checks between sections and
  * many errors reported at once.

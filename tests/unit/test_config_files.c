@@ -1,5 +1,5 @@
 /*
- * Unit tests of cached/config.c, files: a config that cannot be read,
+ * Unit tests of cached/conf/config.c, files: a config that cannot be read,
  * relative paths, two configs loaded side by side, and the reference
  * conf/tiercache.conf (it loads, and documents every key of the table in
  * order with its default and its reload class).

@@ -1,5 +1,5 @@
 /*
- * Unit tests of cached/config.c, value parsers: sizes (64M, 1.5G, ...) and
+ * Unit tests of cached/conf/config.c, value parsers: sizes (64M, 1.5G, ...) and
  * durations (250ms, 5m, ...) with their bounds and rounding. No files.
  */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * Unit tests of cached/config.c, values: the defaults, every key set to a
+ * Unit tests of cached/conf/config.c, values: the defaults, every key set to a
  * non-default value, line numbers through comments/CRLF/BOM, the service
  * keys and `config show` values, lifecycle inheritance and policy tunables.
  *

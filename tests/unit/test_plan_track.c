@@ -1,5 +1,5 @@
 /*
- * Plan progress tracking (cached/plan_track.c): in-order reads, reordered
+ * Plan progress tracking (cached/plan/plan_track.c): in-order reads, reordered
  * reads within the window, skipped positions past the tolerance, reads not
  * in the plan or too far ahead, repeated keys across appended epochs,
  * compaction keeping positions absolute, aux payloads; finding a key at

@@ -1,5 +1,5 @@
 /*
- * Policy choices (cached/policy_spec.c): tunables split between the policy
+ * Policy choices (cached/conf/policy_spec.c): tunables split between the policy
  * and placement, shape checks with their messages, the persisted record's
  * round trip and its rejection of bad bytes, and the startup precedence
  * rule (the runtime choice wins until the file's policy line changes).
