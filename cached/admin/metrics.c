@@ -8,6 +8,9 @@
  *
  * Names follow the Prometheus conventions: counters end in _total, sizes
  * in _bytes, durations in _seconds; each metric has HELP and TYPE lines.
+ * The daemon-wide counters and gauges come from the counter table
+ * (counters.c), which status walks too; tiers, datasets, prefetch and the
+ * histograms are rendered here from their own objects.
  */
 #include "metrics.h"
 
@@ -22,14 +25,11 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 
+#include "counters.h"
 #include "dataset.h"
-#include "durable.h"
-#include "fill.h"
 #include "log.h"
-#include "mover.h"
 #include "plans.h"
 #include "prefetch.h"
-#include "server.h"
 
 struct metrics {
 	struct evhttp *http;
@@ -219,57 +219,31 @@ static void render_prefetch(struct status *st, struct evbuffer *b)
 	one(b, "tiercache_plans", "gauge", "Plans registered by jobs on this node.", plans_count(st->plans));
 }
 
+/* The counter table in its order: a family's HELP/TYPE lines before its
+ * first row, then one sample per row (the table keeps a family's rows
+ * together). */
+void metrics_render_counters(const struct status *st, struct evbuffer *b)
+{
+	const char *family = NULL;
+	for (size_t i = 0; i < counter_nrows; i++) {
+		const struct counter_row *r = &counter_rows[i];
+		if (!family || strcmp(family, r->metric) != 0)
+			head(b, r->metric, counter_type_name(r->type), r->help);
+		family = r->metric;
+		sample(b, r->metric, r->labels, counter_value(r, st));
+	}
+}
+
 int metrics_render(struct status *st, struct evbuffer *b)
 {
-	const struct counters *k = &st->cache->ctr;
 	char ver[64];
 	label_value(ver, sizeof(ver), TIERCACHE_VERSION);
 	head(b, "tiercache_build_info", "gauge", "Always 1; the version is a label.");
 	evbuffer_add_printf(b, "tiercache_build_info{version=\"%s\"} 1\n", ver);
 	one(b, "tiercache_uptime_seconds", "gauge", "Seconds since the daemon started.",
 	    (uint64_t)(cache_wall_s() - st->start_s));
-	one(b, "tiercache_clients", "gauge", "Connected clients.",
-	    st->srv ? server_clients(st->srv) : 0);
 
-	head(b, "tiercache_hits_total", "counter", "Chunk reads served from a tier, by tier.");
-	sample(b, "tiercache_hits_total", "tier=\"hot\"", k->hits_hot);
-	sample(b, "tiercache_hits_total", "tier=\"warm\"", k->hits_warm);
-	one(b, "tiercache_misses_total", "counter", "Chunk reads that went to the cold store.",
-	    k->misses);
-	one(b, "tiercache_served_bytes_total", "counter",
-	    "Bytes handed to clients (chunk descriptors and streamed reads).", k->bytes_served);
-	one(b, "tiercache_cold_read_bytes_total", "counter", "Bytes read from cold stores.",
-	    k->bytes_from_cold);
-	one(b, "tiercache_cold_reads_total", "counter", "Reads from cold stores.", k->cold_reads);
-	one(b, "tiercache_served_unkept_total", "counter",
-	    "Chunks read from cold and served without being kept on a tier.", k->served_unkept);
-	one(b, "tiercache_evictions_total", "counter", "Chunks dropped from the cache to make room.",
-	    k->evictions);
-	one(b, "tiercache_demotions_total", "counter", "Chunks moved from hot to warm.",
-	    k->demotions);
-	one(b, "tiercache_promotions_total", "counter", "Chunks moved from warm to hot.",
-	    k->promotions);
-	head(b, "tiercache_errors_total", "counter", "Errors by kind.");
-	sample(b, "tiercache_errors_total", "kind=\"cold_read\"", k->cold_errors);
-	sample(b, "tiercache_errors_total", "kind=\"checksum\"", k->checksum_errors);
-	sample(b, "tiercache_errors_total", "kind=\"fill\"", k->fill_errors);
-	sample(b, "tiercache_errors_total", "kind=\"stale_read\"", k->stale_reads);
-	sample(b, "tiercache_errors_total", "kind=\"bad_frame\"", st->srv ? server_bad_frames(st->srv) : 0);
-	one(b, "tiercache_fills_inflight", "gauge", "Cold reads in progress.", fill_inflight(st->cache));
-	one(b, "tiercache_moves_inflight", "gauge", "Chunk moves between tiers in progress.",
-	    mover_inflight(st->cache));
-	one(b, "tiercache_unkept_ram_bytes", "gauge",
-	    "Bytes of chunks served from memory without a tier.", st->cache->unkept_ram);
-	one(b, "tiercache_sync_pending_bytes", "gauge",
-	    "Bytes of filled chunks not yet fdatasync'ed and recorded.", durable_pending_bytes(st->cache));
-	one(b, "tiercache_chunks_synced_total", "counter",
-	    "Filled chunks made durable and recorded in the index.", k->chunks_synced);
-	one(b, "tiercache_syncs_skipped_total", "counter",
-	    "Filled chunks evicted or moved before their sync was due (never synced).",
-	    k->syncs_skipped);
-	one(b, "tiercache_reloads_total", "counter", "Config reloads applied.", st->reloads);
-	one(b, "tiercache_reload_failures_total", "counter", "Config reloads rejected.",
-	    st->reload_failures);
+	metrics_render_counters(st, b);
 	render_tiers(st, b);
 	render_datasets(st, b);
 	render_prefetch(st, b);

@@ -23,5 +23,7 @@ void metrics_stop(struct metrics *m);
 
 /* Write every metric in the text format (the endpoint's body). */
 int metrics_render(struct status *st, struct evbuffer *out);
+/* The counter table's families alone (part of metrics_render). */
+void metrics_render_counters(const struct status *st, struct evbuffer *out);
 
 #endif

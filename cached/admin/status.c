@@ -1,6 +1,8 @@
 /*
  * Status record sets: see status.h. Field names are part of the interface
  * (`tierctl status --json` prints them as they are): add, never rename.
+ * The numbers in "counters" and the gauges in "daemon" are the rows of the
+ * counter table (counters.c), which the metrics endpoint walks too.
  */
 #include "status.h"
 
@@ -10,14 +12,11 @@
 
 #include <event2/event.h>
 
+#include "counters.h"
 #include "dataset.h"
-#include "durable.h"
-#include "fill.h"
-#include "mover.h"
 #include "manifest.h"
 #include "plans.h"
 #include "prefetch.h"
-#include "server.h"
 
 #define RATE_SLOTS 11u /* samples 1 s apart: a 10 s window */
 
@@ -127,22 +126,24 @@ void status_datasets(struct status *st, struct proto_rs *rs)
 	}
 }
 
+void status_counters(const struct status *st, struct proto_rs *rs, enum counter_section sec)
+{
+	for (size_t i = 0; i < counter_nrows; i++) {
+		const struct counter_row *r = &counter_rows[i];
+		if (r->section == sec)
+			proto_rs_u64(rs, r->status, counter_value(r, st));
+	}
+}
+
 void status_fill(struct status *st, struct proto_rs *rs)
 {
-	const struct counters *k = &st->cache->ctr;
 	proto_rs_section(rs, "daemon", TC_SHAPE_OBJECT);
 	proto_rs_record(rs);
 	proto_rs_str(rs, "version", TIERCACHE_VERSION);
 	proto_rs_u64(rs, "pid", (uint64_t)getpid());
 	proto_rs_i64(rs, "uptime_s", cache_wall_s() - st->start_s);
 	proto_rs_str(rs, "socket", st->cache->cfg->socket);
-	proto_rs_u64(rs, "clients", st->srv ? server_clients(st->srv) : 0);
-	proto_rs_u64(rs, "fills_inflight", fill_inflight(st->cache));
-	proto_rs_u64(rs, "moves_inflight", mover_inflight(st->cache));
-	proto_rs_u64(rs, "revalidations_inflight", st->cache->revals_inflight);
-	proto_rs_u64(rs, "unkept_ram_bytes", st->cache->unkept_ram);
-	proto_rs_u64(rs, "sync_pending_chunks", durable_pending_chunks(st->cache));
-	proto_rs_u64(rs, "sync_pending_bytes", durable_pending_bytes(st->cache));
+	status_counters(st, rs, STATUS_DAEMON);
 
 	proto_rs_section(rs, "tiers", TC_SHAPE_ARRAY);
 	for (int t = 0; t < TIER_COUNT; t++) {
@@ -166,22 +167,7 @@ void status_fill(struct status *st, struct proto_rs *rs)
 
 	proto_rs_section(rs, "counters", TC_SHAPE_OBJECT);
 	proto_rs_record(rs);
-	proto_rs_u64(rs, "hits_hot", k->hits_hot);
-	proto_rs_u64(rs, "hits_warm", k->hits_warm);
-	proto_rs_u64(rs, "misses", k->misses);
-	proto_rs_u64(rs, "bytes_served", k->bytes_served);
-	proto_rs_u64(rs, "bytes_from_cold", k->bytes_from_cold);
-	proto_rs_u64(rs, "evictions", k->evictions);
-	proto_rs_u64(rs, "demotions", k->demotions);
-	proto_rs_u64(rs, "promotions", k->promotions);
-	proto_rs_u64(rs, "cold_reads", k->cold_reads);
-	proto_rs_u64(rs, "cold_errors", k->cold_errors);
-	proto_rs_u64(rs, "stale_reads", k->stale_reads);
-	proto_rs_u64(rs, "checksum_errors", k->checksum_errors);
-	proto_rs_u64(rs, "bad_frames", st->srv ? server_bad_frames(st->srv) : 0);
-	proto_rs_u64(rs, "served_unkept", k->served_unkept);
-	proto_rs_u64(rs, "chunks_synced", k->chunks_synced);
-	proto_rs_u64(rs, "syncs_skipped", k->syncs_skipped);
+	status_counters(st, rs, STATUS_COUNTERS);
 
 	proto_rs_section(rs, "datasets", TC_SHAPE_ARRAY);
 	for (unsigned i = 0; i < st->cache->nds; i++) {

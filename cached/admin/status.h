@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "cache.h"
+#include "counters.h"
 #include "proto.h"
 
 struct plans;
@@ -33,6 +34,9 @@ void status_free(struct status *st);
 void status_note_reload(struct status *st, bool ok);
 
 void status_fill(struct status *st, struct proto_rs *rs);
+/* The counter table's rows for one status section (counters.h), as
+ * u64 fields of the current record. */
+void status_counters(const struct status *st, struct proto_rs *rs, enum counter_section sec);
 void status_datasets(struct status *st, struct proto_rs *rs);
 
 #endif

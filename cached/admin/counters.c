@@ -1,0 +1,182 @@
+/*
+ * The counter table: see counters.h. Rows are in the order the metrics
+ * endpoint prints them; status keeps the same order within each section.
+ * Adding a counter to struct counters means adding its row here (the unit
+ * test fails until it is), and the metric to docs/operations.md.
+ *
+ * Loop thread: the getters read loop-owned state without locks.
+ */
+#include "counters.h"
+
+#include <string.h>
+
+#include "durable.h"
+#include "fill.h"
+#include "mover.h"
+#include "server.h"
+#include "status.h"
+
+/* ---- values that are not in struct counters ---- */
+
+static uint64_t get_clients(const struct status *st)
+{
+	return st->srv ? server_clients(st->srv) : 0;
+}
+
+static uint64_t get_bad_frames(const struct status *st)
+{
+	return st->srv ? server_bad_frames(st->srv) : 0;
+}
+
+static uint64_t get_fills_inflight(const struct status *st)
+{
+	return fill_inflight(st->cache);
+}
+
+static uint64_t get_moves_inflight(const struct status *st)
+{
+	return mover_inflight(st->cache);
+}
+
+static uint64_t get_revals_inflight(const struct status *st)
+{
+	return st->cache->revals_inflight;
+}
+
+static uint64_t get_unkept_ram(const struct status *st)
+{
+	return st->cache->unkept_ram;
+}
+
+static uint64_t get_sync_pending_chunks(const struct status *st)
+{
+	return durable_pending_chunks(st->cache);
+}
+
+static uint64_t get_sync_pending_bytes(const struct status *st)
+{
+	return durable_pending_bytes(st->cache);
+}
+
+static uint64_t get_reloads(const struct status *st)
+{
+	return st->reloads;
+}
+
+static uint64_t get_reload_failures(const struct status *st)
+{
+	return st->reload_failures;
+}
+
+/* ---- the table ---- */
+
+#define CTR(field) .off = offsetof(struct counters, field)
+
+#define HELP_HITS "Chunk reads served from a tier, by tier."
+#define HELP_ERRORS "Errors by kind."
+
+const struct counter_row counter_rows[] = {
+	{.status = "clients", .section = STATUS_DAEMON,
+	 .metric = "tiercache_clients", .labels = "", .type = COUNTER_GAUGE,
+	 .help = "Connected clients.", .get = get_clients},
+
+	{.status = "hits_hot", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_hits_total", .labels = "tier=\"hot\"", .type = COUNTER_COUNTER,
+	 .help = HELP_HITS, CTR(hits_hot)},
+	{.status = "hits_warm", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_hits_total", .labels = "tier=\"warm\"", .type = COUNTER_COUNTER,
+	 .help = HELP_HITS, CTR(hits_warm)},
+	{.status = "misses", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_misses_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Chunk reads that went to the cold store.", CTR(misses)},
+	{.status = "bytes_served", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_served_bytes_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Bytes handed to clients (chunk descriptors and streamed reads).",
+	 CTR(bytes_served)},
+	{.status = "bytes_from_cold", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_cold_read_bytes_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Bytes read from cold stores.", CTR(bytes_from_cold)},
+	{.status = "cold_reads", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_cold_reads_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Reads from cold stores.", CTR(cold_reads)},
+	{.status = "served_unkept", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_served_unkept_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Chunks read from cold and served without being kept on a tier.",
+	 CTR(served_unkept)},
+	{.status = "evictions", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_evictions_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Chunks dropped from the cache to make room.", CTR(evictions)},
+	{.status = "demotions", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_demotions_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Chunks moved from hot to warm.", CTR(demotions)},
+	{.status = "promotions", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_promotions_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Chunks moved from warm to hot.", CTR(promotions)},
+
+	{.status = "cold_errors", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_errors_total", .labels = "kind=\"cold_read\"", .type = COUNTER_COUNTER,
+	 .help = HELP_ERRORS, CTR(cold_errors)},
+	{.status = "checksum_errors", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_errors_total", .labels = "kind=\"checksum\"", .type = COUNTER_COUNTER,
+	 .help = HELP_ERRORS, CTR(checksum_errors)},
+	{.status = "fill_errors", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_errors_total", .labels = "kind=\"fill\"", .type = COUNTER_COUNTER,
+	 .help = HELP_ERRORS, CTR(fill_errors)},
+	{.status = "stale_reads", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_errors_total", .labels = "kind=\"stale_read\"", .type = COUNTER_COUNTER,
+	 .help = HELP_ERRORS, CTR(stale_reads)},
+	{.status = "bad_frames", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_errors_total", .labels = "kind=\"bad_frame\"", .type = COUNTER_COUNTER,
+	 .help = HELP_ERRORS, .get = get_bad_frames},
+
+	{.status = "fills_inflight", .section = STATUS_DAEMON,
+	 .metric = "tiercache_fills_inflight", .labels = "", .type = COUNTER_GAUGE,
+	 .help = "Cold reads in progress.", .get = get_fills_inflight},
+	{.status = "moves_inflight", .section = STATUS_DAEMON,
+	 .metric = "tiercache_moves_inflight", .labels = "", .type = COUNTER_GAUGE,
+	 .help = "Chunk moves between tiers in progress.", .get = get_moves_inflight},
+	{.status = "revalidations_inflight", .section = STATUS_DAEMON,
+	 .metric = "tiercache_revalidations_inflight", .labels = "", .type = COUNTER_GAUGE,
+	 .help = "Revalidation stats of cold files in progress.", .get = get_revals_inflight},
+	{.status = "unkept_ram_bytes", .section = STATUS_DAEMON,
+	 .metric = "tiercache_unkept_ram_bytes", .labels = "", .type = COUNTER_GAUGE,
+	 .help = "Bytes of chunks served from memory without a tier.", .get = get_unkept_ram},
+	{.status = "sync_pending_chunks", .section = STATUS_DAEMON,
+	 .metric = "tiercache_sync_pending_chunks", .labels = "", .type = COUNTER_GAUGE,
+	 .help = "Filled chunks not yet fdatasync'ed and recorded.",
+	 .get = get_sync_pending_chunks},
+	{.status = "sync_pending_bytes", .section = STATUS_DAEMON,
+	 .metric = "tiercache_sync_pending_bytes", .labels = "", .type = COUNTER_GAUGE,
+	 .help = "Bytes of filled chunks not yet fdatasync'ed and recorded.",
+	 .get = get_sync_pending_bytes},
+	{.status = "chunks_synced", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_chunks_synced_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Filled chunks made durable and recorded in the index.", CTR(chunks_synced)},
+	{.status = "syncs_skipped", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_syncs_skipped_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Filled chunks evicted or moved before their sync was due (never synced).",
+	 CTR(syncs_skipped)},
+
+	{.status = "reloads", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_reloads_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Config reloads applied.", .get = get_reloads},
+	{.status = "reload_failures", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_reload_failures_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Config reloads rejected.", .get = get_reload_failures},
+};
+
+const size_t counter_nrows = sizeof(counter_rows) / sizeof(counter_rows[0]);
+
+uint64_t counter_value(const struct counter_row *r, const struct status *st)
+{
+	if (r->get)
+		return r->get(st);
+	uint64_t v;
+	memcpy(&v, (const char *)&st->cache->ctr + r->off, sizeof(v));
+	return v;
+}
+
+const char *counter_type_name(enum counter_type t)
+{
+	return t == COUNTER_GAUGE ? "gauge" : "counter";
+}
