@@ -137,7 +137,7 @@ static void rig_fill(struct rig *g)
 		uint64_t v = 1000003u * (s + 1);
 		memcpy((char *)&g->cache.ctr + s * sizeof(v), &v, sizeof(v));
 	}
-	g->cache.fills.n = 71;
+	g->cache.fills.h.n = 71;
 	g->cache.revals_inflight = 72;
 	g->cache.unkept_ram = 73;
 	g->st.reloads = 74;
