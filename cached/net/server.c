@@ -357,13 +357,14 @@ bool conn_require_admin(struct conn *c, const struct tc_hdr *h)
 	return false;
 }
 
-static void on_accept(evutil_socket_t lfd, short what, void *arg)
+int server_adopt(struct server *s, int fd)
 {
-	(void)what;
-	struct server *s = arg;
-	int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+		int rc = -errno;
+		close(fd);
+		return rc;
+	}
 	if (s->nconns >= s->cfg->max_clients) {
 		struct proto_wr w;
 		proto_wr_init(&w);
@@ -374,12 +375,12 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
 		proto_wr_free(&w);
 		close(fd);
 		log_warn("op=accept err=\"too many clients\" max_clients=%u", s->cfg->max_clients);
-		return;
+		return -EBUSY;
 	}
 	struct conn *c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
-		return;
+		return -ENOMEM;
 	}
 	struct ucred cr;
 	socklen_t crl = sizeof(cr);
@@ -408,7 +409,7 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
 		free(c->in);
 		free(c);
 		close(fd);
-		return;
+		return -ENOMEM;
 	}
 	c->next = s->conns;
 	if (s->conns)
@@ -419,10 +420,19 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
 	if (!c->sess) {
 		log_warn("op=accept err=\"out of memory\" client_pid=%d", (int)c->pid);
 		conn_close(c);
-		return;
+		return -ENOMEM;
 	}
 	set_reading(c, true);
 	log_debug("client_pid=%d client_uid=%d op=connect", (int)c->pid, (int)c->uid);
+	return 0;
+}
+
+static void on_accept(evutil_socket_t lfd, short what, void *arg)
+{
+	(void)what;
+	int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd >= 0)
+		(void)server_adopt(arg, fd); /* it logs and closes what it refuses */
 }
 
 static int mkdir_parent(const char *path)
@@ -472,12 +482,9 @@ static int claim_path(const char *path, char *err, size_t n)
 	return 0;
 }
 
-int server_start(struct event_base *base, const struct config *cfg, const struct server_ops *ops,
-		 void *arg, struct server **out, char *err, size_t n)
+int server_new(struct event_base *base, const struct config *cfg, const struct server_ops *ops,
+	       void *arg, struct server **out)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	const char *path = cfg->socket;
-	int rc;
 	struct server *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -486,6 +493,21 @@ int server_start(struct event_base *base, const struct config *cfg, const struct
 	s->ops = ops;
 	s->arg = arg;
 	s->lfd = -1;
+	*out = s;
+	return 0;
+}
+
+int server_start(struct event_base *base, const struct config *cfg, const struct server_ops *ops,
+		 void *arg, struct server **out, char *err, size_t n)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	const char *path = cfg->socket;
+	struct server *s;
+	int rc = server_new(base, cfg, ops, arg, &s);
+	if (rc < 0) {
+		snprintf(err, n, "out of memory");
+		return rc;
+	}
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	rc = mkdir_parent(path);
@@ -547,7 +569,9 @@ void server_stop(struct server *s)
 		conn_close(s->conns);
 	if (s->lev)
 		event_free(s->lev);
-	close(s->lfd);
-	unlink(s->path);
+	if (s->lfd >= 0) {
+		close(s->lfd);
+		unlink(s->path);
+	}
 	free(s);
 }
