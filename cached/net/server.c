@@ -43,6 +43,8 @@ struct server {
 	char path[108];
 	struct conn *conns;
 	unsigned nconns;
+	unsigned nmem;  /* connections not freed yet (closed ones held by requests too) */
+	bool stopped;   /* server_stop ran: the last conn_free frees the server */
 };
 
 static void conn_close(struct conn *c);
@@ -80,9 +82,12 @@ static void conn_free(struct conn *c)
 		o = n;
 	}
 	free(c->in);
+	struct server *s = c->srv;
 	if (c->sess)
-		c->srv->ops->release(c->srv->arg, c);
+		s->ops->release(s->arg, c);
 	free(c);
+	if (--s->nmem == 0 && s->stopped)
+		free(s);
 }
 
 void conn_put(struct conn *c)
@@ -217,8 +222,13 @@ static void conn_flush(struct conn *c)
 		conn_close(c);
 		return;
 	}
-	if (c->oqbytes <= SERVER_OUTQ_MAX / 2)
+	if (c->oqbytes <= SERVER_OUTQ_MAX / 2 && !c->reading) {
 		set_reading(c, true);
+		/* frames that arrived while reading was paused wait in c->in,
+		 * and the socket may have nothing more to wake on_read with */
+		if (c->inlen >= TC_HDR_SIZE)
+			event_active(c->rev, EV_READ, 1);
+	}
 }
 
 static void on_write(evutil_socket_t fd, short what, void *arg)
@@ -265,10 +275,9 @@ static void conn_parse(struct conn *c)
 	c->inlen -= at;
 }
 
-static void on_read(evutil_socket_t fd, short what, void *arg)
+/* Read what the socket has and parse it. */
+static void conn_recv(struct conn *c, evutil_socket_t fd)
 {
-	(void)what;
-	struct conn *c = arg;
 	if (c->inlen == c->incap) {
 		size_t need = c->incap * 2;
 		if (need > TC_HDR_SIZE + TC_FRAME_MAX)
@@ -293,8 +302,20 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 	if (n < 0)
 		return;
 	c->inlen += (size_t)n;
-	conn_get(c);
 	conn_parse(c);
+}
+
+static void on_read(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	struct conn *c = arg;
+	conn_get(c);
+	/* frames left buffered while backpressure paused reading go first
+	 * (conn_flush wakes this callback for them) */
+	if (c->inlen >= TC_HDR_SIZE)
+		conn_parse(c);
+	if (!c->dead && c->reading)
+		conn_recv(c, fd);
 	conn_put(c);
 }
 
@@ -416,6 +437,7 @@ int server_adopt(struct server *s, int fd)
 		s->conns->prev = c;
 	s->conns = c;
 	s->nconns++;
+	s->nmem++;
 	c->sess = s->ops->opened(s->arg, c);
 	if (!c->sess) {
 		log_warn("op=accept err=\"out of memory\" client_pid=%d", (int)c->pid);
@@ -572,6 +594,12 @@ void server_stop(struct server *s)
 	if (s->lfd >= 0) {
 		close(s->lfd);
 		unlink(s->path);
+		s->lfd = -1;
 	}
-	free(s);
+	/* a request still waiting (a fill the workers finish later) holds its
+	 * connection, whose last conn_put() reaches the server: it goes with
+	 * the last such connection */
+	s->stopped = true;
+	if (s->nmem == 0)
+		free(s);
 }

@@ -81,7 +81,9 @@ int server_new(struct event_base *base, const struct config *cfg, const struct s
  * non-blocking; closed on failure). 0, -EBUSY (max_clients: the peer is
  * told why) or -errno. */
 int server_adopt(struct server *s, int fd);
-/* Close every connection and the listener, remove the socket file. */
+/* Close every connection and the listener, remove the socket file. A
+ * connection a request still holds (conn_get) outlives it: its conn_put()
+ * may come later, and the application's release() with it. */
 void server_stop(struct server *s);
 unsigned server_clients(const struct server *s);
 /* Frames refused as malformed (the connection was closed). */
