@@ -44,6 +44,8 @@ struct server {
 	char path[108];
 	struct conn *conns;
 	unsigned nconns;
+	unsigned nmem;  /* connections not freed yet (closed ones held by requests too) */
+	bool stopped;   /* server_stop ran: the last conn_free frees the server */
 };
 
 static void conn_close(struct conn *c);
@@ -81,9 +83,12 @@ static void conn_free(struct conn *c)
 		o = n;
 	}
 	free(c->in);
+	struct server *s = c->srv;
 	if (c->sess)
-		c->srv->ops->release(c->srv->arg, c);
+		s->ops->release(s->arg, c);
 	free(c);
+	if (--s->nmem == 0 && s->stopped)
+		free(s);
 }
 
 void conn_put(struct conn *c)
@@ -219,8 +224,13 @@ static void conn_flush(struct conn *c)
 		conn_close(c);
 		return;
 	}
-	if (c->oqbytes <= SERVER_OUTQ_MAX / 2)
+	if (c->oqbytes <= SERVER_OUTQ_MAX / 2 && !c->reading) {
 		set_reading(c, true);
+		/* frames that arrived while reading was paused wait in c->in,
+		 * and the socket may have nothing more to wake on_read with */
+		if (c->inlen >= TC_HDR_SIZE)
+			event_active(c->rev, EV_READ, 1);
+	}
 }
 
 static void on_write(evutil_socket_t fd, short what, void *arg)
@@ -267,10 +277,9 @@ static void conn_parse(struct conn *c)
 	c->inlen -= at;
 }
 
-static void on_read(evutil_socket_t fd, short what, void *arg)
+/* Read what the socket has and parse it. */
+static void conn_recv(struct conn *c, evutil_socket_t fd)
 {
-	(void)what;
-	struct conn *c = arg;
 	if (c->inlen == c->incap) {
 		size_t need = c->incap * 2;
 		if (need > TC_HDR_SIZE + TC_FRAME_MAX)
@@ -295,8 +304,20 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 	if (n < 0)
 		return;
 	c->inlen += (size_t)n;
-	conn_get(c);
 	conn_parse(c);
+}
+
+static void on_read(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	struct conn *c = arg;
+	conn_get(c);
+	/* frames left buffered while backpressure paused reading go first
+	 * (conn_flush wakes this callback for them) */
+	if (c->inlen >= TC_HDR_SIZE)
+		conn_parse(c);
+	if (!c->dead && c->reading)
+		conn_recv(c, fd);
 	conn_put(c);
 }
 
@@ -359,13 +380,14 @@ bool conn_require_admin(struct conn *c, const struct tc_hdr *h)
 	return false;
 }
 
-static void on_accept(evutil_socket_t lfd, short what, void *arg)
+int server_adopt(struct server *s, int fd)
 {
-	(void)what;
-	struct server *s = arg;
-	int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+		int rc = -errno;
+		close(fd);
+		return rc;
+	}
 	if (s->nconns >= s->cfg->max_clients) {
 		struct proto_wr w;
 		proto_wr_init(&w);
@@ -376,12 +398,12 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
 		proto_wr_free(&w);
 		close(fd);
 		log_warn("op=accept err=\"too many clients\" max_clients=%u", s->cfg->max_clients);
-		return;
+		return -EBUSY;
 	}
 	struct conn *c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
-		return;
+		return -ENOMEM;
 	}
 	struct ucred cr;
 	socklen_t crl = sizeof(cr);
@@ -410,21 +432,31 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
 		free(c->in);
 		free(c);
 		close(fd);
-		return;
+		return -ENOMEM;
 	}
 	c->next = s->conns;
 	if (s->conns)
 		s->conns->prev = c;
 	s->conns = c;
 	s->nconns++;
+	s->nmem++;
 	c->sess = s->ops->opened(s->arg, c);
 	if (!c->sess) {
 		log_warn("op=accept err=\"out of memory\" client_pid=%d", (int)c->pid);
 		conn_close(c);
-		return;
+		return -ENOMEM;
 	}
 	set_reading(c, true);
 	log_debug("client_pid=%d client_uid=%d op=connect", (int)c->pid, (int)c->uid);
+	return 0;
+}
+
+static void on_accept(evutil_socket_t lfd, short what, void *arg)
+{
+	(void)what;
+	int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd >= 0)
+		(void)server_adopt(arg, fd); /* it logs and closes what it refuses */
 }
 
 static int mkdir_parent(const char *path)
@@ -474,12 +506,9 @@ static int claim_path(const char *path, char *err, size_t n)
 	return 0;
 }
 
-int server_start(struct event_base *base, const struct config *cfg, const struct server_ops *ops,
-		 void *arg, struct server **out, char *err, size_t n)
+int server_new(struct event_base *base, const struct config *cfg, const struct server_ops *ops,
+	       void *arg, struct server **out)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	const char *path = cfg->socket;
-	int rc;
 	struct server *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -488,6 +517,21 @@ int server_start(struct event_base *base, const struct config *cfg, const struct
 	s->ops = ops;
 	s->arg = arg;
 	s->lfd = -1;
+	*out = s;
+	return 0;
+}
+
+int server_start(struct event_base *base, const struct config *cfg, const struct server_ops *ops,
+		 void *arg, struct server **out, char *err, size_t n)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	const char *path = cfg->socket;
+	struct server *s;
+	int rc = server_new(base, cfg, ops, arg, &s);
+	if (rc < 0) {
+		snprintf(err, n, "out of memory");
+		return rc;
+	}
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	rc = mkdir_parent(path);
@@ -549,7 +593,15 @@ void server_stop(struct server *s)
 		conn_close(s->conns);
 	if (s->lev)
 		event_free(s->lev);
-	close(s->lfd);
-	unlink(s->path);
-	free(s);
+	if (s->lfd >= 0) {
+		close(s->lfd);
+		unlink(s->path);
+		s->lfd = -1;
+	}
+	/* a request still waiting (a fill the workers finish later) holds its
+	 * connection, whose last conn_put() reaches the server: it goes with
+	 * the last such connection */
+	s->stopped = true;
+	if (s->nmem == 0)
+		free(s);
 }

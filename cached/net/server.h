@@ -21,7 +21,11 @@
 #include "config.h"
 #include "proto.h"
 
+/* tests/fuzz/build.sh builds server.c with a small SERVER_OUTQ_MAX so that
+ * inputs of a few KiB reach the backpressure paths. */
+#ifndef SERVER_OUTQ_MAX
 #define SERVER_OUTQ_MAX (8u << 20)
+#endif
 #define SERVER_HANDLES_MAX 65536u
 
 struct out;
@@ -67,7 +71,19 @@ struct conn {
  * are read from cfg, which must outlive the server). */
 int server_start(struct event_base *base, const struct config *cfg, const struct server_ops *ops,
 		 void *arg, struct server **out, char *err, size_t errlen);
-/* Close every connection and the listener, remove the socket file. */
+/* A server with no listening socket: clients come only through
+ * server_adopt() (tests and fuzzing drive the connection code this way). */
+int server_new(struct event_base *base, const struct config *cfg, const struct server_ops *ops,
+	       void *arg, struct server **out);
+/* Take a connected Unix stream socket as a client, exactly as if it had
+ * been accepted: credentials from SO_PEERCRED, the max_clients limit, the
+ * application's opened(). The fd becomes the server's in every case (made
+ * non-blocking; closed on failure). 0, -EBUSY (max_clients: the peer is
+ * told why) or -errno. */
+int server_adopt(struct server *s, int fd);
+/* Close every connection and the listener, remove the socket file. A
+ * connection a request still holds (conn_get) outlives it: its conn_put()
+ * may come later, and the application's release() with it. */
 void server_stop(struct server *s);
 unsigned server_clients(const struct server *s);
 /* Frames refused as malformed (the connection was closed). */

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build the libFuzzer targets (tests/fuzz/fuzz_*.c) with clang
+# Build the libFuzzer targets (tests/fuzz/fuzz_*.c: the codec, the connection
+# code on a socketpair) with clang
 # -fsanitize=fuzzer,address,undefined and run each for a bounded number of
 # inputs. Fails when clang is not installed.
 #
@@ -30,7 +31,21 @@ sources_for() {
 	case "$1" in
 	fuzz_proto) echo common/proto.c ;;
 	fuzz_proto_job) echo common/proto_job.c common/proto.c ;;
+	# the daemon's transport, as built in the daemon (its layer's include
+	# paths: net, conf, util), with an output queue small enough that
+	# inputs of a few KiB reach backpressure
+	fuzz_server) echo cached/net/server.c cached/util/log.c common/proto.c ;;
 	*) echo "fuzz: no source list for $1 in $0" >&2; return 1 ;;
+	esac
+}
+
+# Flags and libraries a target needs besides cflags.
+flags_for() {
+	case "$1" in
+	fuzz_server)
+		echo -Icached/net -Icached/conf -Icached/util -Ipolicy -DSERVER_OUTQ_MAX=16384 \
+			"$(pkg-config --libs libevent)"
+		;;
 	esac
 }
 
@@ -53,6 +68,41 @@ write_seeds() {
 		printf '\x01\xed\x5e\x00\x00\x00\x00\x00\x00\x03\x00\x00\x00' >"$dir/tag"
 		printf '\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' >"$dir/untag"
 		;;
+	fuzz_server)
+		# control byte, then frames: header magic "TC" version 1, op,
+		# len u32, id u32, aux u16, status u16 (include/tiercache/protocol.h)
+		local hello='TC\x01\x01\x04\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x02\x00\x00\x00'
+		printf "\x00$hello" >"$dir/hello"
+		# the same, sent one byte at a time
+		printf "\x01$hello" >"$dir/hello-bytewise"
+		# wrong magic
+		printf '\x00XX\x01\x01\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00' >"$dir/bad-magic"
+		# a length past TC_FRAME_MAX (1 MiB + 1)
+		printf '\x00TC\x01\x01\x01\x00\x10\x00\x01\x00\x00\x00\x00\x00\x00\x00' >"$dir/too-long"
+		# several frames in one buffer: every answer kind (op 0..6), then
+		# a frame cut short
+		{
+			printf '\x00'
+			for op in 0 1 2 3 4 5 6 7 8 9 10 11 12 13; do
+				printf "TC\\x01\\x$(printf %02x $op)\\x02\\x00\\x00\\x00\\x$(printf %02x $op)\\x00\\x00\\x00\\x00\\x00\\x00\\x00ab"
+			done
+			printf 'TC\x01\x01\x10\x00\x00\x00\x09\x00\x00\x00\x00\x00\x00\x00abc'
+		} >"$dir/pipeline"
+		# large replies with lazy draining (control 0x40): backpressure;
+		# the same, then the server stopped with replies held (0xc0)
+		{
+			printf '\x44'
+			for i in $(seq 1 40); do
+				printf 'TC\x01\x04\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00'
+			done
+		} >"$dir/backpressure"
+		{
+			printf '\xc4'
+			for i in $(seq 1 40); do
+				printf 'TC\x01\x06\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00'
+			done
+		} >"$dir/held-at-stop"
+		;;
 	esac
 }
 
@@ -67,7 +117,8 @@ for name in "${targets[@]}"; do
 	src=tests/fuzz/$name.c
 	[ -f "$src" ] || { echo "fuzz: no $src" >&2; exit 2; }
 	# shellcheck disable=SC2046
-	clang "${cflags[@]}" "$src" $(sources_for "$name") -o "$out/$name"
+	clang "${cflags[@]}" $(flags_for "$name") "$src" $(sources_for "$name") -o "$out/$name" \
+		$(flags_for "$name")
 	echo "fuzz: built $out/$name"
 	[ -n "${FUZZ_BUILD_ONLY:-}" ] && continue
 
