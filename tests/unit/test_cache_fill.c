@@ -447,7 +447,7 @@ static void missing_source_fails_every_waiter(void **state)
 		assert_null(w[i].c);
 	}
 	assert_null(chunk_find(&cache->chunks, key));
-	assert_int_equal(cache->chunks.n, 0);
+	assert_int_equal(chunk_table_count(&cache->chunks), 0);
 	assert_int_equal(cache->ctr.cold_errors, 1);
 	assert_int_equal(cache->ctr.bytes_from_cold, 0);
 	for (int t = 0; t < TIER_COUNT; t++) {
