@@ -36,6 +36,7 @@
 #include "backend.h"
 #include "backend_rados.h"
 #include "config.h"
+#include "unit_pattern.h"
 
 #define MiB (1024u * 1024u)
 #define HANG_GUARD_S 120 /* a read that never ends is a failure, not a wait */
@@ -45,18 +46,6 @@ static rados_t g_cl;
 static rados_ioctx_t g_io;
 
 /* ---- fixtures ---- */
-
-static void fill_random(void *p, size_t n, unsigned seed)
-{
-	uint8_t *b = p;
-	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		b[i] = (uint8_t)x;
-	}
-}
 
 static void put_plain(const char *ns, const char *oid, const void *buf, size_t n)
 {
@@ -207,8 +196,8 @@ static void test_list_prefix_and_stat(void **state)
 {
 	(void)state;
 	char small[100], mid[300000];
-	fill_random(small, sizeof(small), 1);
-	fill_random(mid, sizeof(mid), 2);
+	unit_fill_pattern(small, sizeof(small), 1);
+	unit_fill_pattern(mid, sizeof(mid), 2);
 	put_plain(NULL, "lp/a.bin", small, sizeof(small));
 	put_plain(NULL, "lp/dir/b.bin", mid, sizeof(mid));
 	put_plain(NULL, "lp/dir/sub/c.bin", small, 10);
@@ -256,7 +245,7 @@ static void test_namespace(void **state)
 {
 	(void)state;
 	char data[5000];
-	fill_random(data, sizeof(data), 3);
+	unit_fill_pattern(data, sizeof(data), 3);
 	put_plain("ns1", "np/x.bin", data, sizeof(data));
 	put_plain("ns1", "np/y/z.bin", data, 10);
 	put_plain(NULL, "np/default-only.bin", data, 20);
@@ -292,7 +281,7 @@ static void test_plain_partial_reads(void **state)
 	char *data = malloc(size), *buf = malloc(chunk);
 	assert_non_null(data);
 	assert_non_null(buf);
-	fill_random(data, size, 4);
+	unit_fill_pattern(data, size, 4);
 	put_plain(NULL, "pr/big.bin", data, size);
 
 	struct dataset_conf dc;
@@ -331,9 +320,9 @@ static void test_striper(void **state)
 	assert_non_null(d2);
 	assert_non_null(d3);
 	assert_non_null(buf);
-	fill_random(d1, n1, 5);
-	fill_random(d2, n2, 6);
-	fill_random(d3, n3, 7);
+	unit_fill_pattern(d1, n1, 5);
+	unit_fill_pattern(d2, n2, 6);
+	unit_fill_pattern(d3, n3, 7);
 	put_striped("sp/one.bin", d1, n1, 0, 0, 0);
 	put_striped("sp/d/two.bin", d2, n2, 64 * 1024, 3, 256 * 1024);
 	char tmpl[] = "/tmp/tc-rados-XXXXXX";
@@ -347,7 +336,7 @@ static void test_striper(void **state)
 	assert_int_equal(system(cmd), 0);
 	unlink(tmpl);
 	char small[1000];
-	fill_random(small, sizeof(small), 8);
+	unit_fill_pattern(small, sizeof(small), 8);
 	put_plain(NULL, "sp/plain.bin", small, sizeof(small));
 
 	for (int pass = 0; pass < 2; pass++) {
@@ -438,7 +427,7 @@ static void test_many_inflight(void **state)
 	const size_t chunk = 256 * 1024, nchunks = 24, nreads = 96;
 	char *data = malloc(chunk * nchunks);
 	assert_non_null(data);
-	fill_random(data, chunk * nchunks, 9);
+	unit_fill_pattern(data, chunk * nchunks, 9);
 	put_plain(NULL, "mi/a.bin", data, chunk * nchunks);
 	put_striped("mi/s.bin", data, chunk * nchunks, 0, 0, 0);
 
@@ -498,8 +487,8 @@ static void test_overwrite_is_stale(void **state)
 {
 	(void)state;
 	char v1[200000], v2[200000], buf[200000];
-	fill_random(v1, sizeof(v1), 10);
-	fill_random(v2, sizeof(v2), 11);
+	unit_fill_pattern(v1, sizeof(v1), 10);
+	unit_fill_pattern(v2, sizeof(v2), 11);
 	put_plain(NULL, "ow/p.bin", v1, sizeof(v1));
 	put_striped("ow/s.bin", v1, sizeof(v1), 0, 0, 0);
 
@@ -545,7 +534,7 @@ static void test_missing_is_enoent(void **state)
 {
 	(void)state;
 	char data[100], buf[100];
-	fill_random(data, sizeof(data), 12);
+	unit_fill_pattern(data, sizeof(data), 12);
 	put_plain(NULL, "ms/here.bin", data, sizeof(data));
 	struct dataset_conf dc;
 	struct cold c;
@@ -677,7 +666,7 @@ static void test_osd_down_and_back(void **state)
 	char *data = malloc(size), *buf = malloc(size);
 	assert_non_null(data);
 	assert_non_null(buf);
-	fill_random(data, size, 13);
+	unit_fill_pattern(data, size, 13);
 	put_plain(NULL, "fd/p.bin", data, size);
 	put_striped("fd/s.bin", data, size, 0, 0, 0);
 

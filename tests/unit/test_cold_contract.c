@@ -55,6 +55,7 @@
 #include "backend_rados.h"
 #include "config.h"
 #include "unit_tmpdir.h"
+#include "unit_pattern.h"
 
 #define MiB (1024u * 1024u)
 #define READ_LEN MiB		    /* one read; the big file is larger */
@@ -99,18 +100,6 @@ struct src_ops {
 };
 
 static const struct src_ops *g_src;
-
-static void fill_pattern(void *p, size_t n, unsigned seed)
-{
-	uint8_t *b = p;
-	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		b[i] = (uint8_t)x;
-	}
-}
 
 static void open_handle(struct cold *c, const struct dataset_conf *dc)
 {
@@ -629,7 +618,7 @@ static void put_file(struct src *s, const char *path, size_t size, unsigned seed
 {
 	char *b = malloc(size ? size : 1);
 	assert_non_null(b);
-	fill_pattern(b, size, seed);
+	unit_fill_pattern(b, size, seed);
 	g_src->put(s, path, b, size);
 	free(b);
 }
@@ -647,7 +636,7 @@ static int reads_equal(struct cold *c, const char *path, const struct cold_stat 
 	char *want = malloc(size ? size : 1), *buf = malloc(READ_LEN);
 	assert_non_null(want);
 	assert_non_null(buf);
-	fill_pattern(want, size, seed);
+	unit_fill_pattern(want, size, seed);
 	int same = 1;
 	for (uint64_t off = 0; off < size || off == 0; off += READ_LEN) {
 		size_t exp = size - off < READ_LEN ? size - off : READ_LEN;
@@ -740,7 +729,7 @@ static void test_read_offsets(void **state)
 	char *want = malloc(BIG_SIZE), *buf = malloc(READ_LEN);
 	assert_non_null(want);
 	assert_non_null(buf);
-	fill_pattern(want, BIG_SIZE, 5);
+	unit_fill_pattern(want, BIG_SIZE, 5);
 	const struct {
 		uint64_t off;
 		size_t len, got;
@@ -909,7 +898,7 @@ static void limited_probe(struct cold *c, void *arg, struct limited_res *res)
 	res->read_ok = res->stat_ok == 0 ? read_at(c, "ok.bin", &st, 0, sizeof(buf), buf) : -1;
 	if (res->read_ok == 150) {
 		char want[150];
-		fill_pattern(want, sizeof(want), 21);
+		unit_fill_pattern(want, sizeof(want), 21);
 		res->bytes_ok = memcmp(buf, want, sizeof(want)) == 0;
 	}
 	res->stat_denied = cold_stat(c, "secret.bin", &st);
