@@ -136,6 +136,23 @@ static int handle_new(struct conn *c, struct dataset *ds, const struct mf_entry 
 	return 0;
 }
 
+/* The handle a CHUNK or READ names, if its dataset still serves; else
+ * reply (EBADF, ESTALE) and return NULL. */
+static struct handle *handle_for_read(struct conn *c, const struct tc_hdr *h, uint64_t hid)
+{
+	struct handle *hd = handle_get(c, hid);
+	if (!hd) {
+		conn_reply_err(c, h->op, h->id, EBADF, "no such handle");
+		return NULL;
+	}
+	if (hd->ds->removed) {
+		conn_reply_err(c, h->op, h->id, ESTALE, "dataset %s was removed from the daemon's "
+			       "config (reload); open the file again once it is configured", hd->ds->name);
+		return NULL;
+	}
+	return hd;
+}
+
 /* Remember that the client holds chunk idx's file. */
 static int handle_hold(struct handle *hd, uint32_t idx, struct cfile *f, struct cache *cache)
 {
@@ -407,16 +424,9 @@ static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 		conn_reply_err(c, h->op, h->id, EBADMSG, "malformed CHUNK");
 		return;
 	}
-	struct handle *hd = handle_get(c, hid);
-	if (!hd) {
-		conn_reply_err(c, h->op, h->id, EBADF, "no such handle");
+	struct handle *hd = handle_for_read(c, h, hid);
+	if (!hd)
 		return;
-	}
-	if (hd->ds->removed) {
-		conn_reply_err(c, h->op, h->id, ESTALE, "dataset %s was removed from the daemon's "
-			       "config (reload); open the file again once it is configured", hd->ds->name);
-		return;
-	}
 	if (idx >= hd->nchunks) {
 		conn_reply_err(c, h->op, h->id, EINVAL, "chunk %u is past the end of the file (%u chunks)", idx,
 			       hd->nchunks);
@@ -582,16 +592,9 @@ static void op_read(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 		conn_reply_err(c, h->op, h->id, EBADMSG, "malformed READ");
 		return;
 	}
-	struct handle *hd = handle_get(c, hid);
-	if (!hd) {
-		conn_reply_err(c, h->op, h->id, EBADF, "no such handle");
+	struct handle *hd = handle_for_read(c, h, hid);
+	if (!hd)
 		return;
-	}
-	if (hd->ds->removed) {
-		conn_reply_err(c, h->op, h->id, ESTALE, "dataset %s was removed from the daemon's "
-			       "config (reload); open the file again once it is configured", hd->ds->name);
-		return;
-	}
 	if (len > TC_READ_MAX)
 		len = TC_READ_MAX;
 	if (off >= hd->src.size)
