@@ -5,7 +5,7 @@
 #include "target.h"
 
 #include <errno.h>
-#include <stdint.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "manifest.h"
@@ -16,10 +16,9 @@ bool target_parse(struct conn *c, const struct tc_hdr *h, struct proto_rd *r, st
 	size_t n;
 	/* a length the frame holds but the protocol does not allow is a long
 	 * path; one the frame does not hold is a malformed request */
-	uint32_t declared = r->left >= 4 ? (uint32_t)r->p[0] | (uint32_t)r->p[1] << 8 |
-						   (uint32_t)r->p[2] << 16 | (uint32_t)r->p[3] << 24
-					 : 0;
-	bool held = r->left >= 4 && declared <= r->left - 4;
+	struct proto_rd peek = *r;
+	uint32_t declared = proto_rd_u32(&peek);
+	bool held = !peek.bad && declared <= peek.left;
 	const char *s = proto_rd_str(r, TC_PATH_MAX, &n);
 	if (!s) {
 		if (held)
