@@ -42,6 +42,10 @@ struct dataset_conf {
 	uint64_t revalidate_after_ms; /* re-check a source entry older than this on open */
 	uint64_t demote_after_s;   /* lifecycle: hot -> warm after this long unread (0: never) */
 	uint64_t evict_after_s;    /* lifecycle: drop warm after this long unread (0: never) */
+	char serve_stale_on_error[4]; /* "no" | "yes": serve an unverifiable entry past revalidate_after */
+	char access[8];            /* "socket" | "source" (posix: the source file's permissions) */
+	char allow_users[512];     /* user names or uids, comma/blank separated ("" = anyone) */
+	char allow_groups[512];    /* group names or gids ("" = anyone) */
 	/* rados */
 	char ceph_conf[PATH_MAX];
 	char client_id[64];        /* default "admin" */
@@ -79,6 +83,13 @@ struct config {
 	unsigned readahead_chunks; /* sequential readahead depth without a plan (0: off) */
 	uint64_t sync_delay_ms;    /* a filled chunk is fdatasync'ed and recorded this late */
 	uint64_t sync_backlog;     /* ... or sooner, oldest first, past this many bytes */
+	/* limits per client (docs/security.md) */
+	unsigned max_clients_per_uid; /* connections of one uid at once */
+	uint64_t idle_timeout_s;   /* close a connection idle and holding nothing (0: never) */
+	uint64_t max_held_per_client; /* chunk bytes one connection may hold through descriptors */
+	uint64_t max_held_per_user;   /* ... all connections of one uid together */
+	unsigned metrics_max_clients; /* metrics endpoint connections at once */
+	uint64_t scrub_rate;       /* bytes/s the scrubber re-checksums (0: off) */
 	/* [tier hot], [tier warm] */
 	struct tier_conf tiers[TIER_COUNT];
 	/* [dataset NAME] */

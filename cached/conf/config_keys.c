@@ -36,6 +36,8 @@
 
 static const char *const backend_values[] = {"posix", "rados", NULL};
 static const char *const layout_values[] = {"plain", "striper", NULL};
+static const char *const yes_no_values[] = {"no", "yes", NULL};
+static const char *const access_values[] = {"socket", "source", NULL};
 
 /* Order matters: it is the order of conf/tiercache.conf and of key lists in
  * messages. */
@@ -80,6 +82,20 @@ const struct key_def config_keys[] = {
 	 .max = 3600 * 1000, FIELD(struct config, sync_delay_ms), LIVE},
 	{.sect = SECT_DAEMON, .name = "sync_backlog", .type = KEY_SIZE, .def = "1G", .min = 0,
 	 .max = UINT64_MAX, FIELD(struct config, sync_backlog), LIVE},
+	{.sect = SECT_DAEMON, .name = "max_clients_per_uid", .type = KEY_UINT, .def = "256",
+	 .min = 1, .max = 65536, FIELD(struct config, max_clients_per_uid), LIVE,
+	 .applies = "for clients that connect from now on"},
+	{.sect = SECT_DAEMON, .name = "idle_timeout", .type = KEY_DURATION,
+	 .flags = KEY_SECONDS | KEY_OFF, .def = "10m", .min = 0, .max = DAY_MS,
+	 FIELD(struct config, idle_timeout_s), LIVE},
+	{.sect = SECT_DAEMON, .name = "max_held_per_client", .type = KEY_SIZE, .def = "4G",
+	 .min = 64 * MIB, .max = UINT64_MAX, FIELD(struct config, max_held_per_client), LIVE},
+	{.sect = SECT_DAEMON, .name = "max_held_per_user", .type = KEY_SIZE, .def = "16G",
+	 .min = 64 * MIB, .max = UINT64_MAX, FIELD(struct config, max_held_per_user), LIVE},
+	{.sect = SECT_DAEMON, .name = "metrics_max_clients", .type = KEY_UINT, .def = "64",
+	 .min = 1, .max = 4096, FIELD(struct config, metrics_max_clients), LIVE},
+	{.sect = SECT_DAEMON, .name = "scrub_rate", .type = KEY_SIZE, .def = "8M", .min = 0,
+	 .max = UINT64_MAX, FIELD(struct config, scrub_rate), LIVE},
 
 	{.sect = SECT_TIER, .name = "path", .type = KEY_PATH, .flags = KEY_REQUIRED | KEY_NONEMPTY,
 	 .example = "path = /nvme/tiercache", FIELD(struct tier_conf, path), RESTART},
@@ -108,6 +124,14 @@ const struct key_def config_keys[] = {
 	{.sect = SECT_DATASET, .name = "evict_after", .type = KEY_DURATION,
 	 .flags = KEY_SECONDS | KEY_OFF | KEY_INHERIT, .min = 0, .max = 3650 * DAY_MS,
 	 FIELD(struct dataset_conf, evict_after_s), LIVE},
+	{.sect = SECT_DATASET, .name = "serve_stale_on_error", .type = KEY_ENUM, .def = "no",
+	 .values = yes_no_values, FIELD(struct dataset_conf, serve_stale_on_error), LIVE},
+	{.sect = SECT_DATASET, .name = "access", .type = KEY_ENUM, .def = "socket",
+	 .values = access_values, FIELD(struct dataset_conf, access), LIVE},
+	{.sect = SECT_DATASET, .name = "allow_users", .type = KEY_STRING,
+	 FIELD(struct dataset_conf, allow_users), LIVE},
+	{.sect = SECT_DATASET, .name = "allow_groups", .type = KEY_STRING,
+	 FIELD(struct dataset_conf, allow_groups), LIVE},
 	{.sect = SECT_DATASET, .name = "ceph_conf", .type = KEY_PATH,
 	 .flags = KEY_RADOS | KEY_NONEMPTY, .def = "/etc/ceph/ceph.conf",
 	 FIELD(struct dataset_conf, ceph_conf), SOURCE},

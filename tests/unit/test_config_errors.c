@@ -144,13 +144,16 @@ static void test_unknown_keys_and_sections(void **state)
 		      "@:3: daemon.log_levl: unknown key (keys of [daemon]: socket, state_dir, "
 		      "log_level, max_clients, workers, admin_group, socket_mode, socket_group, "
 		      "metrics_listen, demote_after, evict_after, plan_grace, prefetch_max_bytes, "
-		      "prefetch_inflight, readahead_chunks, sync_delay, sync_backlog)\n");
+		      "prefetch_inflight, readahead_chunks, sync_delay, sync_backlog, max_clients_per_uid, "
+		      "idle_timeout, max_held_per_client, max_held_per_user, metrics_max_clients, "
+		      "scrub_rate)\n");
 	expect_errors(fx, HOT "size = 1G\n",
 		      "@:4: hot.size: unknown key (keys of [tier hot]: path, capacity, "
 		      "high_water, low_water)\n");
 	expect_errors(fx, HOT "[dataset d]\npath = /c\ncache = yes\n",
 		      "@:6: dataset.d.cache: unknown key (keys of [dataset NAME]: backend, path, "
-		      "chunk_size, policy, revalidate_after, demote_after, evict_after, ceph_conf, "
+		      "chunk_size, policy, revalidate_after, demote_after, evict_after, "
+		      "serve_stale_on_error, access, allow_users, allow_groups, ceph_conf, "
 		      "client_id, keyring, pool, "
 		      "namespace, prefix, layout, op_timeout, max_inflight)\n");
 	/* keys of a bad section are not reported again */
@@ -328,7 +331,8 @@ static void test_many_errors(void **state)
 		      "@:6: hot.capacity: \"lots\" is not a size (use 64G, 512M, ...)\n"
 		      "@:10: dataset.d.chunk_size: \"1G\" is too large (at most 64M)\n"
 		      "@:11: dataset.d.colour: unknown key (keys of [dataset NAME]: backend, path, "
-		      "chunk_size, policy, revalidate_after, demote_after, evict_after, ceph_conf, "
+		      "chunk_size, policy, revalidate_after, demote_after, evict_after, "
+		      "serve_stale_on_error, access, allow_users, allow_groups, ceph_conf, "
 		      "client_id, keyring, pool, "
 		      "namespace, prefix, layout, op_timeout, max_inflight)\n"
 		      "@: hot: need low_water < high_water (got 60 >= 50)\n"
