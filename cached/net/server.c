@@ -91,12 +91,6 @@ static void conn_free(struct conn *c)
 		free(s);
 }
 
-void conn_put(struct conn *c)
-{
-	if (--c->refs == 0)
-		conn_free(c);
-}
-
 static void set_reading(struct conn *c, bool on)
 {
 	if (c->dead || on == c->reading)
@@ -106,6 +100,62 @@ static void set_reading(struct conn *c, bool on)
 	else
 		event_del(c->rev);
 	c->reading = on;
+}
+
+bool conn_saturated(const struct conn *c)
+{
+	return c->oqbytes + c->work > SERVER_OUTQ_MAX || c->oqfds > SERVER_OUTQ_FDS ||
+	       c->refs - 1 > SERVER_WAIT_MAX;
+}
+
+/* Past a bound: stop reading. */
+static void check_bound(struct conn *c)
+{
+	if (!c->dead && conn_saturated(c))
+		set_reading(c, false);
+}
+
+/* Queue down to half its bounds and waiting requests within theirs (they
+ * finish on their own; the queue needs the client to read): read again,
+ * and parse the frames that arrived meanwhile at once (the socket may have
+ * nothing more to wake on_read with). */
+static void check_resume(struct conn *c)
+{
+	if (c->dead || c->closing || c->reading)
+		return;
+	if (c->oqbytes + c->work > SERVER_OUTQ_MAX / 2 || c->oqfds > SERVER_OUTQ_FDS / 2 ||
+	    c->refs - 1 > SERVER_WAIT_MAX)
+		return;
+	set_reading(c, true);
+	if (c->inlen >= TC_HDR_SIZE)
+		event_active(c->rev, EV_READ, 1);
+}
+
+void conn_get(struct conn *c)
+{
+	c->refs++;
+	check_bound(c);
+}
+
+void conn_put(struct conn *c)
+{
+	if (--c->refs == 0) {
+		conn_free(c);
+		return;
+	}
+	check_resume(c);
+}
+
+void conn_work_begin(struct conn *c, size_t bytes)
+{
+	c->work += bytes;
+	check_bound(c);
+}
+
+void conn_work_end(struct conn *c, size_t bytes)
+{
+	c->work -= bytes < c->work ? bytes : c->work;
+	check_resume(c);
 }
 
 static void queue(struct conn *c, uint8_t *buf, size_t len, int fd)
@@ -122,9 +172,10 @@ static void queue(struct conn *c, uint8_t *buf, size_t len, int fd)
 	*c->oqtail = o;
 	c->oqtail = &o->next;
 	c->oqbytes += len;
+	if (fd >= 0)
+		c->oqfds++;
 	conn_flush(c);
-	if (!c->dead && c->oqbytes > SERVER_OUTQ_MAX)
-		set_reading(c, false);
+	check_bound(c);
 }
 
 void conn_reply(struct conn *c, uint8_t op, uint32_t id, struct proto_wr *w, int fd)
@@ -206,6 +257,7 @@ static void conn_flush(struct conn *c)
 		if (o->fd >= 0) {
 			close(o->fd); /* the receiver has its own copy now */
 			o->fd = -1;
+			c->oqfds--;
 		}
 		o->off += (size_t)n;
 		c->oqbytes -= (size_t)n;
@@ -224,13 +276,7 @@ static void conn_flush(struct conn *c)
 		conn_close(c);
 		return;
 	}
-	if (c->oqbytes <= SERVER_OUTQ_MAX / 2 && !c->reading) {
-		set_reading(c, true);
-		/* frames that arrived while reading was paused wait in c->in,
-		 * and the socket may have nothing more to wake on_read with */
-		if (c->inlen >= TC_HDR_SIZE)
-			event_active(c->rev, EV_READ, 1);
-	}
+	check_resume(c);
 }
 
 static void on_write(evutil_socket_t fd, short what, void *arg)
@@ -253,7 +299,7 @@ static void conn_fatal(struct conn *c, uint32_t id, int err, const char *msg)
 static void conn_parse(struct conn *c)
 {
 	size_t at = 0;
-	while (!c->dead && !c->closing && c->inlen - at >= TC_HDR_SIZE) {
+	while (!c->dead && !c->closing && c->reading && c->inlen - at >= TC_HDR_SIZE) {
 		struct tc_hdr h;
 		int rc = proto_hdr_decode(c->in + at, &h);
 		if (rc == -EPROTO) {
@@ -268,8 +314,7 @@ static void conn_parse(struct conn *c)
 			break;
 		c->srv->ops->frame(c->srv->arg, c, &h, c->in + at + TC_HDR_SIZE);
 		at += TC_HDR_SIZE + h.len;
-		if (!c->reading)
-			break; /* backpressure: leave the rest buffered */
+		/* backpressure (c->reading off): the rest stays buffered */
 	}
 	if (c->dead)
 		return;
@@ -311,7 +356,7 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 {
 	(void)what;
 	struct conn *c = arg;
-	conn_get(c);
+	c->refs++; /* not a waiting request: kept off SERVER_WAIT_MAX */
 	/* frames left buffered while backpressure paused reading go first
 	 * (conn_flush wakes this callback for them) */
 	if (c->inlen >= TC_HDR_SIZE)

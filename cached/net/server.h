@@ -4,8 +4,11 @@
  * descriptors with SCM_RIGHTS. Loop thread only.
  *
  * A connection whose client does not read its replies stops being read
- * once SERVER_OUTQ_MAX bytes are queued: one slow client cannot make the
- * daemon buffer without bound, and others are unaffected.
+ * once SERVER_OUTQ_MAX bytes (with the work it has in flight, see
+ * conn_work_begin) or SERVER_OUTQ_FDS descriptors are queued, or
+ * SERVER_WAIT_MAX of its requests wait: one client cannot make the daemon
+ * hold memory or descriptors without bound by pipelining, and others are
+ * unaffected. Frames already received are parsed as soon as it drains.
  *
  * The transport knows no dataset, chunk or op: it hands whole frames to the
  * application through a struct server_ops table, with a session pointer per
@@ -27,6 +30,15 @@
 #define SERVER_OUTQ_MAX (8u << 20)
 #endif
 #define SERVER_HANDLES_MAX 65536u
+/* Descriptors queued for one connection (each pins a chunk file and a slot
+ * of the daemon's descriptor table) and requests it may have waiting (a
+ * fill, a revalidation) before the server stops reading from it. */
+#ifndef SERVER_OUTQ_FDS
+#define SERVER_OUTQ_FDS 64u
+#endif
+#ifndef SERVER_WAIT_MAX
+#define SERVER_WAIT_MAX 256u
+#endif
 
 struct out;
 struct event_base;
@@ -56,6 +68,8 @@ struct conn {
 	size_t inlen, incap;
 	struct out *oq, **oqtail;
 	size_t oqbytes;
+	unsigned oqfds;    /* descriptors in the queue */
+	size_t work;       /* bytes of work in flight (conn_work_begin) */
 	bool reading;      /* EV_READ armed */
 	bool closing;      /* close once the queue is flushed */
 	bool dead;         /* closed: replies are dropped */
@@ -104,12 +118,20 @@ void conn_reply_err(struct conn *c, uint8_t op, uint32_t id, int err, const char
 	__attribute__((format(printf, 5, 6)));
 
 /* Requests that wait (fills) hold the connection so its memory outlives a
- * disconnect; conn_put() frees it once closed and unreferenced. */
-static inline void conn_get(struct conn *c)
-{
-	c->refs++;
-}
+ * disconnect; conn_put() frees it once closed and unreferenced. Each
+ * waiting request counts against SERVER_WAIT_MAX. */
+void conn_get(struct conn *c);
 void conn_put(struct conn *c);
+/* Memory the application commits for a request of c before its reply is
+ * queued (a READ's buffer): counted with the queued bytes against
+ * SERVER_OUTQ_MAX, so that pipelined requests cannot make the daemon
+ * allocate more than that per connection. Every begin is paired with an
+ * end of the same size, also after c closed. */
+void conn_work_begin(struct conn *c, size_t bytes);
+void conn_work_end(struct conn *c, size_t bytes);
+/* Whether c's work in flight and queue are at their bound (the caller may
+ * defer work it could start now). */
+bool conn_saturated(const struct conn *c);
 /* Count a frame the application could not use (status bad_frames). */
 void conn_count_bad_frame(struct conn *c);
 

@@ -43,7 +43,7 @@ sources_for() {
 flags_for() {
 	case "$1" in
 	fuzz_server)
-		echo -Icached/net -Icached/conf -Icached/util -Ipolicy -DSERVER_OUTQ_MAX=16384 \
+		echo -Icached/net -Icached/conf -Icached/util -Ipolicy -DSERVER_OUTQ_MAX=16384 -DSERVER_OUTQ_FDS=4 -DSERVER_WAIT_MAX=4 \
 			"$(pkg-config --libs libevent)"
 		;;
 	esac
