@@ -107,4 +107,34 @@ check "ACT_AS with too many groups: EINVAL" grep -q "^error EINVAL: " "$T/out"
 "$TC_TESTS/tcplan" raw 26 feff0000feff000001000000 >"$T/out" 2>&1
 check "ACT_AS with a group missing: EBADMSG" grep -q "^error EBADMSG: " "$T/out"
 
+# ---- (d) the mount, run by root for every user (-o allow_other) ----
+M=$T/mnt
+tcm_mount "$M" -o allow_other ds || { fail "d: mount"; finish; }
+# root first: the bytes are resident and in the kernel's caches after this
+check "d: root reads the 0600 file" cmp -s "$M/secret" "$T/cold/secret"
+check "d: root reads the 0644 file" cmp -s "$M/public" "$T/cold/public"
+nob cat "$M/secret" >"$T/got" 2>"$T/err"
+check "d: nobody cannot read the 0600 file: exit 1" [ $? -ne 0 ]
+check "d: ... Permission denied" grep -q "Permission denied" "$T/err"
+check "d: ... and got no bytes" [ ! -s "$T/got" ]
+check "d: nobody reads the 0644 file" bash -c "runuser -u nobody -- cat '$M/public' | cmp -s - '$T/cold/public'"
+check "d: nobody reads a 0644 file below a 0755 directory" bash -c "runuser -u nobody -- cat '$M/sub/inner' | cmp -s - '$T/cold/sub/inner'"
+nob cat "$M/closed/hidden" >"$T/got" 2>"$T/err"
+check "d: nobody: a file in a 0700 directory: Permission denied" grep -q "Permission denied" "$T/err"
+nob ls "$M/closed" >"$T/got" 2>"$T/err"
+check "d: nobody cannot list a 0700 directory" grep -q "Permission denied" "$T/err"
+check "d: nobody lists the root" bash -c "runuser -u nobody -- ls '$M' | grep -qx public"
+check "d: root still reads the 0600 file" cmp -s "$M/secret" "$T/cold/secret"
+# the refusal came from the daemon, for nobody's uid, on a connection of the mount
+check "d: the daemon refused nobody's open through the mount" \
+	grep -q "client_pid=$MPID uid=$(id -u nobody) dataset=ds path=\"secret\"" "$T/daemon.log"
+fusermount3 -u "$M"
+check "d: unmounted" bash -c "! mountpoint -q '$M'"
+# -o immutable with other users: opens still reach the daemon
+tcm_mount "$M" -o allow_other,immutable ds || { fail "d: mount immutable"; finish; }
+check "d: immutable: root reads the 0600 file" cmp -s "$M/secret" "$T/cold/secret"
+nob cat "$M/secret" >"$T/got" 2>"$T/err"
+check "d: immutable: nobody: Permission denied" grep -q "Permission denied" "$T/err"
+check "d: immutable: nobody reads the 0644 file" bash -c "runuser -u nobody -- cat '$M/public' | cmp -s - '$T/cold/public'"
+fusermount3 -u "$M"
 finish
