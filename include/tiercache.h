@@ -162,6 +162,22 @@ int tiercache_ping(struct tiercache *tc);
 int tiercache_set_job(struct tiercache *tc, uint64_t job, uint32_t rank);
 int tiercache_clear_job(struct tiercache *tc);
 
+/*
+ * Act for another user (a FUSE mount run by root that serves other users):
+ * from now on the daemon checks this connection's opens, stats and
+ * listings against uid, gid and the supplementary groups (at most 256)
+ * instead of the caller's own credentials: the datasets' allow_users /
+ * allow_groups and, with access = source, the source files' modes
+ * (docs/operations.md, "Access control"). Reads on handles opened before
+ * keep going. The credentials follow the connection onto new connections
+ * after a daemon restart; if the daemon refuses them there, requests fail
+ * rather than run with the caller's own rights. EPERM: the caller is not
+ * root or an admin of the daemon; EINVAL: a uid or gid of -1, too many
+ * groups; ENOSYS: the daemon predates it.
+ */
+int tiercache_act_as(struct tiercache *tc, uid_t uid, gid_t gid, const gid_t *groups,
+		     size_t ngroups);
+
 /* Message for an errno value, including tiercache-specific meanings. */
 const char *tiercache_strerror(int errnum);
 /* The daemon's detail for this thread's last failed call ("" if none). */

@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 
+#include "access.h"
 #include "cache.h"
 #include "proto.h"
 #include "proto_job.h"
@@ -45,6 +46,7 @@ struct session {
 	uint32_t nhandles;
 	uint32_t handle_gen;
 	struct tc_job_tag job; /* TC_OP_CONN_JOB: whose plans its reads advance */
+	struct access_cred cred; /* whose rights its requests have (access.h) */
 };
 
 /* The transport's table: arg is the struct api. */

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "chunk.h"
 #include "dataset.h"
 #include "fill.h"
@@ -353,6 +354,8 @@ static void op_open(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 		conn_reply_err(c, h->op, h->id, EBADMSG, "malformed OPEN");
 		return;
 	}
+	if (!access_check(c, h->op, h->id, t.ds, t.rest, ACCESS_OPEN))
+		return;
 	if (!*t.rest) {
 		conn_reply_err(c, h->op, h->id, EISDIR, "%s is a dataset (a directory); open a file in it",
 			       t.ds->name);
@@ -708,6 +711,8 @@ static void op_stat(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 		conn_reply_err(c, h->op, h->id, EBADMSG, "malformed STAT");
 		return;
 	}
+	if (!access_check(c, h->op, h->id, t.ds, t.rest, ACCESS_STAT))
+		return;
 	struct mf_entry *e = *t.rest ? manifest_find(t.ds->mf, t.rest) : NULL;
 	if (e) {
 		int rv = revalidate(c, h, &t, e, stat_after_reval);
@@ -751,6 +756,8 @@ static void op_listdir(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 		conn_reply_err(c, h->op, h->id, EBADMSG, "malformed LISTDIR");
 		return;
 	}
+	if (!access_check(c, h->op, h->id, t.ds, t.rest, ACCESS_LIST))
+		return;
 	if (!manifest_dir_exists(t.ds->mf, t.rest)) {
 		if (manifest_find(t.ds->mf, t.rest))
 			conn_reply_err(c, h->op, h->id, ENOTDIR, "%s is a file", t.buf);
@@ -827,6 +834,8 @@ static void op_refresh(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 		conn_reply_err(c, h->op, h->id, ENOENT, "no dataset named \"%s\"", name);
 		return;
 	}
+	if (!access_check(c, h->op, h->id, ds, "", ACCESS_STAT))
+		return;
 	struct pending *p = calloc(1, sizeof(*p));
 	if (!p) {
 		conn_reply_err(c, h->op, h->id, ENOMEM, "out of memory");
@@ -876,6 +885,7 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 	case TC_OP_PLAN_SET: handlers_plan_set(c, h, &r); break;
 	case TC_OP_PLAN_CANCEL: handlers_plan_cancel(c, h, &r); break;
 	case TC_OP_CONN_JOB: handlers_conn_job(c, h, &r); break;
+	case TC_OP_ACT_AS: access_op_act_as(c, h, &r); break;
 	default:
 		conn_count_bad_frame(c);
 		conn_reply_err(c, h->op, h->id, ENOSYS, "unknown operation %u", h->op);

@@ -13,10 +13,11 @@
 
 static void *sess_opened(void *arg, struct conn *c)
 {
-	(void)c;
 	struct session *s = calloc(1, sizeof(*s));
-	if (s)
+	if (s) {
 		s->api = arg;
+		access_cred_from_peer(&s->cred, c);
+	}
 	return s;
 }
 
@@ -38,6 +39,7 @@ static void sess_release(void *arg, struct conn *c)
 	(void)arg;
 	struct session *s = c->sess;
 	free(s->handles);
+	access_cred_free(&s->cred);
 	free(s);
 	c->sess = NULL;
 }

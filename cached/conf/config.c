@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pwd.h>
 #include <ini.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -710,6 +711,68 @@ static void inherit_daemon_keys(struct load *ld, struct dataset_conf *ds, const 
 	}
 }
 
+/* A user (IS_GROUP false) or group name, or a numeric id, to its id.
+ * 0, or -ENOENT when there is no such name. */
+static int allow_id(const char *word, bool is_group, uint32_t *id)
+{
+	char buf[16384];
+	const char *p = word;
+	uint64_t x;
+	if (config_parse_digits(&p, &x) == 0 && !*p)
+		return x < UINT32_MAX ? (*id = (uint32_t)x, 0) : -ENOENT;
+	if (is_group) {
+		struct group gr, *res = NULL;
+		if (getgrnam_r(word, &gr, buf, sizeof(buf), &res) != 0 || !res)
+			return -ENOENT;
+		*id = res->gr_gid;
+	} else {
+		struct passwd pw, *res = NULL;
+		if (getpwnam_r(word, &pw, buf, sizeof(buf), &res) != 0 || !res)
+			return -ENOENT;
+		*id = res->pw_uid;
+	}
+	return 0;
+}
+
+/* allow_users / allow_groups: names or numeric ids separated by commas or
+ * blanks, resolved once here (a name that leaves the system later does
+ * not change a running daemon until a reload). */
+static void resolve_allow(struct load *ld, struct dataset_conf *ds, const struct sect_state *st,
+			  const char *label, bool is_group)
+{
+	const char *key = is_group ? "allow_groups" : "allow_users";
+	const struct key_def *k = &config_keys[config_key_index(SECT_DATASET, key)];
+	int line = st->key_line[config_key_index(SECT_DATASET, key)];
+	const char *v = is_group ? ds->allow_groups : ds->allow_users;
+	uint32_t *n = is_group ? &ds->nallow_gids : &ds->nallow_uids;
+	char word[256], sb[80];
+	*n = 0;
+	for (const char *p = v;;) {
+		p += strspn(p, ", \t");
+		if (!*p)
+			break;
+		size_t len = strcspn(p, ", \t");
+		snprintf(word, sizeof(word), "%.*s", (int)len, p);
+		p += len;
+		uint32_t id;
+		if (len >= sizeof(word) || allow_id(word, is_group, &id) < 0) {
+			key_msg(ld, line, label, k, "unknown %s \"%s\" (use a %s name known to this system "
+				"or a numeric id)", is_group ? "group" : "user", shown(sb, sizeof(sb), word),
+				is_group ? "group" : "user");
+			continue;
+		}
+		if (*n == CONFIG_ALLOW_MAX) {
+			key_msg(ld, line, label, k, "more than %d %s (list fewer; a group admits many users)",
+				CONFIG_ALLOW_MAX, is_group ? "groups" : "users");
+			return;
+		}
+		if (is_group)
+			ds->allow_gids[(*n)++] = (gid_t)id;
+		else
+			ds->allow_uids[(*n)++] = (uid_t)id;
+	}
+}
+
 static void cross_check(struct load *ld)
 {
 	struct config *cfg = ld->cfg;
@@ -780,6 +843,14 @@ static void cross_check(struct load *ld)
 		}
 		check_missing(ld, st, SECT_DATASET, label, mine, ds->backend);
 		inherit_daemon_keys(ld, &cfg->datasets[i], st);
+		resolve_allow(ld, &cfg->datasets[i], st, label, false);
+		resolve_allow(ld, &cfg->datasets[i], st, label, true);
+		if (rados && strcmp(ds->access, "source") == 0)
+			load_msg(ld, st->key_line[config_key_index(SECT_DATASET, "access")],
+				 "%s.access: source checks the source file's owner, group and mode, "
+				 "which needs backend = posix (this dataset has backend = %s; use "
+				 "access = socket with allow_users / allow_groups)",
+				 label, ds->backend);
 		if (rados || !key_ok(st, SECT_DATASET, "path"))
 			continue;
 		/* the cold directory is the source of truth: a tier or the index

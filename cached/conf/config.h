@@ -23,6 +23,7 @@
 #define CONFIG_NAME_MAX 64
 #define CONFIG_DATASETS_MAX 4096     /* [dataset] sections in one file */
 #define CONFIG_FILE_MAX (1024 * 1024) /* bytes: a larger file is refused */
+#define CONFIG_ALLOW_MAX 64          /* users (groups) in one allow_users (allow_groups) */
 
 struct tier_conf {
 	bool present;
@@ -46,6 +47,11 @@ struct dataset_conf {
 	char access[8];            /* "socket" | "source" (posix: the source file's permissions) */
 	char allow_users[512];     /* user names or uids, comma/blank separated ("" = anyone) */
 	char allow_groups[512];    /* group names or gids ("" = anyone) */
+	/* allow_users / allow_groups resolved at load (derived fields) */
+	uint32_t nallow_uids;
+	uid_t allow_uids[CONFIG_ALLOW_MAX];
+	uint32_t nallow_gids;
+	gid_t allow_gids[CONFIG_ALLOW_MAX];
 	/* rados */
 	char ceph_conf[PATH_MAX];
 	char client_id[64];        /* default "admin" */

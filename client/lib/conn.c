@@ -357,6 +357,8 @@ static int conn_open(struct tiercache *tc)
 		tc->gen = 1;
 	int rc = hello(tc);
 	if (rc == 0)
+		rc = tc_act_send(tc);
+	if (rc == 0)
 		rc = tc_conn_restore(tc);
 	if (rc == TC_ERETRY) {
 		tc_err_detail("tiercached at %s closed the connection", tc->path);
@@ -604,6 +606,7 @@ void tiercache_disconnect(struct tiercache *tc)
 	tc_handles_free_all(tc);
 	tc_plans_forget(tc);
 	conn_drop(tc);
+	free(tc->act_groups);
 	pthread_mutex_destroy(&tc->io_lock);
 	pthread_mutex_destroy(&tc->tbl_lock);
 	free(tc->path);

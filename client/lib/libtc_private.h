@@ -90,6 +90,9 @@ struct tiercache {
 	/* io_lock: what a new connection must be told again (plan.c, job.c) */
 	struct tc_job_tag job;  /* tiercache_set_job / $TIERCACHE_JOB */
 	struct tc_kept_plan *kept; /* plans this process registered, to re-send */
+	bool act_set;           /* tiercache_act_as (act.c) */
+	uint32_t act_uid, act_gid, act_ngroups;
+	uint32_t *act_groups;
 	size_t kept_bytes;
 };
 
@@ -155,6 +158,9 @@ int tc_job_send(struct tiercache *tc);
 /* Forget every kept plan (disconnect; a forked child: the plans are its
  * parent's, which re-registers them itself). */
 void tc_plans_forget(struct tiercache *tc);
+/* act.c: say again whom the connection acts for (io_lock held, connected;
+ * first thing after HELLO). 0 when it acts for nobody, TC_ERETRY, -errno. */
+int tc_act_send(struct tiercache *tc);
 /* Parse $TIERCACHE_JOB into tc->job. 0 or -EINVAL with the detail set. */
 int tc_job_from_env(struct tiercache *tc);
 

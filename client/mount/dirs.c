@@ -63,7 +63,9 @@ void tcm_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	/* the program lists: lookups in here must agree with what it sees */
 	tcm_dircache_drop(m, ino);
 	/* the first page comes now, so a vanished directory fails here */
-	dh->tc = tcm_pool_pick(&m->pool);
+	err = tcm_pool_for(&m->pool, req, &dh->tc); /* listed with the caller's rights */
+	if (err)
+		goto out;
 	dh->d = tiercache_opendir(dh->tc, dh->path);
 	if (!dh->d) {
 		err = tcm_pool_errno(&m->pool, errno, "opendir", dh->path);

@@ -414,9 +414,16 @@ int main(int argc, char **argv)
 		goto out;
 	/* the kernel options, for mounting ourselves (fuse_session_new
 	 * consumes them) */
-	for (int i = 0; i < args.argc; i++)
+	for (int i = 0; i < args.argc; i++) {
 		if (fuse_opt_add_arg(&kargs, args.argv[i]) != 0)
 			goto out;
+		/* other users read: each open must reach the daemon (ops.c) */
+		if (strstr(args.argv[i], "allow_other") || strstr(args.argv[i], "allow_root"))
+			m.others = true;
+	}
+	if (m.others && m.o.immutable)
+		tcm_log(TCM_INFO, "immutable: opens still reach tiercached, which checks the rights "
+			"of each user of the mount (allow_other)");
 	m.se = fuse_session_new(&args, &tcm_ops, sizeof(tcm_ops), &m);
 	if (!m.se) {
 		status = EXIT_USAGE; /* libfuse said why (e.g. an unknown option) */

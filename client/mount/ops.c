@@ -102,14 +102,19 @@ void tcm_entry_fill(const struct tcm *m, uint64_t ino, const struct tcm_attr *a,
 	e->entry_timeout = m->o.entry_timeout;
 }
 
-/* Ask the daemon about path (after the outage gate). 0 or a positive
- * errno for the kernel. */
-static int stat_path(struct tcm *m, const char *op, const char *path, struct tcm_attr *a)
+/* Ask the daemon about path (after the outage gate), with the rights of
+ * req's caller. 0 or a positive errno for the kernel. */
+static int stat_path(fuse_req_t req, struct tcm *m, const char *op, const char *path,
+		     struct tcm_attr *a)
 {
 	if (tcm_pool_gate(&m->pool) < 0)
 		return ETIMEDOUT;
+	struct tiercache *tc;
+	int err = tcm_pool_for(&m->pool, req, &tc);
+	if (err)
+		return err;
 	struct tiercache_stat st;
-	if (tiercache_stat(tcm_pool_pick(&m->pool), path, &st) < 0)
+	if (tiercache_stat(tc, path, &st) < 0)
 		return tcm_pool_errno(&m->pool, errno, op, path);
 	tcm_pool_ok(&m->pool);
 	tcm_attr_from_stat(a, &st);
@@ -188,12 +193,14 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	/* path is "DIR/name": DIR alone for the listing */
 	size_t dl = strlen(path) - strlen(name) - 1;
 	path[dl] = '\0';
-	rc = tcm_dircache_lookup(m, parent, path, name, &a);
+	/* the listings are the mount's own: another user's lookup asks the
+	 * daemon, which checks that user's rights */
+	rc = tcm_pool_acts(&m->pool, req) ? -EAGAIN : tcm_dircache_lookup(m, parent, path, name, &a);
 	path[dl] = '/';
 	if (rc == 0)
 		err = ENOENT;
 	else if (rc < 0)
-		err = stat_path(m, "lookup", path, &a);
+		err = stat_path(req, m, "lookup", path, &a);
 	if (err == ENOENT && m->o.negative_timeout > 0) {
 		/* a negative entry: the kernel remembers the miss for a while */
 		memset(&e, 0, sizeof(e));
@@ -254,7 +261,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, -rc);
 		goto out;
 	}
-	int err = stat_path(m, "getattr", path, &a);
+	int err = stat_path(req, m, "getattr", path, &a);
 	if (err) {
 		fuse_reply_err(req, err);
 		goto out;
@@ -291,9 +298,11 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EROFS);
 		return;
 	}
-	if (m->o.immutable) {
+	if (m->o.immutable && !m->others) {
 		/* the kernel stops sending open and release for good, keeps
-		 * pages across opens, and reads come with fh 0 (op_read) */
+		 * pages across opens, and reads come with fh 0 (op_read). Not
+		 * when other users read: each open must reach the daemon, which
+		 * checks the opener's rights (docs/mount.md) */
 		fuse_reply_err(req, ENOSYS);
 		return;
 	}
@@ -313,7 +322,9 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		err = ETIMEDOUT;
 		goto out;
 	}
-	f->tc = tcm_pool_pick(&m->pool);
+	err = tcm_pool_for(&m->pool, req, &f->tc);
+	if (err)
+		goto out;
 	f->h = tiercache_open(f->tc, f->path, 0);
 	if (f->h < 0) {
 		err = tcm_pool_errno(&m->pool, errno, "open", f->path);
@@ -543,7 +554,7 @@ static void read_immutable(fuse_req_t req, struct tcm *m, fuse_ino_t ino, size_t
 		fuse_reply_err(req, ETIMEDOUT);
 		goto out;
 	}
-	tc = tcm_pool_pick(&m->pool);
+	tc = tcm_pool_pick(&m->pool); /* only the mount's own user reads here (op_open) */
 	h = tiercache_open(tc, path, 0);
 	if (h < 0) {
 		fuse_reply_err(req, tcm_pool_errno(&m->pool, errno, "open", path));

@@ -16,8 +16,22 @@
  * each waiting the whole timeout again (an `ls -lR` during an outage would
  * otherwise take timeout x entries).
  *
+ * Other users (-o allow_other): the daemon checks every open, stat and
+ * listing against the rights of whoever asks (docs/operations.md, "Access
+ * control"). A request of the mount's own user goes on the pool, whose
+ * connections carry the mount process's credentials. A request of another
+ * user goes on a connection of its own that acts for that user's uid, gid
+ * and supplementary groups (tiercache_act_as; the daemon lets only root or
+ * its admins do that). Such connections are made on first use and kept
+ * until unmount, at most TCM_IDS_MAX of them: a file handle stays on the
+ * connection that opened it, so one is never closed under a reader. If the
+ * daemon refuses (the mount is run by a plain user), every user of the
+ * mount reads with that user's rights, as FUSE's allow_other means anyway,
+ * and we say so once.
+ *
  * Threads: the pool array is fixed after tcm_pool_open; the round-robin
- * counter and the down flag are atomics.
+ * counter, the down flag and act are atomics; ids[] grows under ids_lock
+ * and its entries never change once published.
  */
 #include "tcmount.h"
 
@@ -26,6 +40,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include "tiercache/protocol.h"
+
+struct tcm_ident {
+	uid_t uid;
+	gid_t gid;
+	int ngroups;
+	gid_t *groups;
+	struct tiercache *tc;
+};
 
 int tcm_pool_open(struct tcm_pool *p, const char *socket, unsigned n, double reconnect_timeout)
 {
@@ -33,6 +58,8 @@ int tcm_pool_open(struct tcm_pool *p, const char *socket, unsigned n, double rec
 	char val[32];
 
 	memset(p, 0, sizeof(*p));
+	p->self_uid = geteuid();
+	pthread_mutex_init(&p->ids_lock, NULL);
 	const char *path = socket && *socket ? socket : getenv(TIERCACHE_SOCKET_ENV);
 	if (!path || !*path)
 		path = TIERCACHE_DEFAULT_SOCKET;
@@ -65,15 +92,122 @@ void tcm_pool_close(struct tcm_pool *p)
 {
 	for (unsigned i = 0; i < p->n; i++)
 		tiercache_disconnect(p->tc[i]);
+	for (unsigned i = 0; i < p->nids; i++) {
+		tiercache_disconnect(p->ids[i]->tc);
+		free(p->ids[i]->groups);
+		free(p->ids[i]);
+	}
+	pthread_mutex_destroy(&p->ids_lock);
 	free(p->tc);
 	free(p->socket);
 	memset(p, 0, sizeof(*p));
+	p->self_uid = geteuid();
+	pthread_mutex_init(&p->ids_lock, NULL);
 }
 
 struct tiercache *tcm_pool_pick(struct tcm_pool *p)
 {
 	unsigned i = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
 	return p->tc[i % p->n];
+}
+
+bool tcm_pool_acts(struct tcm_pool *p, fuse_req_t req)
+{
+	return fuse_req_ctx(req)->uid != p->self_uid &&
+	       atomic_load_explicit(&p->act, memory_order_relaxed) >= 0;
+}
+
+static struct tcm_ident *ident_find(struct tcm_pool *p, uid_t uid, gid_t gid, const gid_t *g, int n)
+{
+	for (unsigned i = 0; i < p->nids; i++) {
+		struct tcm_ident *id = p->ids[i];
+		if (id->uid == uid && id->gid == gid && id->ngroups == n &&
+		    (n == 0 || memcmp(id->groups, g, (size_t)n * sizeof(*g)) == 0))
+			return id;
+	}
+	return NULL;
+}
+
+int tcm_pool_for(struct tcm_pool *p, fuse_req_t req, struct tiercache **tc)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	gid_t groups[TC_ACT_GROUPS_MAX];
+	if (!tcm_pool_acts(p, req)) {
+		*tc = tcm_pool_pick(p);
+		return 0;
+	}
+	/* the caller's groups from /proc; a caller gone already, or a kernel
+	 * without them: its primary group only (fewer rights, never more) */
+	int n = fuse_req_getgroups(req, (int)TC_ACT_GROUPS_MAX, groups);
+	if (n < 0)
+		n = 0;
+	if (n > (int)TC_ACT_GROUPS_MAX) {
+		tcm_log(TCM_WARN, "uid=%u groups=%d err=\"more supplementary groups than the daemon "
+			"takes (%u)\": refused", (unsigned)ctx->uid, n, TC_ACT_GROUPS_MAX);
+		return EACCES;
+	}
+	pthread_mutex_lock(&p->ids_lock);
+	struct tcm_ident *id = ident_find(p, ctx->uid, ctx->gid, groups, n);
+	unsigned nids = p->nids;
+	pthread_mutex_unlock(&p->ids_lock);
+	if (id) {
+		*tc = id->tc;
+		return 0;
+	}
+	if (nids >= TCM_IDS_MAX) {
+		tcm_log(TCM_WARN, "uid=%u err=\"%u users already use the mount\": refused (EUSERS)",
+			(unsigned)ctx->uid, TCM_IDS_MAX);
+		return EUSERS;
+	}
+	/* connect outside the lock: one round trip, and others' requests go on */
+	struct tiercache *c = tiercache_connect(p->socket);
+	if (!c)
+		return tcm_pool_errno(p, errno, "connect", NULL);
+	if (tiercache_act_as(c, ctx->uid, ctx->gid, groups, (size_t)n) < 0) {
+		int err = errno;
+		tiercache_disconnect(c);
+		if (err != EPERM)
+			return tcm_pool_errno(p, err, "act_as", NULL);
+		if (atomic_exchange(&p->act, -1) >= 0)
+			tcm_log(TCM_WARN, "uid=%u: tiercached does not let this mount act for other users "
+				"(only root or its admins may): every user of the mount reads with uid %u's "
+				"rights", (unsigned)ctx->uid, (unsigned)p->self_uid);
+		*tc = tcm_pool_pick(p);
+		return 0;
+	}
+	atomic_store(&p->act, 1);
+	struct tcm_ident *mine = calloc(1, sizeof(*mine));
+	if (mine && n && !(mine->groups = malloc((size_t)n * sizeof(*groups)))) {
+		free(mine);
+		mine = NULL;
+	}
+	if (!mine) {
+		tiercache_disconnect(c);
+		return ENOMEM;
+	}
+	*mine = (struct tcm_ident){.uid = ctx->uid, .gid = ctx->gid, .ngroups = n,
+				   .groups = mine->groups, .tc = c};
+	if (n)
+		memcpy(mine->groups, groups, (size_t)n * sizeof(*groups));
+	pthread_mutex_lock(&p->ids_lock);
+	id = ident_find(p, ctx->uid, ctx->gid, groups, n);
+	if (!id && p->nids < TCM_IDS_MAX) {
+		p->ids[p->nids++] = mine;
+		id = mine;
+		mine = NULL;
+	}
+	pthread_mutex_unlock(&p->ids_lock);
+	if (mine) { /* another thread was first, or the table filled meanwhile */
+		tiercache_disconnect(mine->tc);
+		free(mine->groups);
+		free(mine);
+	}
+	if (!id)
+		return EUSERS;
+	tcm_log(TCM_DEBUG, "uid=%u gid=%u groups=%d: a connection acting for this user",
+		(unsigned)ctx->uid, (unsigned)ctx->gid, n);
+	*tc = id->tc;
+	return 0;
 }
 
 void tcm_pool_ok(struct tcm_pool *p)

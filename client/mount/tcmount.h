@@ -165,18 +165,36 @@ void tcm_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 void tcm_log_lib(int level, const char *msg, void *arg);
 
 /* ---- pool.c ---- */
+/* users of the mount it keeps a connection for at once (acting for them) */
+#define TCM_IDS_MAX 64u
+struct tcm_ident;
 struct tcm_pool {
 	struct tiercache **tc;
 	unsigned n;
 	atomic_uint next;   /* round robin */
 	atomic_bool down;   /* a request gave up waiting for the daemon */
 	char *socket;       /* resolved path, for the liveness probe */
+	/* Requests of other users than the mount's own go on a connection
+	 * that acts for them (tiercache_act_as), one per user and groups. */
+	uid_t self_uid;
+	atomic_int act;     /* 0: not tried yet, 1: the daemon lets us, -1: it does not */
+	pthread_mutex_t ids_lock;
+	struct tcm_ident *ids[TCM_IDS_MAX];
+	unsigned nids;
 };
 
 /* Connect n connections (fails fast, with a message, when no daemon). */
 int tcm_pool_open(struct tcm_pool *p, const char *socket, unsigned n, double reconnect_timeout);
 void tcm_pool_close(struct tcm_pool *p);
 struct tiercache *tcm_pool_pick(struct tcm_pool *p);
+/* The connection for a request of req's caller: the pool for the mount's
+ * own user; else one that acts for the caller's uid, gid and groups, so
+ * that the daemon checks the caller's rights (made on first use, kept
+ * until unmount, at most TCM_IDS_MAX). 0, or a positive errno for the
+ * kernel (EUSERS: too many users at once). */
+int tcm_pool_for(struct tcm_pool *p, fuse_req_t req, struct tiercache **tc);
+/* Would req's caller get a connection of its own (not the mount's)? */
+bool tcm_pool_acts(struct tcm_pool *p, fuse_req_t req);
 /* Before a request that must reach the daemon: 0, or -ETIMEDOUT at once
  * while the daemon is known to be down and still does not answer. */
 int tcm_pool_gate(struct tcm_pool *p);
@@ -303,6 +321,7 @@ struct tcm {
 	bool splice;              /* reads splice chunk fds (set by init) */
 	struct tcm_pt pt;         /* FUSE passthrough (passthrough.c) */
 	struct tcm_dio dio;       /* direct I/O for large files (dio.c) */
+	bool others;              /* -o allow_other / allow_root: other users read */
 };
 
 /* ---- ops.c / dirs.c ---- */

@@ -176,6 +176,19 @@ enum tc_op {
 	 * rep: empty. Errors: EINVAL (unknown flags), EBADMSG. */
 	TC_OP_CONN_JOB = 25,
 
+	/* Act for another user (docs/operations.md, "Access control"): from
+	 * now on this connection's OPEN, STAT, LISTDIR and REFRESH are checked
+	 * against these credentials instead of the peer's: the dataset's
+	 * allow_users / allow_groups and, with access = source, the source
+	 * file's modes. For a FUSE mount run by root that serves other users.
+	 * Only an admin peer (root, the daemon's user, daemon.admin_group) may
+	 * send it; it may be sent again to act for another user.
+	 * req: u32 uid, u32 gid, u32 n (<= TC_ACT_GROUPS_MAX), n x u32 gid
+	 *      (supplementary groups)
+	 * rep: empty. Errors: EPERM (not an admin), EINVAL (uid or gid -1,
+	 *      too many groups), EBADMSG. */
+	TC_OP_ACT_AS = 26,
+
 	TC_OP_MAX_
 };
 
@@ -197,6 +210,8 @@ enum tc_op {
 /* TC_OP_CONN_JOB. */
 #define TC_JOB_F_SET 0x1u
 #define TC_JOB_RANK_ANY 0xffffffffu /* every rank of the job */
+/* TC_OP_ACT_AS. */
+#define TC_ACT_GROUPS_MAX 256u /* supplementary groups one ACT_AS carries */
 
 enum tc_type {
 	TC_TYPE_FILE = 1,

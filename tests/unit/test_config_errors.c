@@ -9,6 +9,7 @@
  * file's path. Single-threaded.
  */
 #include <errno.h>
+#include <pwd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -280,6 +281,45 @@ static void test_cross_checks(void **state)
 		      "@:5: dataset.r.backend: \"ceph\" is not a valid backend (use posix, rados)\n");
 }
 
+/* allow_users / allow_groups are resolved to ids at load; access = source
+ * needs the posix backend */
+static void test_allow_lists(void **state)
+{
+	struct fx *fx = *state;
+	expect_errors(fx, HOT "[dataset d]\npath = /c\nallow_users = root, bob_no_such_user\n",
+		      "@:6: dataset.d.allow_users: unknown user \"bob_no_such_user\" (use a user name "
+		      "known to this system or a numeric id)\n");
+	expect_errors(fx, HOT "[dataset d]\npath = /c\nallow_groups = no_such_group_xyz\n",
+		      "@:6: dataset.d.allow_groups: unknown group \"no_such_group_xyz\" (use a group name "
+		      "known to this system or a numeric id)\n");
+	expect_errors(fx, HOT "[dataset r]\nbackend = rados\npool = p\naccess = source\n",
+		      "@:7: dataset.r.access: source checks the source file's owner, group and mode, "
+		      "which needs backend = posix (this dataset has backend = rados; use access = "
+		      "socket with allow_users / allow_groups)\n");
+	char many[600] = "allow_users =";
+	for (int i = 0; i < CONFIG_ALLOW_MAX + 1; i++)
+		snprintf(many + strlen(many), sizeof(many) - strlen(many), " %d", i);
+	char text[1024];
+	snprintf(text, sizeof(text), HOT "[dataset d]\npath = /c\n%s\n", many);
+	expect_errors(fx, text, "@:6: dataset.d.allow_users: more than 64 users (list fewer; a group "
+				"admits many users)\n");
+
+	struct config *cfg = load_ok(write_conf(
+		fx, "t.conf", HOT "[dataset d]\npath = /c\nallow_users = root,1234\tdaemon\n"
+				  "allow_groups = 0\naccess = source\n[dataset e]\npath = /e\n"));
+	assert_int_equal(cfg->datasets[0].nallow_uids, 3);
+	assert_int_equal(cfg->datasets[0].allow_uids[0], 0);
+	assert_int_equal(cfg->datasets[0].allow_uids[1], 1234);
+	assert_non_null(getpwnam("daemon"));
+	assert_int_equal(cfg->datasets[0].allow_uids[2], getpwnam("daemon")->pw_uid);
+	assert_int_equal(cfg->datasets[0].nallow_gids, 1);
+	assert_int_equal(cfg->datasets[0].allow_gids[0], 0);
+	assert_string_equal(cfg->datasets[0].access, "source");
+	assert_int_equal(cfg->datasets[1].nallow_uids, 0);
+	assert_int_equal(cfg->datasets[1].nallow_gids, 0);
+	config_free(cfg);
+}
+
 static void test_path_overlaps(void **state)
 {
 	struct fx *fx = *state;
@@ -351,6 +391,7 @@ int main(void)
 		T(test_nul_byte),
 		T(test_dataset_names),
 		T(test_cross_checks),
+		T(test_allow_lists),
 		T(test_path_overlaps),
 		T(test_many_errors),
 #undef T
