@@ -221,7 +221,7 @@ int cache_init(struct cache *cache, const struct config *cfg, struct event_base 
 		rc = tier_setup(&cache->tiers[t], (enum tier_id)t, &cfg->tiers[t], id, err, errlen);
 		if (rc < 0)
 			return rc;
-		tier_health_record_id(cache, (enum tier_id)t, id);
+		tier_health_record_id(cache, (enum tier_id)t, id, false);
 	}
 	if ((rc = tier_health_init(cache)) < 0) {
 		snprintf(err, errlen, "out of memory");

@@ -69,7 +69,7 @@ int tier_health_init(struct cache *cache)
 	return 0;
 }
 
-void tier_health_record_id(struct cache *cache, enum tier_id t, const char *id)
+void tier_health_record_id(struct cache *cache, enum tier_id t, const char *id, bool expected)
 {
 	void *v = NULL;
 	size_t n = 0;
@@ -81,9 +81,10 @@ void tier_health_record_id(struct cache *cache, enum tier_id t, const char *id)
 		free(v);
 		if (same)
 			return;
-		log_warn("tier=%s path=%s op=marker id=%s err=\"the directory is not the one this "
-			 "state_dir last used (another marker id): chunks the index names that are not "
-			 "in it are dropped\"", name, cache->tiers[t].path, id);
+		if (!expected)
+			log_warn("tier=%s path=%s op=marker id=%s err=\"the directory is not the one "
+				 "this state_dir last used (another marker id): chunks the index names "
+				 "that are not in it are dropped\"", name, cache->tiers[t].path, id);
 	}
 	int rc = index_kv_put(cache->ix, TIER_ID_NS, name, id, strlen(id));
 	if (rc < 0)
@@ -168,7 +169,7 @@ static void look_apply(struct cache *cache, struct health_job *hj)
 			log_info("tier=%s path=%s op=health action=reinitialised marker_id=%s "
 				 "reason=\"the removed tier directory was recreated\"", tr->name, tr->path,
 				 l->new_id);
-			tier_health_record_id(cache, (enum tier_id)t, l->new_id);
+			tier_health_record_id(cache, (enum tier_id)t, l->new_id, true);
 			h->gone[t] = false;
 		} else if (l->reinit_err == -EXDEV || l->reinit_err == -ENOTEMPTY) {
 			snprintf(reason, sizeof(reason), "directory removed; recreated %s",

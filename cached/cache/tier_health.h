@@ -31,9 +31,9 @@ int tier_health_start(struct cache *cache);
 void tier_health_stop(struct cache *cache);
 void tier_health_free(struct cache *cache);
 
-/* Record the marker id of a tier in the index (start, re-init); warn when
- * the index knew another one. */
-void tier_health_record_id(struct cache *cache, enum tier_id t, const char *id);
+/* Record the marker id of a tier in the index (start, re-init); at start
+ * (expected false) warn when the index knew another one. */
+void tier_health_record_id(struct cache *cache, enum tier_id t, const char *id, bool expected);
 
 /* A write to tier t failed with err (-errno) on `path`: shrink or fail the
  * tier (see above) and check it soon. The caller has already given back
