@@ -24,6 +24,12 @@ static void usage(FILE *f)
 		   "  -h, --help          this text\n");
 }
 
+/* --check-config: a warning is printed, not an error (exit 0). */
+static void print_warning(void *arg, const char *msg)
+{
+	fprintf(stderr, "warning: %s: %s\n", (const char *)arg, msg);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -57,7 +63,8 @@ int main(int argc, char **argv)
 	}
 	free(errors);
 	if (check) {
-		printf("%s: ok (%u datasets)\n", file, cfg->ndatasets);
+		unsigned nwarn = config_warnings(cfg, print_warning, (void *)file);
+		printf("%s: ok (%u datasets%s)\n", file, cfg->ndatasets, nwarn ? ", with warnings" : "");
 		config_free(cfg);
 		return 0;
 	}

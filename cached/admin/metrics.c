@@ -150,6 +150,25 @@ static void render_tiers(struct status *st, struct evbuffer *b)
 			sample(b, fields[f].name, labels, v);
 		}
 	}
+	/* derived, not fields: the capacity in use, and the failed state */
+	head(b, "tiercache_tier_effective_capacity_bytes", "gauge",
+	     "Capacity the tier works with: the configured one, or less when its file system has less room.");
+	for (int t = 0; t < TIER_COUNT; t++) {
+		const struct tier *tr = &st->cache->tiers[t];
+		if (!tr->present)
+			continue;
+		snprintf(labels, sizeof(labels), "tier=\"%s\"", tr->name);
+		sample(b, "tiercache_tier_effective_capacity_bytes", labels, tier_capacity_now(tr));
+	}
+	head(b, "tiercache_tier_failed", "gauge",
+	     "1 while the tier cannot be written (read-only, I/O errors, directory removed); see status for the reason.");
+	for (int t = 0; t < TIER_COUNT; t++) {
+		const struct tier *tr = &st->cache->tiers[t];
+		if (!tr->present)
+			continue;
+		snprintf(labels, sizeof(labels), "tier=\"%s\"", tr->name);
+		sample(b, "tiercache_tier_failed", labels, tr->failed ? 1 : 0);
+	}
 }
 
 static void render_datasets(struct status *st, struct evbuffer *b)

@@ -154,6 +154,11 @@ void status_fill(struct status *st, struct proto_rs *rs)
 		proto_rs_str(rs, "name", tr->name);
 		proto_rs_str(rs, "path", tr->path);
 		proto_rs_u64(rs, "capacity_bytes", tr->capacity);
+		/* the disk's room when it has less than capacity (tier_health.h) */
+		proto_rs_u64(rs, "effective_capacity_bytes", tier_capacity_now(tr));
+		proto_rs_str(rs, "state", tr->failed ? "failed" : "ok");
+		proto_rs_str(rs, "reason", tr->fail_reason);
+		proto_rs_u64(rs, "failures", tr->fail_count);
 		proto_rs_u64(rs, "used_bytes", tr->used);
 		proto_rs_u64(rs, "reserved_bytes", tr->reserved);
 		proto_rs_u64(rs, "held_unlinked_bytes", tr->held_dead);

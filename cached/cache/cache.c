@@ -26,6 +26,7 @@
 #include "loop.h"
 #include "mover.h"
 #include "policy_glue.h"
+#include "tier_health.h"
 #include "workers.h"
 
 uint64_t cache_now_ns(void)
@@ -167,6 +168,27 @@ out:
 	return rc;
 }
 
+struct start_msg {
+	char *err;
+	size_t errlen;
+	bool set;
+};
+
+/* The first overlap found refuses the start (the message names both). */
+static void start_overlap(void *arg, const char *msg)
+{
+	struct start_msg *sm = arg;
+	if (!sm->set)
+		snprintf(sm->err, sm->errlen, "refusing to start: %s", msg);
+	sm->set = true;
+}
+
+static void start_warning(void *arg, const char *msg)
+{
+	(void)arg;
+	log_warn("op=start warning=\"%s\"", msg);
+}
+
 int cache_init(struct cache *cache, const struct config *cfg, struct event_base *base, char *err,
 	       size_t errlen)
 {
@@ -187,10 +209,23 @@ int cache_init(struct cache *cache, const struct config *cfg, struct event_base 
 		snprintf(err, errlen, "out of memory");
 		return rc;
 	}
+	/* the config check compared the directories when it ran; the file
+	 * system may have changed since (a symlink swapped, a mount): again,
+	 * before anything is created or deleted in them */
+	struct start_msg sm = {.err = err, .errlen = errlen};
+	if (config_check_resolved(cfg, start_overlap, &sm))
+		return -EEXIST;
+	config_warnings(cfg, start_warning, NULL);
 	for (int t = 0; t < TIER_COUNT; t++) {
-		rc = tier_setup(&cache->tiers[t], (enum tier_id)t, &cfg->tiers[t], err, errlen);
+		char id[TIER_ID_LEN + 1];
+		rc = tier_setup(&cache->tiers[t], (enum tier_id)t, &cfg->tiers[t], id, err, errlen);
 		if (rc < 0)
 			return rc;
+		tier_health_record_id(cache, (enum tier_id)t, id, false);
+	}
+	if ((rc = tier_health_init(cache)) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return rc;
 	}
 	cache->ds = calloc(cfg->ndatasets ? cfg->ndatasets : 1, sizeof(*cache->ds));
 	if (!cache->ds) {
@@ -212,6 +247,11 @@ int cache_start(struct cache *cache, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return rc;
 	}
+	rc = tier_health_start(cache);
+	if (rc < 0) {
+		snprintf(err, errlen, "out of memory");
+		return rc;
+	}
 	mover_kick(cache);
 	return 0;
 }
@@ -219,6 +259,7 @@ int cache_start(struct cache *cache, char *err, size_t errlen)
 void cache_stop(struct cache *cache)
 {
 	cache->stopping = true;
+	tier_health_stop(cache);
 	/* Cold reads in flight end on a backend thread and go on through the
 	 * workers (fill.c): wait for them while the workers still run. */
 	for (unsigned i = 0; i < cache->nds; i++)
@@ -250,6 +291,7 @@ void cache_free(struct cache *cache)
 	cache->nds = 0;
 	policy_glue_free(cache);
 	mover_free(cache);
+	tier_health_free(cache);
 	index_close(cache->ix);
 	cache->ix = NULL;
 }

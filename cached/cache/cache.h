@@ -47,6 +47,7 @@ struct manifest;
 struct plan_store;
 struct mover;
 struct fdslot;
+struct tier_health;
 
 enum chunk_state {
 	CHUNK_RESIDENT = 0, /* in its tier's policy */
@@ -186,6 +187,7 @@ struct cache {
 	struct fill_table fills;   /* fill.c */
 	struct mover *mover;       /* mover.c */
 	struct durable *dur;       /* chunks waiting for their fdatasync (durable.h) */
+	struct tier_health *health; /* watching the tier disks (tier_health.h) */
 	struct counters ctr;
 	struct cache_hooks hooks;
 	unsigned revals_inflight;  /* revalidation stats on the way (dataset.c) */

@@ -53,10 +53,13 @@
 #include "manifest.h"
 #include "mover.h"
 #include "policy_glue.h"
+#include "tier_health.h"
 #include "workers.h"
 
 /* Memory for unkept chunks when no tier has band left (see above). */
 #define UNKEPT_RAM_MAX (256ull << 20)
+/* fill.tried: a tier, or memory, whose write failed for this fill */
+#define FILL_TRIED(tier) (1u << ((tier) == CFILE_IN_RAM ? TIER_COUNT : (tier)))
 
 struct fill {
 	struct job job;
@@ -69,13 +72,16 @@ struct fill {
 	uint32_t idx;
 	uint32_t len;
 	uint8_t tier;
+	bool placed; /* holds a reservation on tier (or unkept_ram) */
+	uint8_t tried; /* FILL_TRIED(tier) of every place whose write failed */
 	bool keep;   /* admitted: publish; else serve from a nameless file */
 	bool prefetch; /* started by the prefetcher (READ_PREFETCH), not a read */
 	int fd;      /* !keep: the written, unlinked file; keep: the published one */
 	struct cold_io io;
 	void *buf;
 	uint64_t checksum;
-	int err;
+	int err;     /* reading the cold store (or memory): fails the fill */
+	int werr;    /* writing the bytes where they were placed: try elsewhere */
 	char tmp[PATH_MAX + 96];
 	char final[PATH_MAX + 96];
 	struct waiter *waiters, **wtail;
@@ -140,14 +146,15 @@ static void fill_sum_piece(void *arg, const void *p, size_t n)
  * by the streaming API), so the chunk is read from memory once, not twice. */
 static void fill_write(struct fill *f)
 {
+	f->werr = 0;
 	if (f->err)
 		return;
 	if (!f->keep && f->tier == CFILE_IN_RAM) {
-		f->err = memfd_write_sealed(f->buf, f->len, &f->fd);
+		f->werr = memfd_write_sealed(f->buf, f->len, &f->fd);
 		return;
 	}
 	if (!f->keep) {
-		f->err = tier_file_write_unlinked(f->tmp, f->buf, f->len, &f->fd);
+		f->werr = tier_file_write_unlinked(f->tmp, f->buf, f->len, &f->fd);
 		return;
 	}
 	XXH3_state_t *st = XXH3_createState();
@@ -156,8 +163,8 @@ static void fill_write(struct fill *f)
 		f->err = -ENOMEM;
 		return;
 	}
-	f->err = tier_file_write_pieces(f->tmp, f->final, f->buf, f->len, false, fill_sum_piece, st,
-					&f->fd);
+	f->werr = tier_file_write_pieces(f->tmp, f->final, f->buf, f->len, false, fill_sum_piece, st,
+					 &f->fd);
 	f->checksum = XXH3_64bits_digest(st);
 	XXH3_freeState(st);
 }
@@ -204,22 +211,98 @@ static void fill_note_stale(struct cache *cache, struct fill *f)
 		e->checked_ns = 0; /* the next open revalidates this file */
 }
 
+/* Give back what placing the fill took (its reservation, the placement's
+ * bytes in flight). */
+static void fill_unplace(struct fill *f)
+{
+	struct cache *cache = f->cache;
+	if (!f->placed)
+		return;
+	f->placed = false;
+	if (f->keep)
+		policy_glue_arrived(f->ds, f->tier, f->len);
+	else if (f->tier != CFILE_IN_RAM)
+		cache->unkept_filling[f->tier] -= f->len;
+	if (f->tier == CFILE_IN_RAM)
+		cache->unkept_ram -= f->len;
+	else
+		tier_unreserve(&cache->tiers[f->tier], f->len);
+}
+
+static int place_unkept(struct cache *cache, uint32_t len, unsigned avoid, uint8_t *tier);
+
+/* Loop: the bytes are read but could not be written where they were
+ * placed (a full, read-only, failing or removed tier; memory). The tier
+ * hears of it (tier_health: room shrunk or tier failed), and the bytes go
+ * to the other tier if the fill was to be kept and it has room, else they
+ * are served unkept from wherever that can be. Returns true if the write
+ * was queued again. The reader never sees the tier's error. */
+static bool fill_retry(struct fill *f)
+{
+	struct cache *cache = f->cache;
+	uint8_t was = f->tier;
+	fill_unplace(f);
+	f->tried |= (uint8_t)FILL_TRIED(was);
+	if (was != CFILE_IN_RAM) {
+		tier_health_write_error(cache, (enum tier_id)was, f->werr, f->tmp);
+		cache->ctr.fill_errors++;
+	}
+	log_warn("dataset=%s path=%s chunk=%u tier=%s op=fill_write err=\"%s\" action=\"writing "
+		 "it elsewhere; the reader gets the bytes from there\"",
+		 f->ds->name, f->path, f->idx, was == CFILE_IN_RAM ? "memory" : cache->tiers[was].name,
+		 strerror(-f->werr));
+	if (cache->stopping)
+		return false;
+	bool placed = false;
+	if (f->keep) {
+		for (int t = 0; t < TIER_COUNT && !placed; t++) {
+			if ((f->tried & FILL_TRIED(t)) || !tier_reserve(&cache->tiers[t], f->len))
+				continue;
+			f->tier = (uint8_t)t;
+			policy_glue_arriving(f->ds, t, f->len);
+			placed = true;
+		}
+	}
+	if (!placed) {
+		f->keep = false;
+		placed = place_unkept(cache, f->len, f->tried, &f->tier) == 0;
+	}
+	if (!placed)
+		return false;
+	f->placed = true;
+	if (f->fd >= 0) {
+		close(f->fd);
+		f->fd = -1;
+	}
+	if (f->tier != CFILE_IN_RAM) {
+		tier_tmp_path(&cache->tiers[f->tier], f->key, f->tmp, sizeof(f->tmp));
+		tier_chunk_path(&cache->tiers[f->tier], f->key, f->final, sizeof(f->final));
+	}
+	f->werr = 0;
+	f->job.work = fill_work_write;
+	workers_submit(cache->workers, &f->job);
+	return true;
+}
+
 /* Loop: publish and answer every waiter. */
 static void fill_done(struct job *j)
 {
 	struct fill *f = (struct fill *)j;
 	struct cache *cache = f->cache;
+
+	if (!f->err && f->werr && fill_retry(f))
+		return;
 	bool in_ram = f->tier == CFILE_IN_RAM;
 	struct tier *t = in_ram ? NULL : &cache->tiers[f->tier];
 	struct chunk *c = NULL;
-	int err = f->err;
+	int err = f->err ? f->err : f->werr;
 
 	fill_unlink(&cache->fills, f);
 	histogram_observe(&cache->lat_fill, cache_now_ns() - f->start_ns);
-	dataset_note_cold(cache, f->ds, err);
-	if (f->keep)
+	dataset_note_cold(cache, f->ds, f->err); /* a tier's error is not the cold store's */
+	if (f->placed && f->keep)
 		policy_glue_arrived(f->ds, f->tier, f->len);
-	else if (!in_ram)
+	else if (f->placed && !in_ram)
 		cache->unkept_filling[f->tier] -= f->len;
 	if (!err && !f->keep) {
 		if (t)
@@ -254,13 +337,20 @@ static void fill_done(struct job *j)
 			f->ds->bytes_from_cold += f->len;
 		}
 	} else {
-		if (t)
+		if (f->placed && t)
 			tier_unreserve(t, f->len);
-		else
+		else if (f->placed)
 			cache->unkept_ram -= f->len;
+		f->placed = false;
 		if (err == -ESTALE)
 			fill_note_stale(cache, f);
-		if (err == -ESTALE && f->prefetch) {
+		if (!f->err) {
+			/* the bytes were read but no tier and no memory could take
+			 * them (fill_retry said why) */
+			log_warn("dataset=%s path=%s chunk=%u op=fill err=\"no tier and no memory can "
+				 "hold the chunk: %s\"", f->ds->name, f->path, f->idx, strerror(-err));
+			err = -ENOSPC;
+		} else if (err == -ESTALE && f->prefetch) {
 			/* read ahead of a version the source no longer has (an
 			 * open's revalidation finds the new one): no fault */
 			log_info("dataset=%s path=%s chunk=%u op=prefetch err=\"%s\" "
@@ -298,13 +388,13 @@ static void fill_done(struct job *j)
  * to keep. The tier with the most of that band left takes it; if neither
  * has enough, memory (up to UNKEPT_RAM_MAX); then any tier with room; else
  * hot after dropping chunks. */
-static int place_unkept(struct cache *cache, uint32_t len, uint8_t *tier)
+static int place_unkept(struct cache *cache, uint32_t len, unsigned avoid, uint8_t *tier)
 {
 	int best = TIER_NONE;
 	uint64_t best_left = 0;
 	for (int t = 0; t < TIER_COUNT; t++) {
 		struct tier *tr = &cache->tiers[t];
-		if (!tr->present)
+		if (!tr->present || tr->failed || (avoid & FILL_TRIED(t)))
 			continue;
 		uint64_t band = tr->high_bytes - policy_glue_budget(cache, (enum tier_id)t);
 		uint64_t in = tr->held_dead + cache->unkept_filling[t];
@@ -318,20 +408,23 @@ static int place_unkept(struct cache *cache, uint32_t len, uint8_t *tier)
 		*tier = (uint8_t)best;
 		goto out;
 	}
-	if (cache->unkept_ram + len <= UNKEPT_RAM_MAX) {
+	if (!(avoid & FILL_TRIED(CFILE_IN_RAM)) && cache->unkept_ram + len <= UNKEPT_RAM_MAX) {
 		cache->unkept_ram += len;
 		*tier = CFILE_IN_RAM;
 		return 0;
 	}
 	for (int t = 0; t < TIER_COUNT; t++) {
-		if (tier_reserve(&cache->tiers[t], len)) {
+		if (!(avoid & FILL_TRIED(t)) && tier_reserve(&cache->tiers[t], len)) {
 			*tier = (uint8_t)t;
 			goto out;
 		}
 	}
-	if (mover_make_room(cache, TIER_HOT, len) == 0 && tier_reserve(&cache->tiers[TIER_HOT], len)) {
-		*tier = TIER_HOT;
-		goto out;
+	for (int t = 0; t < TIER_COUNT; t++) {
+		if (!(avoid & FILL_TRIED(t)) && mover_make_room(cache, (enum tier_id)t, len) == 0 &&
+		    tier_reserve(&cache->tiers[t], len)) {
+			*tier = (uint8_t)t;
+			goto out;
+		}
 	}
 	return -ENOSPC;
 out:
@@ -356,7 +449,7 @@ static int fill_place(struct cache *cache, struct dataset *ds, uint64_t key, uin
 		return 0;
 	}
 	*keep = false;
-	return place_unkept(cache, len, tier);
+	return place_unkept(cache, len, 0, tier);
 }
 
 int fill_get(struct cache *cache, struct dataset *ds, const char *path, const struct cold_stat *src,
@@ -400,9 +493,11 @@ int fill_get(struct cache *cache, struct dataset *ds, const char *path, const st
 	}
 	int err = fill_place(cache, ds, key, len, prefetch, &f->tier, &f->keep);
 	if (err < 0) {
-		log_warn("dataset=%s path=%s chunk=%u op=fill err=\"no tier has room: every chunk is "
-			 "held open by clients\"",
-			 ds->name, path, idx);
+		log_warn("dataset=%s path=%s chunk=%u op=fill err=\"no room anywhere: every tier is "
+			 "full of chunks held open by clients (or failed) and the %llu MiB for chunks "
+			 "served from memory are in use; the read fails with ENOSPC until clients "
+			 "release chunks\"",
+			 ds->name, path, idx, UNKEPT_RAM_MAX >> 20);
 		free(f->path);
 		free(f->buf);
 		free(f);
@@ -417,6 +512,7 @@ int fill_get(struct cache *cache, struct dataset *ds, const char *path, const st
 	f->prefetch = prefetch;
 	f->len = len;
 	f->fd = -1;
+	f->placed = true;
 	f->waiters = w;
 	w->next = NULL;
 	f->wtail = &w->next;

@@ -25,6 +25,7 @@
 #include "log.h"
 #include "loop.h"
 #include "policy_glue.h"
+#include "tier_health.h"
 #include "workers.h"
 
 #define MOVES_MAX 4
@@ -37,6 +38,7 @@ struct move {
 	uint32_t len;
 	uint64_t checksum;
 	int err;
+	bool write_failed; /* err is the target tier's: the source is intact */
 	mover_done_fn cb; /* mover_move(): told how it ended */
 	void *arg;
 	char src[PATH_MAX + 96];
@@ -114,7 +116,7 @@ void mover_evict(struct cache *cache, struct chunk *c)
 int mover_make_room(struct cache *cache, enum tier_id t, uint64_t len)
 {
 	struct tier *tr = &cache->tiers[t];
-	if (!tr->present || len > tr->capacity)
+	if (!tr->present || tr->failed || len > tier_capacity_now(tr))
 		return -ENOSPC;
 	while (tier_free(tr) < len) {
 		struct chunk *v = mover_victim(cache, t);
@@ -138,8 +140,10 @@ static void move_work(struct job *j)
 	m->err = tier_file_read(m->src, buf, m->len);
 	if (!m->err && chunk_checksum(buf, m->len) != m->checksum)
 		m->err = -EBADMSG;
-	if (!m->err)
+	if (!m->err) {
 		m->err = tier_file_write(m->tmp, m->dst, buf, m->len, &fd);
+		m->write_failed = m->err < 0;
+	}
 	if (fd >= 0)
 		close(fd);
 	free(buf);
@@ -155,7 +159,16 @@ static void move_done(struct job *j)
 	cache->mover->moving_bytes[m->from] -= m->len;
 	policy_glue_arrived(c->ds, m->to, m->len);
 	c->state = CHUNK_RESIDENT;
-	if (m->err || c->doomed) {
+	if (m->write_failed && !c->doomed && tier_health_is_tier_error(m->err)) {
+		/* the target tier could not take it (full, read-only, failing,
+		 * removed): the tier hears of it, the chunk stays where it is */
+		tier_unreserve(&cache->tiers[m->to], m->len);
+		log_warn("dataset=%s path=%s chunk=%u op=move from=%s to=%s err=\"%s\" action=\"kept "
+			 "on %s\"", c->ds->name, c->path, c->idx, cache->tiers[m->from].name,
+			 cache->tiers[m->to].name, strerror(-m->err), cache->tiers[m->from].name);
+		tier_health_write_error(cache, (enum tier_id)m->to, m->err, m->dst);
+		chunk_policy_insert(cache, c, cache_now_ns());
+	} else if (m->err || c->doomed) {
 		tier_unreserve(&cache->tiers[m->to], m->len);
 		if (!m->err)
 			unlink(m->dst);

@@ -26,7 +26,9 @@ void mover_promote(struct cache *cache, struct chunk *c);
 void mover_evict(struct cache *cache, struct chunk *c);
 
 /* How a mover_move() ended: 0 (the chunk now lives on the new tier), or
- * -errno (a failed copy drops the chunk: -EBADMSG for a bad checksum).
+ * -errno (a failed copy drops the chunk: -EBADMSG for a bad checksum;
+ * except when the target tier could not be written: the chunk stays where
+ * it was and the tier is marked, tier_health.h).
  * Loop thread; the chunk may be gone: look it up by key. */
 typedef void (*mover_done_fn)(struct cache *cache, void *arg, int err);
 /* Admin moves (residency.c): copy resident chunk c to tier `to` now,

@@ -226,8 +226,14 @@ void policy_glue_access(struct cache *cache, uint64_t key, const struct read_ctx
 
 int policy_glue_fill(struct cache *cache, struct dataset *ds, uint64_t key, uint32_t len)
 {
-	(void)cache;
-	return placement_fill(&ds->pl, key, len, cache_now_ns());
+	int to = placement_fill(&ds->pl, key, len, cache_now_ns());
+	/* a failed tier (tier_health.h) takes nothing: the other one keeps
+	 * the chunk if it works, else it is served unkept */
+	if (to != TIER_NONE && cache->tiers[to].failed) {
+		int other = to == TIER_HOT ? TIER_WARM : TIER_HOT;
+		to = cache->tiers[other].present && !cache->tiers[other].failed ? other : TIER_NONE;
+	}
+	return to;
 }
 
 int policy_glue_hit(struct cache *cache, struct chunk *c)

@@ -45,7 +45,8 @@ uint64_t policy_glue_tier_bytes(const struct cache *cache, enum tier_id t);
  * clock and its jobs' cursors. */
 void policy_glue_access(struct cache *cache, uint64_t key, const struct read_ctx *rc);
 /* A read missed every tier and starts a fill: TIER_HOT, TIER_WARM, or
- * TIER_NONE (serve it, keep nothing). */
+ * TIER_NONE (serve it, keep nothing). Never a failed tier: the other one
+ * instead, or TIER_NONE. */
 int policy_glue_fill(struct cache *cache, struct dataset *ds, uint64_t key, uint32_t len);
 /* A read hit resident chunk c (state CHUNK_RESIDENT): tells its policy;
  * returns TIER_HOT when a warm chunk should be promoted, else its tier. */

@@ -773,6 +773,11 @@ static void resolve_allow(struct load *ld, struct dataset_conf *ds, const struct
 	}
 }
 
+static void resolved_msg(void *arg, const char *msg)
+{
+	load_msg(arg, 0, "%s", msg);
+}
+
 static void cross_check(struct load *ld)
 {
 	struct config *cfg = ld->cfg;
@@ -864,6 +869,9 @@ static void cross_check(struct load *ld)
 		if (state_ok)
 			check_apart(ld, label, ds->path, "daemon.state_dir", cfg->state_dir);
 	}
+	/* the same, as the file system sees them (a symlink, a bind mount) */
+	if (!ld->nerr)
+		config_check_resolved(cfg, resolved_msg, ld);
 }
 
 /* ---- loading ---- */

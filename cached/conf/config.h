@@ -110,6 +110,28 @@ int config_load(const char *file, struct config **out, char **errors);
 void config_free(struct config *cfg);
 const struct dataset_conf *config_dataset(const struct config *cfg, const char *name);
 
+/* ---- paths as the file system sees them (config_paths.c) ---- */
+enum {
+	CONFIG_PATHS_APART = 0,
+	CONFIG_PATHS_SAME,     /* the same directory */
+	CONFIG_PATHS_INSIDE,   /* a is inside b */
+	CONFIG_PATHS_CONTAINS, /* a contains b */
+};
+/* Compare directories a and b after resolving symlinks (realpath of what
+ * exists) and by (st_dev, st_ino) of each ancestor: one of the above, or
+ * -errno. ra, rb get the resolved paths. */
+int config_paths_overlap(const char *a, const char *b, char ra[PATH_MAX], char rb[PATH_MAX]);
+/* Every pair of directories that must be apart (each tier against the
+ * other, state_dir and every posix cold directory; cold directories
+ * against state_dir) and is apart as written but not once resolved: one
+ * message per pair to fn, naming both paths. Returns how many. Run at load
+ * and again at daemon start. */
+unsigned config_check_resolved(const struct config *cfg, void (*fn)(void *arg, const char *msg),
+			       void *arg);
+/* Things worth a warning but no refusal: a tier's capacity larger than
+ * its file system (statvfs f_blocks * f_frsize). Returns how many. */
+unsigned config_warnings(const struct config *cfg, void (*fn)(void *arg, const char *msg), void *arg);
+
 /* Parse "64G", "512M", "4096", "1.5T" (binary units, B or iB optional; a
  * fraction needs a unit and is rounded down to whole bytes). Returns 0,
  * -EINVAL (not a size) or -ERANGE (does not fit in 64 bits). */

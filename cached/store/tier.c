@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -40,42 +42,299 @@ static int mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
+static uint64_t pct_of(uint64_t v, unsigned pct)
+{
+	return v / 100 * pct + v % 100 * pct / 100;
+}
+
+/* The watermarks of the capacity the tier works with now. */
+static void tier_watermarks(struct tier *t)
+{
+	uint64_t cap = tier_capacity_now(t);
+	t->high_bytes = pct_of(cap, t->high_pct);
+	t->low_bytes = pct_of(cap, t->low_pct);
+}
+
 void tier_set_limits(struct tier *t, const struct tier_conf *tc)
 {
 	t->capacity = tc->capacity;
-	t->high_bytes = tc->capacity / 100 * tc->high_water + tc->capacity % 100 * tc->high_water / 100;
-	t->low_bytes = tc->capacity / 100 * tc->low_water + tc->capacity % 100 * tc->low_water / 100;
+	t->high_pct = tc->high_water;
+	t->low_pct = tc->low_water;
+	tier_watermarks(t);
 }
 
-int tier_setup(struct tier *t, enum tier_id id, const struct tier_conf *tc, char *err, size_t n)
+void tier_set_room(struct tier *t, uint64_t room)
+{
+	t->room = room;
+	tier_watermarks(t);
+}
+
+void tier_set_failed(struct tier *t, const char *reason)
+{
+	if (!t->failed)
+		t->fail_count++;
+	t->failed = true;
+	snprintf(t->fail_reason, sizeof(t->fail_reason), "%s", reason);
+}
+
+void tier_set_ok(struct tier *t)
+{
+	t->failed = false;
+	t->fail_reason[0] = '\0';
+}
+
+/* ---- the marker ---- */
+
+static void random_id(char out[TIER_ID_LEN + 1])
+{
+	unsigned char b[TIER_ID_LEN / 2];
+	size_t got = 0;
+	while (got < sizeof(b)) {
+		ssize_t r = getrandom(b + got, sizeof(b) - got, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) { /* no entropy source: time and pid still tell installs apart */
+			uint64_t x = (uint64_t)time(NULL) * 6364136223846793005ull ^ (uint64_t)getpid();
+			for (; got < sizeof(b); got++, x = x * 6364136223846793005ull + 1442695040888963407ull)
+				b[got] = (unsigned char)(x >> 56);
+			break;
+		}
+		got += (size_t)r;
+	}
+	for (size_t i = 0; i < sizeof(b); i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+/* Write DIR/.tiercache-tier atomically (temp name, fsync, rename). */
+static int marker_write(const char *dir, const char *name, char id[TIER_ID_LEN + 1])
+{
+	char tmp[PATH_MAX + 64], fin[PATH_MAX + 64], text[256];
+	random_id(id);
+	snprintf(tmp, sizeof(tmp), "%s/%s.new", dir, TIER_MARKER);
+	snprintf(fin, sizeof(fin), "%s/%s", dir, TIER_MARKER);
+	int n = snprintf(text, sizeof(text),
+			 "%s\ntier=%s\nid=%s\n# written by tiercached: this directory holds its chunk "
+			 "files; do not put anything else here\n",
+			 TIER_MARKER_MAGIC, name, id);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return -errno;
+	int rc = tier_write_all(fd, text, (size_t)n);
+	if (rc == 0 && fsync(fd) < 0)
+		rc = -errno;
+	close(fd);
+	if (rc == 0 && rename(tmp, fin) < 0)
+		rc = -errno;
+	if (rc < 0)
+		unlink(tmp);
+	return rc;
+}
+
+/* Read DIR's marker: 0 with its tier name and id, -ENOENT (none),
+ * -EBADMSG (a file of that name that is no marker), -errno. */
+static int marker_read(const char *dir, char name[16], char id[TIER_ID_LEN + 1])
+{
+	char path[PATH_MAX + 64], text[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, TIER_MARKER);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP ? -EBADMSG : -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EBADMSG;
+	}
+	ssize_t r = read(fd, text, sizeof(text) - 1);
+	int rc = r < 0 ? -errno : 0;
+	close(fd);
+	if (rc < 0)
+		return rc;
+	text[r] = '\0';
+	size_t ml = strlen(TIER_MARKER_MAGIC);
+	if (strncmp(text, TIER_MARKER_MAGIC, ml) != 0 || text[ml] != '\n')
+		return -EBADMSG;
+	const char *tn = strstr(text, "\ntier="), *ti = strstr(text, "\nid=");
+	if (!tn || !ti)
+		return -EBADMSG;
+	tn += 6;
+	ti += 4;
+	size_t nl = strcspn(tn, "\n"), il = strcspn(ti, "\n");
+	if (nl == 0 || nl >= 16 || il != TIER_ID_LEN || strspn(ti, "0123456789abcdef") < il)
+		return -EBADMSG;
+	memcpy(name, tn, nl);
+	name[nl] = '\0';
+	memcpy(id, ti, il);
+	id[il] = '\0';
+	return 0;
+}
+
+/* What DIR holds besides ".", ".." and "lost+found" (a fresh ext4 file
+ * system's): nothing (1), only the daemon's chunks/ and tmp/ (2), anything
+ * else (0); -errno. */
+static int dir_contents(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -errno;
+	int kind = 1;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		const char *n = de->d_name;
+		if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "lost+found"))
+			continue;
+		if (!strcmp(n, "chunks") || !strcmp(n, "tmp")) {
+			struct stat st;
+			if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+				kind = 2;
+				continue;
+			}
+		}
+		kind = 0;
+		break;
+	}
+	closedir(d);
+	return kind;
+}
+
+/* chunks/, chunks/00..ff, tmp/ under DIR. */
+static int make_layout(const char *dir, const char *name, char *err, size_t n)
 {
 	char sub[PATH_MAX + 32];
+	static const char *const subs[] = {"/chunks", "/tmp"};
+	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+		snprintf(sub, sizeof(sub), "%s%s", dir, subs[i]);
+		if (mkdir(sub, 0750) < 0 && errno != EEXIST) {
+			int rc = -errno;
+			snprintf(err, n, "tier %s: cannot create %s: %s", name, sub, strerror(errno));
+			return rc;
+		}
+	}
+	for (unsigned i = 0; i < 256; i++) {
+		snprintf(sub, sizeof(sub), "%s/chunks/%02x", dir, i);
+		if (mkdir(sub, 0750) < 0 && errno != EEXIST) {
+			int rc = -errno;
+			snprintf(err, n, "tier %s: cannot create %s: %s", name, sub, strerror(errno));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* Claim DIR for tier NAME (see tier.h): check its marker or write one. */
+static int claim_dir(const char *dir, const char *name, char id[TIER_ID_LEN + 1], char *err, size_t n)
+{
+	char mname[16];
+	int rc = marker_read(dir, mname, id);
+	if (rc == 0) {
+		if (strcmp(mname, name) != 0) {
+			snprintf(err, n, "tier %s: %s is the %s tier's directory (its %s says so); give "
+				 "each tier its own directory", name, dir, mname, TIER_MARKER);
+			return -EEXIST;
+		}
+		return 0;
+	}
+	if (rc == -EBADMSG) {
+		snprintf(err, n, "tier %s: %s/%s is not a tiercache marker; refusing to touch %s; "
+			 "point %s.path at an empty directory or move its contents", name, dir,
+			 TIER_MARKER, dir, name);
+		return -EEXIST;
+	}
+	if (rc != -ENOENT) {
+		snprintf(err, n, "tier %s: cannot read %s/%s: %s", name, dir, TIER_MARKER, strerror(-rc));
+		return rc;
+	}
+	int kind = dir_contents(dir);
+	if (kind < 0) {
+		snprintf(err, n, "tier %s: cannot list %s: %s", name, dir, strerror(-kind));
+		return kind;
+	}
+	if (kind == 0) {
+		snprintf(err, n, "%s is not empty and has no tiercache marker; refusing to touch it; "
+			 "point %s.path at an empty directory or move its contents", dir, name);
+		return -EEXIST;
+	}
+	rc = marker_write(dir, name, id);
+	if (rc < 0) {
+		snprintf(err, n, "tier %s: cannot write %s/%s: %s", name, dir, TIER_MARKER, strerror(-rc));
+		return rc;
+	}
+	if (kind == 2) /* chunks/ and tmp/ but no marker: an install from before markers */
+		log_info("tier=%s path=%s op=marker action=written reason=\"a tier directory of an "
+			 "earlier version (chunks/ and tmp/ only)\"", name, dir);
+	return 0;
+}
+
+int tier_setup(struct tier *t, enum tier_id id, const struct tier_conf *tc, char id_out[TIER_ID_LEN + 1],
+	       char *err, size_t n)
+{
 	memset(t, 0, sizeof(*t));
 	t->id = id;
 	t->name = tier_names[id];
+	t->room = UINT64_MAX;
+	id_out[0] = '\0';
 	if (!tc->present)
 		return 0;
 	t->present = true;
 	snprintf(t->path, sizeof(t->path), "%s", tc->path);
 	tier_set_limits(t, tc);
-	static const char *const subs[] = {"", "/chunks", "/tmp"};
-	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
-		snprintf(sub, sizeof(sub), "%s%s", t->path, subs[i]);
-		int rc = mkdir_p(sub, 0750);
-		if (rc < 0) {
-			snprintf(err, n, "tier %s: cannot create %s: %s", t->name, sub, strerror(-rc));
-			return rc;
-		}
+	int rc = mkdir_p(t->path, 0750);
+	if (rc < 0) {
+		snprintf(err, n, "tier %s: cannot create %s: %s", t->name, t->path, strerror(-rc));
+		return rc;
 	}
-	for (unsigned i = 0; i < 256; i++) {
-		snprintf(sub, sizeof(sub), "%s/chunks/%02x", t->path, i);
-		if (mkdir(sub, 0750) < 0 && errno != EEXIST) {
-			int rc = -errno;
-			snprintf(err, n, "tier %s: cannot create %s: %s", t->name, sub, strerror(errno));
-			return rc;
-		}
-	}
+	rc = claim_dir(t->path, t->name, id_out, err, n);
+	if (rc < 0)
+		return rc;
+	return make_layout(t->path, t->name, err, n);
+}
+
+int tier_probe(const char *tier_path)
+{
+	char path[PATH_MAX + 64];
+	static const char pattern[4096] = {'t', 'i', 'e', 'r', 'c', 'a', 'c', 'h', 'e'};
+	snprintf(path, sizeof(path), "%s/tmp/probe.%d.tmp", tier_path, (int)getpid());
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return -errno;
+	int rc = tier_write_all(fd, pattern, sizeof(pattern));
+	if (rc == 0 && fsync(fd) < 0)
+		rc = -errno;
+	close(fd);
+	if (unlink(path) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
+int tier_check_layout(const char *dir, const char *name)
+{
+	char mname[16], id[TIER_ID_LEN + 1], sub[PATH_MAX + 32];
+	struct stat st;
+	int rc = marker_read(dir, mname, id);
+	if (rc == -EBADMSG || (rc == 0 && strcmp(mname, name) != 0))
+		return -ENOENT; /* not ours any more */
+	if (rc < 0)
+		return rc;
+	snprintf(sub, sizeof(sub), "%s/chunks", dir);
+	if (stat(sub, &st) < 0)
+		return -errno;
+	snprintf(sub, sizeof(sub), "%s/tmp", dir);
+	if (stat(sub, &st) < 0)
+		return -errno;
 	return 0;
+}
+
+int tier_reinit(const char *dir, const char *name, char id_out[TIER_ID_LEN + 1])
+{
+	char err[PATH_MAX + 128];
+	int kind = dir_contents(dir);
+	if (kind < 0)
+		return kind;
+	if (kind != 1)
+		return -ENOTEMPTY;
+	int rc = make_layout(dir, name, err, sizeof(err));
+	if (rc == 0)
+		rc = marker_write(dir, name, id_out);
+	return rc;
 }
 
 void tier_chunk_path(const struct tier *t, uint64_t key, char *buf, size_t n)
@@ -210,16 +469,20 @@ int tier_file_read(const char *path, void *buf, size_t len)
 	return rc;
 }
 
-static void remove_dir_files(const char *dir, unsigned *count)
+/* Remove dir's regular files named *.tmp (the daemon's temp names). */
+static void remove_tmp_files(const char *dir, unsigned *count)
 {
 	DIR *d = opendir(dir);
 	if (!d)
 		return;
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
+		size_t l = strlen(de->d_name);
+		struct stat st;
+		if (de->d_name[0] == '.' || l < 5 || strcmp(de->d_name + l - 4, ".tmp") != 0)
 			continue;
-		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    unlinkat(dirfd(d), de->d_name, 0) == 0)
 			(*count)++;
 	}
 	closedir(d);
@@ -229,6 +492,8 @@ static bool parse_chunk_name(const char *name, uint64_t *key)
 {
 	char *end;
 	if (strlen(name) != 16 + 6 || strcmp(name + 16, ".chunk") != 0)
+		return false;
+	if (strspn(name, "0123456789abcdef") != 16)
 		return false;
 	errno = 0;
 	unsigned long long v = strtoull(name, &end, 16);
@@ -247,7 +512,7 @@ int tier_reconcile(struct tier *t, bool (*known)(void *arg, struct tier *t, uint
 	if (!t->present)
 		return 0;
 	snprintf(dir, sizeof(dir), "%s/tmp", t->path);
-	remove_dir_files(dir, &tmp_removed);
+	remove_tmp_files(dir, &tmp_removed);
 	for (unsigned i = 0; i < 256; i++) {
 		snprintf(dir, sizeof(dir), "%s/chunks/%02x", t->path, i);
 		DIR *d = opendir(dir);
@@ -257,12 +522,14 @@ int tier_reconcile(struct tier *t, bool (*known)(void *arg, struct tier *t, uint
 		while ((de = readdir(d))) {
 			uint64_t key;
 			struct stat st;
-			if (de->d_name[0] == '.')
+			/* only files of the daemon's own naming, in the right
+			 * folder: anything else is not ours to delete */
+			if (!parse_chunk_name(de->d_name, &key) || (unsigned)(key >> 56) != i ||
+			    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+			    !S_ISREG(st.st_mode))
 				continue;
-			bool keep = parse_chunk_name(de->d_name, &key) &&
-				    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-				    S_ISREG(st.st_mode) && known(arg, t, key, (uint64_t)st.st_size);
-			if (!keep && unlinkat(dirfd(d), de->d_name, 0) == 0)
+			if (!known(arg, t, key, (uint64_t)st.st_size) &&
+			    unlinkat(dirfd(d), de->d_name, 0) == 0)
 				(*orphans)++;
 		}
 		closedir(d);

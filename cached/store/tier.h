@@ -3,13 +3,27 @@
  * watermarks, holding immutable chunk files.
  *
  * Layout under the tier path:
+ *   .tiercache-tier            the marker: this directory is a tiercache
+ *                              tier (magic line, tier name, random id)
  *   chunks/XX/<16 hex>.chunk   published chunk files (XX: first two hex)
- *   tmp/                       files being written; emptied at startup
+ *   tmp/                       files being written; *.tmp emptied at startup
+ * The daemon writes the marker only into an empty directory (or one with
+ * nothing but its own chunks/ and tmp/ layout: an install from before
+ * markers), refuses a non-empty directory without one, and deletes only
+ * files of its own naming under chunks/ and tmp/: a tier path that points
+ * at the wrong place (the cold directory through a symlink) is refused, not
+ * emptied.
  *
  * Accounting (loop thread): `used` counts every published file that still
  * occupies the disk, including files already unlinked that a client still
  * holds open; `reserved` counts fills and copies in progress. used +
- * reserved never exceeds capacity: tier_reserve() refuses instead.
+ * reserved never exceeds the tier's effective capacity, the configured
+ * capacity or, when its file system has less, what the disk can take
+ * (`room`: used + its free space at the last look, tier_set_room());
+ * tier_reserve() refuses instead. The watermarks follow the effective
+ * capacity. A tier that cannot be written (read-only, I/O errors, its
+ * directory removed) is `failed`: it takes no new bytes until a probe
+ * write succeeds again (cache/tier_health.c decides; this only records).
  *
  * The file functions (tier_file_*) are for worker threads: pure file I/O on
  * paths the loop computed.
@@ -29,9 +43,15 @@ struct tier {
 	const char *name;    /* "hot", "warm" */
 	bool present;
 	char path[PATH_MAX];
-	uint64_t capacity;
-	uint64_t high_bytes; /* start demoting/evicting above this */
+	uint64_t capacity;   /* configured */
+	uint64_t room;       /* what the disk can hold (used + free at the last
+			      * look); UINT64_MAX until looked at */
+	unsigned high_pct, low_pct;
+	uint64_t high_bytes; /* start demoting/evicting above this (of the effective capacity) */
 	uint64_t low_bytes;  /* ... down to this */
+	bool failed;         /* cannot be written: takes no new bytes */
+	char fail_reason[192];
+	uint64_t fail_count; /* times it went from ok to failed */
 	uint64_t used;
 	uint64_t reserved;
 	uint64_t held_dead;  /* part of used: unlinked but still open by clients */
@@ -39,19 +59,42 @@ struct tier {
 	uint64_t read_bytes; /* bytes handed out from this tier */
 };
 
-int tier_setup(struct tier *t, enum tier_id id, const struct tier_conf *tc, char *err, size_t n);
+#define TIER_MARKER ".tiercache-tier"
+#define TIER_MARKER_MAGIC "tiercache tier marker v1"
+#define TIER_ID_LEN 32 /* hex digits of a marker's random id */
+
+/* Set the tier up at start: create the directory if it is missing, check
+ * or write its marker (see above), create the layout. *id gets the
+ * marker's id (TIER_ID_LEN hex + NUL). A non-empty directory without a
+ * marker, or with the other tier's, is refused: -EEXIST and a message. */
+int tier_setup(struct tier *t, enum tier_id id, const struct tier_conf *tc, char id_out[TIER_ID_LEN + 1],
+	       char *err, size_t n);
 /* Apply new capacity / watermarks (reload); never drops data by itself. */
 void tier_set_limits(struct tier *t, const struct tier_conf *tc);
+/* What the disk can hold now (used + free): the effective capacity is the
+ * smaller of this and the configured one; the watermarks follow it. */
+void tier_set_room(struct tier *t, uint64_t room);
+/* Failed / back (loop thread; the caller logs). */
+void tier_set_failed(struct tier *t, const char *reason);
+void tier_set_ok(struct tier *t);
+
+/* The capacity the tier works with now. */
+static inline uint64_t tier_capacity_now(const struct tier *t)
+{
+	return t->room < t->capacity ? t->room : t->capacity;
+}
 
 static inline uint64_t tier_free(const struct tier *t)
 {
-	uint64_t busy = t->used + t->reserved;
-	return busy >= t->capacity ? 0 : t->capacity - busy;
+	uint64_t busy = t->used + t->reserved, cap = tier_capacity_now(t);
+	if (t->failed)
+		return 0;
+	return busy >= cap ? 0 : cap - busy;
 }
 
 static inline bool tier_reserve(struct tier *t, uint64_t len)
 {
-	if (!t->present || tier_free(t) < len)
+	if (!t->present || t->failed || tier_free(t) < len)
 		return false;
 	t->reserved += len;
 	return true;
@@ -153,8 +196,21 @@ int tier_file_write_unlinked(const char *tmp, const void *buf, size_t len, int *
 /* Worker thread: read a whole chunk file of exactly len bytes into buf. */
 int tier_file_read(const char *path, void *buf, size_t len);
 
-/* Startup: delete temp files, then for every chunk file ask known(key,
- * size); delete the ones it rejects (orphans). Counts deletions. */
+/* Worker: write, fsync and remove a small file in TIER/tmp: can the tier
+ * be written now? 0 or -errno. */
+int tier_probe(const char *tier_path);
+/* Worker: is dir the root of a usable tier: the marker (with this tier's
+ * name) and chunks/ present? 0, -ENOENT (gone, or emptied), -errno. */
+int tier_check_layout(const char *dir, const char *name);
+/* Worker: dir exists and is empty (a removed tier recreated by an admin):
+ * make the layout and a new marker. 0 or -errno; -ENOTEMPTY if it is not
+ * empty. id_out as for tier_setup. */
+int tier_reinit(const char *dir, const char *name, char id_out[TIER_ID_LEN + 1]);
+
+/* Startup: delete temp files (tmp/NAME.tmp), then for every file named like
+ * a chunk (chunks/XX/<16 hex>.chunk) ask known(key, size); delete the ones
+ * it rejects (orphans). Files of any other name are left alone (the daemon
+ * did not make them). Counts deletions. */
 int tier_reconcile(struct tier *t, bool (*known)(void *arg, struct tier *t, uint64_t key, uint64_t size),
 		   void *arg, unsigned *orphans);
 
