@@ -270,19 +270,25 @@ static void sess_frame(void *arg, struct conn *c, const struct tc_hdr *h, const 
 	handlers_dispatch(c, h, payload);
 }
 
+/* Everything the connection held goes now: the api may be gone by the
+ * time a late request lets the connection's memory go (sess_release). */
 static void sess_closed(void *arg, struct conn *c)
 {
 	(void)arg;
-	if (c->sess)
-		handlers_conn_closed(c);
+	struct session *s = c->sess;
+	if (!s)
+		return;
+	handlers_conn_closed(c);
+	user_put(s->api, s->user);
+	s->user = NULL;
 }
 
 static void sess_release(void *arg, struct conn *c)
 {
 	(void)arg;
 	struct session *s = c->sess;
-	session_handles_free_all(c); /* nothing left unless closed() never ran */
-	user_put(s->api, s->user);
+	if (s->user) /* closed() never ran: refused right after opened() */
+		user_put(s->api, s->user);
 	free(s->handles);
 	free(s);
 	c->sess = NULL;
