@@ -195,10 +195,11 @@ int session_hold(struct conn *c, struct handle *hd, uint32_t idx, struct cfile *
 			s->mem += more;
 		}
 		hd->nheld++;
+		cfile_ref(f);
 	} else {
+		cfile_ref(f); /* first: the old one may be f */
 		cfile_unref(s->api->cache, hd->held[i].f);
 	}
-	cfile_ref(f);
 	hd->held[i] = (struct held){.idx = idx, .f = f};
 	s->held_bytes = s->held_bytes - old + f->len;
 	s->user->bytes = s->user->bytes - old + f->len;
