@@ -128,6 +128,11 @@ const struct counter_row counter_rows[] = {
 	{.status = "bad_frames", .section = STATUS_COUNTERS,
 	 .metric = "tiercache_errors_total", .labels = "kind=\"bad_frame\"", .type = COUNTER_COUNTER,
 	 .help = HELP_ERRORS, .get = get_bad_frames},
+	{.status = "held_refusals", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_held_refusals_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Chunk descriptors refused (ENOBUFS) because the client held "
+		 "max_held_per_client or its uid max_held_per_user.",
+	 CTR(held_refusals)},
 
 	{.status = "fills_inflight", .section = STATUS_DAEMON,
 	 .metric = "tiercache_fills_inflight", .labels = "", .type = COUNTER_GAUGE,

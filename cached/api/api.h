@@ -13,7 +13,9 @@
 #ifndef TIERCACHE_API_H
 #define TIERCACHE_API_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "access.h"
 #include "cache.h"
@@ -24,7 +26,15 @@
 struct plans;
 struct residency;
 struct status;
-struct handle;
+struct user_held;
+struct mf_entry;
+
+/* What one connection may make the daemon keep for it (session.c). A
+ * handle costs about 64 bytes plus its path; at the limits a connection
+ * costs at most SESSION_MEM_MAX plus its slot table (8 bytes a handle). */
+#define SESSION_HANDLES_MAX 16384u      /* files open at once */
+#define SESSION_MEM_MAX (4u << 20)      /* bytes of handles, paths, held lists */
+#define SESSION_HELD_PER_HANDLE 64u     /* chunk files one handle may hold */
 
 /* The modules the ops use; built by the root (daemon.c), which outlives it. */
 struct api {
@@ -37,15 +47,41 @@ struct api {
 	 * not. */
 	int (*reload)(void *arg, char **report);
 	void *reload_arg;
+	struct user_held *users; /* held bytes per connected uid (session.c) */
+};
+
+/* A chunk file a handle handed out and the client has not released. */
+struct held {
+	uint32_t idx;
+	struct cfile *f;
+};
+
+/* An open file (TC_OP_OPEN): one version of one file of a dataset, and the
+ * chunk files handed out on it. Variable length: the path follows. */
+struct handle {
+	uint32_t gen;
+	uint32_t chunk_size;
+	uint32_t nchunks;
+	uint16_t nheld, capheld;
+	struct dataset *ds;
+	struct cold_stat src;
+	struct held *held; /* capheld entries, nheld used */
+	char path[];
 };
 
 /* One connection's state (conn->sess). */
 struct session {
 	struct api *api;
-	struct handle **handles;
+	struct handle **handles; /* nhandles slots, NULL where free */
 	uint32_t nhandles;
+	uint32_t nopen;          /* handles open */
+	uint32_t free_hint;      /* no free slot below it */
 	uint32_t handle_gen;
-	struct tc_job_tag job; /* TC_OP_CONN_JOB: whose plans its reads advance */
+	size_t mem;              /* bytes of handles, paths and held lists */
+	uint64_t held_bytes;     /* chunk bytes held through passed descriptors */
+	struct user_held *user;  /* the same for every connection of its uid */
+	bool refused_own;        /* the last ENOBUFS: max_held_per_client (else per user) */
+	struct tc_job_tag job;   /* TC_OP_CONN_JOB: whose plans its reads advance */
 	struct access_cred cred; /* whose rights its requests have (access.h) */
 };
 
@@ -67,5 +103,33 @@ static inline struct read_ctx conn_read_ctx(const struct conn *c)
 {
 	return (struct read_ctx){.job = &conn_sess(c)->job};
 }
+
+/* ---- handles (session.c) ---- */
+
+/* A handle id: slot + 1 in the low half, the handle's generation above,
+ * so a closed handle's id never names its slot's next handle. */
+static inline uint64_t session_handle_id(uint32_t slot, uint32_t gen)
+{
+	return ((uint64_t)gen << 32) | (slot + 1);
+}
+/* The open handle hid names, or NULL. */
+struct handle *session_handle_get(struct conn *c, uint64_t hid);
+/* Open a handle on e of ds. 0, -EMFILE (SESSION_HANDLES_MAX or
+ * SESSION_MEM_MAX reached: session_reply_full says so) or -ENOMEM. */
+int session_handle_new(struct conn *c, struct dataset *ds, const struct mf_entry *e, uint64_t *hid);
+/* Close hid: every chunk file it holds is released. */
+void session_handle_free(struct conn *c, uint64_t hid);
+/* Every handle (the connection closed). */
+void session_handles_free_all(struct conn *c);
+/* The client is given a descriptor of chunk idx's file f on hd: hold f
+ * until RELEASE, CLOSE or disconnect. 0; -ENOBUFS past max_held_per_client
+ * or max_held_per_user (counted in held_refusals; session_reply_full says
+ * which); -EMFILE (SESSION_HELD_PER_HANDLE or SESSION_MEM_MAX); -ENOMEM. */
+int session_hold(struct conn *c, struct handle *hd, uint32_t idx, struct cfile *f);
+/* RELEASE of chunk idx on hd (nothing if it is not held). */
+void session_release(struct conn *c, struct handle *hd, uint32_t idx);
+/* Reply to op id with err (-ENOBUFS or -EMFILE from the calls above): a
+ * message naming the limit and what to do. */
+void session_reply_full(struct conn *c, uint8_t op, uint32_t id, int err);
 
 #endif

@@ -30,24 +30,6 @@
 #include "status.h"
 #include "workers.h"
 
-#define HELD_MAX 64u /* chunk fds one handle may hold */
-
-struct held {
-	uint32_t idx;
-	struct cfile *f;
-};
-
-struct handle {
-	uint32_t gen;
-	struct dataset *ds;
-	char *path;
-	struct cold_stat src;
-	uint32_t chunk_size;
-	uint32_t nchunks;
-	struct held held[HELD_MAX];
-	uint32_t nheld;
-};
-
 /* A request that waits for something on another thread. */
 struct pending {
 	struct waiter w;
@@ -71,70 +53,11 @@ struct pending {
 	uint64_t start_ns; /* CHUNK: arrival, for the latency histogram */
 };
 
-/* ---- handles ---- */
+/* ---- handles (session.c) ---- */
 
-static uint64_t handle_id(uint32_t slot, uint32_t gen)
+static inline struct handle *handle_get(struct conn *c, uint64_t hid)
 {
-	return ((uint64_t)gen << 32) | (slot + 1);
-}
-
-static struct handle *handle_get(struct conn *c, uint64_t hid)
-{
-	uint32_t slot = (uint32_t)hid - 1, gen = (uint32_t)(hid >> 32);
-	if ((uint32_t)hid == 0 || slot >= conn_sess(c)->nhandles)
-		return NULL;
-	struct handle *hd = conn_sess(c)->handles[slot];
-	return hd && hd->gen == gen ? hd : NULL;
-}
-
-static void handle_release_all(struct conn *c, struct handle *hd)
-{
-	for (uint32_t i = 0; i < hd->nheld; i++)
-		cfile_unref(conn_api(c)->cache, hd->held[i].f);
-	hd->nheld = 0;
-}
-
-static void handle_free(struct conn *c, uint64_t hid)
-{
-	uint32_t slot = (uint32_t)hid - 1;
-	struct handle *hd = handle_get(c, hid);
-	if (!hd)
-		return;
-	handle_release_all(c, hd);
-	conn_sess(c)->handles[slot] = NULL;
-	free(hd->path);
-	free(hd);
-}
-
-static int handle_new(struct conn *c, struct dataset *ds, const struct mf_entry *e, uint64_t *hid)
-{
-	uint32_t slot;
-	for (slot = 0; slot < conn_sess(c)->nhandles && conn_sess(c)->handles[slot]; slot++)
-		;
-	if (slot == conn_sess(c)->nhandles) {
-		if (conn_sess(c)->nhandles >= SERVER_HANDLES_MAX)
-			return -EMFILE;
-		uint32_t n = conn_sess(c)->nhandles ? conn_sess(c)->nhandles * 2 : 16;
-		struct handle **v = realloc(conn_sess(c)->handles, n * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		memset(v + conn_sess(c)->nhandles, 0, (n - conn_sess(c)->nhandles) * sizeof(*v));
-		conn_sess(c)->handles = v;
-		conn_sess(c)->nhandles = n;
-	}
-	struct handle *hd = calloc(1, sizeof(*hd));
-	if (!hd || !(hd->path = strdup(e->path))) {
-		free(hd);
-		return -ENOMEM;
-	}
-	hd->gen = ++conn_sess(c)->handle_gen;
-	hd->ds = ds;
-	hd->src = e->st;
-	hd->chunk_size = ds->conf.chunk_size;
-	hd->nchunks = (uint32_t)((e->st.size + hd->chunk_size - 1) / hd->chunk_size);
-	conn_sess(c)->handles[slot] = hd;
-	*hid = handle_id(slot, hd->gen);
-	return 0;
+	return session_handle_get(c, hid);
 }
 
 /* The handle a CHUNK or READ names, if its dataset still serves; else
@@ -152,24 +75,6 @@ static struct handle *handle_for_read(struct conn *c, const struct tc_hdr *h, ui
 		return NULL;
 	}
 	return hd;
-}
-
-/* Remember that the client holds chunk idx's file. */
-static int handle_hold(struct handle *hd, uint32_t idx, struct cfile *f, struct cache *cache)
-{
-	for (uint32_t i = 0; i < hd->nheld; i++) {
-		if (hd->held[i].idx == idx) {
-			cfile_ref(f);
-			cfile_unref(cache, hd->held[i].f);
-			hd->held[i].f = f;
-			return 0;
-		}
-	}
-	if (hd->nheld == HELD_MAX)
-		return -EMFILE;
-	cfile_ref(f);
-	hd->held[hd->nheld++] = (struct held){.idx = idx, .f = f};
-	return 0;
 }
 
 /* ---- hits ---- */
@@ -203,7 +108,7 @@ static int chunk_answer(struct conn *c, struct handle *hd, struct chunk *ch, str
 	*fd = chunk_open_fd(conn_api(c)->cache, ch);
 	if (*fd < 0)
 		return *fd;
-	int rc = handle_hold(hd, ch->idx, ch->file, conn_api(c)->cache);
+	int rc = session_hold(c, hd, ch->idx, ch->file);
 	if (rc < 0) {
 		close(*fd);
 		*fd = -1;
@@ -247,10 +152,9 @@ static void open_reply(struct conn *c, uint32_t id, uint32_t flags, struct datas
 	struct proto_wr w;
 	uint64_t hid;
 	int fd = -1;
-	int rc = handle_new(c, ds, e, &hid);
+	int rc = session_handle_new(c, ds, e, &hid);
 	if (rc < 0) {
-		conn_reply_err(c, TC_OP_OPEN, id, -rc,
-			       rc == -EMFILE ? "too many open handles on this connection" : "out of memory");
+		session_reply_full(c, TC_OP_OPEN, id, rc);
 		return;
 	}
 	struct handle *hd = handle_get(c, hid);
@@ -407,8 +311,7 @@ static void chunk_waited(struct cache *cache, struct waiter *w, struct chunk *ch
 			proto_wr_begin(&pw);
 			int rc = chunk_answer(c, hd, ch, &pw, &fd);
 			if (rc < 0)
-				conn_reply_err(c, TC_OP_CHUNK, p->id, -rc, "cannot hand out the chunk: %s",
-					       strerror(-rc));
+				session_reply_full(c, TC_OP_CHUNK, p->id, rc);
 			else
 				conn_reply(c, TC_OP_CHUNK, p->id, &pw, fd);
 			proto_wr_free(&pw);
@@ -459,7 +362,7 @@ static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 		proto_wr_begin(&w);
 		rc = chunk_answer(c, hd, ch, &w, &fd);
 		if (rc < 0) {
-			conn_reply_err(c, h->op, h->id, -rc, "cannot hand out the chunk: %s", strerror(-rc));
+			session_reply_full(c, h->op, h->id, rc);
 		} else {
 			count_hit(conn_api(c)->cache, ch);
 			conn_reply(c, h->op, h->id, &w, fd);
@@ -625,15 +528,8 @@ static void op_release(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 	uint64_t hid = proto_rd_u64(r);
 	uint32_t idx = proto_rd_u32(r);
 	struct handle *hd = proto_rd_done(r) ? handle_get(c, hid) : NULL;
-	if (hd) {
-		for (uint32_t i = 0; i < hd->nheld; i++) {
-			if (hd->held[i].idx == idx) {
-				cfile_unref(conn_api(c)->cache, hd->held[i].f);
-				hd->held[i] = hd->held[--hd->nheld];
-				break;
-			}
-		}
-	}
+	if (hd)
+		session_release(c, hd, idx);
 	if (!(h->aux & TC_F_NOREPLY)) {
 		struct proto_wr w;
 		proto_wr_init(&w);
@@ -651,7 +547,7 @@ static void op_close(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	uint64_t hid = proto_rd_u64(r);
 	bool ok = proto_rd_done(r) && handle_get(c, hid);
 	if (ok)
-		handle_free(c, hid);
+		session_handle_free(c, hid);
 	if (!(h->aux & TC_F_NOREPLY)) {
 		struct proto_wr w;
 		proto_wr_init(&w);
@@ -895,7 +791,5 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 void handlers_conn_closed(struct conn *c)
 {
 	plans_conn_closed(conn_api(c)->plans, c);
-	for (uint32_t i = 0; i < conn_sess(c)->nhandles; i++)
-		if (conn_sess(c)->handles[i])
-			handle_free(c, handle_id(i, conn_sess(c)->handles[i]->gen));
+	session_handles_free_all(c);
 }

@@ -9,28 +9,13 @@
 
 #include "log.h"
 #include "manifest.h"
+#include "plan_frame.h"
 #include "plans.h"
 #include "handlers.h"
 
-struct plan_req {
-	struct dataset *ds;
-	uint64_t job;
-	uint32_t rank, world_size, epoch;
-	uint8_t flags, kind;
-	uint32_t n;
-};
-
-/* Read "str dataset" and find it (with a manifest). On error reply and
- * return NULL. */
-static struct dataset *plan_dataset(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
+/* The dataset named name, with a manifest. On error reply and return NULL. */
+static struct dataset *plan_dataset_named(struct conn *c, const struct tc_hdr *h, const char *name)
 {
-	char name[TC_DATASET_NAME_MAX + 1];
-	if (!proto_rd_str_copy(r, name, sizeof(name))) {
-		conn_reply_err(c, h->op, h->id, r->left >= 4 ? EINVAL : EBADMSG,
-			       "malformed request: a dataset name of at most %u bytes comes first",
-			       TC_DATASET_NAME_MAX);
-		return NULL;
-	}
 	struct dataset *ds = cache_dataset(conn_api(c)->cache, name, strlen(name));
 	if (!ds) {
 		conn_reply_err(c, h->op, h->id, ENOENT, "no dataset named \"%s\" (tierctl datasets lists them)",
@@ -44,57 +29,35 @@ static struct dataset *plan_dataset(struct conn *c, const struct tc_hdr *h, stru
 	return ds;
 }
 
-/* Resolve the frame's n entries into v. On error reply and return false. */
-static bool plan_resolve(struct conn *c, const struct tc_hdr *h, struct proto_rd *r,
-			 const struct plan_req *q, struct plan_entry *v)
+/* Read "str dataset" and find it (with a manifest). On error reply and
+ * return NULL. */
+static struct dataset *plan_dataset(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 {
-	const struct manifest *mf = q->ds->mf;
-	for (uint32_t i = 0; i < q->n; i++) {
-		const struct mf_entry *e = NULL;
-		if (q->kind == TC_PLAN_INDICES) {
-			uint64_t ix = proto_rd_u64(r);
-			if (!proto_rd_ok(r))
-				break;
-			if (ix < mf->n && !mf->v[ix].gone)
-				e = &mf->v[ix];
-			if (!e) {
-				conn_reply_err(c, h->op, h->id, ENOENT,
-					       "index %llu is not a file of dataset %s (it has %zu files); "
-					       "nothing was registered",
-					       (unsigned long long)ix, q->ds->name, mf->n);
-				return false;
-			}
-		} else {
-			size_t len;
-			const char *s = proto_rd_str(r, TC_PATH_MAX, &len);
-			if (!s)
-				break;
-			char path[TC_PATH_MAX + 1];
-			memcpy(path, s, len);
-			path[len] = '\0';
-			if (!manifest_path_valid(path, len)) {
-				conn_reply_err(c, h->op, h->id, EINVAL,
-					       "plan entry %u: invalid path \"%.200s\" (relative to the dataset, no "
-					       "empty, \".\" or \"..\" components); nothing was registered",
-					       i, path);
-				return false;
-			}
-			e = manifest_find(mf, path);
-			if (!e) {
-				conn_reply_err(c, h->op, h->id, ENOENT,
-					       "no file \"%.200s\" in dataset %s; nothing was registered", path,
-					       q->ds->name);
-				return false;
-			}
-		}
-		v[i] = (struct plan_entry){.path = e->path, .src = e->st};
+	char name[TC_DATASET_NAME_MAX + 1];
+	if (!proto_rd_str_copy(r, name, sizeof(name))) {
+		conn_reply_err(c, h->op, h->id, r->left >= 4 ? EINVAL : EBADMSG,
+			       "malformed request: a dataset name of at most %u bytes comes first",
+			       TC_DATASET_NAME_MAX);
+		return NULL;
 	}
-	if (!proto_rd_done(r)) {
-		conn_reply_err(c, h->op, h->id, EBADMSG,
-			       "malformed PLAN_SET: the payload does not hold the %u entries it announces", q->n);
-		return false;
-	}
-	return true;
+	return plan_dataset_named(c, h, name);
+}
+
+/* May c change pl (replace, extend, cancel)? If not, reply EPERM naming
+ * the owner and return false. */
+static bool plan_owner_check(struct conn *c, const struct tc_hdr *h, const struct dplan *pl)
+{
+	if (plans_owner_ok(pl, conn_sess(c)->cred.uid, conn_sess(c)->cred.trusted))
+		return true;
+	log_info("client_pid=%d uid=%u dataset=%s job=%llu rank=%u owner_uid=%u op=%s "
+		 "err=\"not the plan's owner\"",
+		 (int)c->pid, (unsigned)c->uid, pl->ds->name, (unsigned long long)pl->job, pl->rank,
+		 (unsigned)pl->uid, h->op == TC_OP_PLAN_CANCEL ? "plan_cancel" : "plan_set");
+	conn_reply_err(c, h->op, h->id, EPERM,
+		       "the plan of job %llu rank %u on dataset %s belongs to uid %u: only that uid or "
+		       "an admin may replace or cancel it (use another job id for a plan of your own)",
+		       (unsigned long long)pl->job, pl->rank, pl->ds->name, (unsigned)pl->uid);
+	return false;
 }
 
 static void plan_reply(struct conn *c, const struct tc_hdr *h, uint64_t entries, uint64_t chunks,
@@ -112,87 +75,96 @@ static void plan_reply(struct conn *c, const struct tc_hdr *h, uint64_t entries,
 
 void handlers_plan_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 {
-	struct plan_req q = {0};
-	struct plan_entry *v = NULL;
-	if (!(q.ds = plan_dataset(c, h, r)))
-		return;
-	q.job = proto_rd_u64(r);
-	q.rank = proto_rd_u32(r);
-	q.world_size = proto_rd_u32(r);
-	q.epoch = proto_rd_u32(r);
-	q.flags = proto_rd_u8(r);
-	q.kind = proto_rd_u8(r);
-	q.n = proto_rd_u32(r);
-	struct plan_stage *st = proto_rd_ok(r) ? plans_stage_get(conn_api(c)->plans, c, q.ds, q.job, q.rank) : NULL;
-	if (!proto_rd_ok(r)) {
-		conn_reply_err(c, h->op, h->id, EBADMSG, "malformed PLAN_SET header");
+	struct plans *plans = conn_api(c)->plans;
+	struct plan_frame q;
+	char msg[PLAN_FRAME_MSG];
+	uint32_t *ix = NULL;
+	uint64_t fp = 0;
+	int rc = plan_frame_head(r, &q, msg);
+	if (rc < 0) {
+		conn_reply_err(c, h->op, h->id, -rc, "%s", msg);
 		return;
 	}
+	struct dataset *ds = plan_dataset_named(c, h, q.dataset);
+	if (!ds)
+		return;
+	struct plan_stage *st = plan_stage_get(&plans->stages, c, ds, q.job, q.rank);
 	/* from here on any error also drops the sequence in progress */
-	int err = 0;
-	if (q.world_size == 0 || q.rank >= q.world_size) {
-		conn_reply_err(c, h->op, h->id, EINVAL,
-			       "rank %u of world_size %u: need world_size >= 1 and rank < world_size", q.rank,
-			       q.world_size);
-		goto fail;
-	}
-	if (q.flags & ~(TC_PLAN_APPEND | TC_PLAN_MORE | TC_PLAN_CONT | TC_PLAN_RESUME) ||
-	    (q.kind != TC_PLAN_PATHS && q.kind != TC_PLAN_INDICES)) {
-		conn_reply_err(c, h->op, h->id, EINVAL, "unknown plan flags 0x%x or kind %u (paths 1, indices 2)",
-			       q.flags, q.kind);
-		goto fail;
-	}
 	if ((q.flags & TC_PLAN_CONT) && !st) {
-		conn_reply_err(c, h->op, h->id, EINVAL,
-			       "this plan frame continues a registration that is not in progress (it failed "
-			       "or was never started): send the plan again from its first frame");
+		rc = plan_frame_check(&q, r->left, 0, msg);
+		if (rc < 0)
+			conn_reply_err(c, h->op, h->id, -rc, "%s", msg);
+		else
+			conn_reply_err(c, h->op, h->id, EINVAL,
+				       "this plan frame continues a registration that is not in progress "
+				       "(it failed or was never started): send the plan again from its "
+				       "first frame");
 		return;
 	}
 	if (!(q.flags & TC_PLAN_CONT) && st) {
-		plans_stage_drop(conn_api(c)->plans, st); /* a new sequence replaces an abandoned one */
+		plan_stage_drop(&plans->stages, st); /* a new sequence replaces an abandoned one */
 		st = NULL;
 	}
-	/* each entry takes at least 8 bytes (index) or 4 + 1 (path) */
-	if (q.n > r->left / (q.kind == TC_PLAN_INDICES ? 8 : 5) ||
-	    plans_stage_count(st) + q.n > TC_PLAN_ENTRIES_MAX) {
-		if (q.n > r->left / (q.kind == TC_PLAN_INDICES ? 8 : 5))
-			conn_reply_err(c, h->op, h->id, EBADMSG,
-				       "malformed PLAN_SET: %u entries announced in %zu bytes", q.n, r->left);
-		else
-			conn_reply_err(c, h->op, h->id, EINVAL,
-				       "plan too long: at most %u files per registration (register the rest "
-				       "with append)",
-				       TC_PLAN_ENTRIES_MAX);
+	rc = plan_frame_check(&q, r->left, st ? st->n : 0, msg);
+	if (rc < 0) {
+		conn_reply_err(c, h->op, h->id, -rc, "%s", msg);
 		goto fail;
 	}
-	v = malloc((q.n ? q.n : 1) * sizeof(*v));
-	if (!v) {
+	if (!plan_owner_check(c, h, plans_find(plans, ds, q.job, q.rank)))
+		goto fail;
+	if (st && st->mf != ds->mf) {
+		conn_reply_err(c, h->op, h->id, ESTALE,
+			       "dataset %s was refreshed while this plan was being sent: send the plan "
+			       "again from its first frame",
+			       ds->name);
+		goto fail;
+	}
+	ix = malloc((q.n ? q.n : 1) * sizeof(*ix));
+	if (!ix) {
 		conn_reply_err(c, h->op, h->id, ENOMEM, "out of memory");
 		goto fail;
 	}
-	if (!plan_resolve(c, h, r, &q, v))
+	rc = plan_frame_entries(r, &q, ds->mf, ix, &fp, msg);
+	if (rc < 0) {
+		conn_reply_err(c, h->op, h->id, -rc, "%s", msg);
 		goto fail;
+	}
 	if (q.flags & TC_PLAN_MORE) {
 		if (!st)
-			st = plans_stage_start(conn_api(c)->plans, c, q.ds, q.job, q.rank,
-					       q.flags & (TC_PLAN_APPEND | TC_PLAN_RESUME));
-		if (!st || plans_stage_add(st, v, q.n) < 0) {
+			rc = plan_stage_start(&plans->stages, c, ds, ds->mf, q.job, q.rank,
+					      q.flags & (TC_PLAN_APPEND | TC_PLAN_RESUME), &st);
+		if (rc == 0)
+			rc = plan_stage_add(&plans->stages, st, ix, q.n, fp);
+		if (rc == -EBUSY)
+			conn_reply_err(c, h->op, h->id, EBUSY,
+				       "this connection has %u plan registrations in progress already: "
+				       "send their last frames first",
+				       PLAN_STAGE_CONN_MAX);
+		else if (rc == -E2BIG)
+			conn_reply_err(c, h->op, h->id, EINVAL,
+				       "plan registrations in progress on this connection would hold more "
+				       "than %u files together: finish one before starting the next",
+				       PLAN_STAGE_CONN_ENTRIES);
+		else if (rc < 0)
 			conn_reply_err(c, h->op, h->id, ENOMEM, "out of memory");
+		if (rc < 0)
 			goto fail;
-		}
-		plan_reply(c, h, plans_stage_count(st), 0, false);
-		free(v);
+		plan_reply(c, h, st->n, 0, false);
+		free(ix);
 		return;
 	}
 	uint64_t entries = q.n;
+	/* the plan is the acting user's (a mount acts for its callers) */
+	uid_t owner = conn_sess(c)->cred.uid;
+	int err;
 	if (st) {
-		err = plans_stage_commit(conn_api(c)->plans, st, q.world_size, q.epoch, v, q.n, &entries);
+		err = plans_stage_commit(plans, st, owner, q.world_size, q.epoch, ix, q.n, &entries);
 		st = NULL;
 	} else {
-		err = plans_set(conn_api(c)->plans, c, q.ds, q.job, q.rank, q.world_size, q.epoch,
-				q.flags & (TC_PLAN_APPEND | TC_PLAN_RESUME), v, q.n);
+		err = plans_set(plans, c, owner, ds, q.job, q.rank, q.world_size, q.epoch,
+				q.flags & (TC_PLAN_APPEND | TC_PLAN_RESUME), ix, q.n);
 	}
-	free(v);
+	free(ix);
 	if (err == -ENOSPC) {
 		conn_reply_err(c, h->op, h->id, ENOSPC,
 			       "too many plans on this node (%u): cancel plans that are done", PLANS_MAX);
@@ -205,17 +177,24 @@ void handlers_plan_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 			       (unsigned long long)PLANS_CHUNKS_MAX);
 		return;
 	}
+	if (err == -ESTALE) {
+		conn_reply_err(c, h->op, h->id, ESTALE,
+			       "dataset %s was refreshed while this plan was being sent: send the plan "
+			       "again from its first frame",
+			       ds->name);
+		return;
+	}
 	if (err < 0) {
 		conn_reply_err(c, h->op, h->id, -err, "cannot register the plan: %s", strerror(-err));
 		return;
 	}
-	struct dplan *pl = plans_find(conn_api(c)->plans, q.ds, q.job, q.rank);
+	struct dplan *pl = plans_find(plans, ds, q.job, q.rank);
 	plan_reply(c, h, entries, pl ? plan_track_end(&pl->tr) - plan_track_pos(&pl->tr) : 0, true);
 	return;
 fail:
-	free(v);
+	free(ix);
 	if (st)
-		plans_stage_drop(conn_api(c)->plans, st);
+		plan_stage_drop(&plans->stages, st);
 }
 
 void handlers_plan_cancel(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
@@ -229,6 +208,9 @@ void handlers_plan_cancel(struct conn *c, const struct tc_hdr *h, struct proto_r
 		conn_reply_err(c, h->op, h->id, EBADMSG, "malformed PLAN_CANCEL: str dataset, u64 job, u32 rank");
 		return;
 	}
+	struct dplan *pl = plans_find(conn_api(c)->plans, ds, job, rank);
+	if (pl && !plan_owner_check(c, h, pl))
+		return;
 	if (plans_cancel(conn_api(c)->plans, ds, job, rank) < 0) {
 		conn_reply_err(c, h->op, h->id, ENOENT, "no plan of job %llu rank %u on dataset %s",
 			       (unsigned long long)job, rank, ds->name);

@@ -138,6 +138,7 @@ struct counters {
 	uint64_t chunks_synced;  /* fills made durable and recorded (durable.c) */
 	uint64_t syncs_skipped;  /* fills gone (evicted, moved) before their sync */
 	uint64_t served_unkept; /* chunks read from cold and served without keeping them */
+	uint64_t held_refusals; /* descriptors refused past max_held_per_client / _per_user (api) */
 };
 
 struct fill;

@@ -17,6 +17,7 @@
 
 #include "chunk.h"
 #include "log.h"
+#include "manifest.h"
 #include "loop.h"
 #include "plan.h"
 #include "prefetch.h"
@@ -29,22 +30,6 @@
 #define PLAN_REORDER_TOLERANCE 4096u
 
 #define NS_PER_S 1000000000ull
-
-struct stage_entry {
-	char *path;
-	struct cold_stat src;
-};
-
-struct plan_stage {
-	struct plan_stage *next;
-	const void *c; /* the connection staging it (an opaque owner token) */
-	struct dataset *ds;
-	uint64_t job;
-	uint32_t rank;
-	uint8_t flags; /* the first frame's TC_PLAN_APPEND / TC_PLAN_RESUME */
-	struct stage_entry *v;
-	size_t n, cap;
-};
 
 static void plans_tick(evutil_socket_t fd, short what, void *arg);
 
@@ -75,14 +60,6 @@ static void plan_free(struct dplan *pl)
 	free(pl);
 }
 
-static void stage_free(struct plan_stage *st)
-{
-	for (size_t i = 0; i < st->n; i++)
-		free(st->v[i].path);
-	free(st->v);
-	free(st);
-}
-
 void plans_free(struct plans *r)
 {
 	if (!r)
@@ -94,11 +71,7 @@ void plans_free(struct plans *r)
 		r->list = pl->next;
 		plan_free(pl);
 	}
-	while (r->stages) {
-		struct plan_stage *st = r->stages;
-		r->stages = st->next;
-		stage_free(st);
-	}
+	plan_stages_free(&r->stages);
 	prefetch_free(r->pf);
 	free(r);
 }
@@ -152,15 +125,7 @@ void plans_forget_dataset(struct plans *reg, const struct dataset *ds)
 		if (pl->ds == ds)
 			plan_remove(reg, pl, "dataset_removed");
 	}
-	for (struct plan_stage **p = &reg->stages; *p;) {
-		struct plan_stage *st = *p;
-		if (st->ds == ds) {
-			*p = st->next;
-			stage_free(st);
-		} else {
-			p = &st->next;
-		}
-	}
+	plan_stage_drop_ds(&reg->stages, ds);
 }
 
 static struct dplan *plan_new(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t rank)
@@ -179,7 +144,7 @@ static struct dplan *plan_new(struct plans *reg, struct dataset *ds, uint64_t jo
 }
 
 /* The index of entry e in pl->files, adding it if new. */
-static int plan_file_id(struct dplan *pl, const struct plan_entry *e, uint64_t key0, uint32_t *id)
+static int plan_file_id(struct dplan *pl, const struct mf_entry *e, uint64_t key0, uint32_t *id)
 {
 	uint64_t *v = keymap_get(&pl->file_ids, key0);
 	if (v) {
@@ -202,20 +167,37 @@ static int plan_file_id(struct dplan *pl, const struct plan_entry *e, uint64_t k
 		free(f->path);
 		return -ENOMEM;
 	}
-	f->src = e->src;
-	f->nchunks = (uint32_t)((e->src.size + pl->ds->conf.chunk_size - 1) / pl->ds->conf.chunk_size);
+	f->src = e->st;
+	f->nchunks = (uint32_t)((e->st.size + pl->ds->conf.chunk_size - 1) / pl->ds->conf.chunk_size);
 	*id = pl->nfiles++;
 	return 0;
 }
 
-/* Append v[0..n) to pl: its tracker and the plan store. */
-static int plan_extend(struct plans *reg, struct dplan *pl, const struct plan_entry *v, size_t n)
+/* The files of a registration: indices into ds->mf, a staged part and the
+ * last frame's. */
+struct plan_in {
+	const struct manifest *mf;
+	const uint32_t *a, *b;
+	size_t na, nb;
+};
+
+static const struct mf_entry *plan_in_get(const struct plan_in *in, size_t i)
+{
+	return &in->mf->v[i < in->na ? in->a[i] : in->b[i - in->na]];
+}
+
+/* Append the files of in to pl: its tracker and the plan store. Gone
+ * files (removed at the source since they were named) are left out. */
+static int plan_extend(struct plans *reg, struct dplan *pl, const struct plan_in *in)
 {
 	const char *dsn = pl->ds->name;
 	uint64_t cs = pl->ds->conf.chunk_size;
-	size_t total = 0, at = 0;
-	for (size_t i = 0; i < n; i++)
-		total += (size_t)((v[i].src.size + cs - 1) / cs);
+	size_t n = in->na + in->nb, total = 0, at = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct mf_entry *e = plan_in_get(in, i);
+		if (!e->gone)
+			total += (size_t)((e->st.size + cs - 1) / cs);
+	}
 	if (plan_track_end(&pl->tr) - plan_track_pos(&pl->tr) + total > PLANS_CHUNKS_MAX)
 		return -EFBIG;
 	uint64_t *keys = malloc((total ? total : 1) * sizeof(*keys));
@@ -226,16 +208,17 @@ static int plan_extend(struct plans *reg, struct dplan *pl, const struct plan_en
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		uint32_t nch = (uint32_t)((v[i].src.size + cs - 1) / cs), id;
-		if (!nch)
+		const struct mf_entry *e = plan_in_get(in, i);
+		uint32_t nch = (uint32_t)((e->st.size + cs - 1) / cs), id;
+		if (!nch || e->gone)
 			continue; /* an empty file has nothing to read */
-		keys[at] = chunk_key(dsn, v[i].path, &v[i].src, 0);
-		rc = plan_file_id(pl, &v[i], keys[at], &id);
+		keys[at] = chunk_key(dsn, e->path, &e->st, 0);
+		rc = plan_file_id(pl, e, keys[at], &id);
 		if (rc < 0)
 			goto out;
 		aux[at++] = PLAN_AUX(id, 0);
 		for (uint32_t c = 1; c < nch; c++) {
-			keys[at] = chunk_key(dsn, v[i].path, &v[i].src, c);
+			keys[at] = chunk_key(dsn, e->path, &e->st, c);
 			aux[at++] = PLAN_AUX(id, c);
 		}
 	}
@@ -252,12 +235,16 @@ out:
 	return rc;
 }
 
-int plans_set(struct plans *reg, const void *c, struct dataset *ds, uint64_t job, uint32_t rank,
-	      uint32_t world_size, uint32_t epoch, uint8_t flags, const struct plan_entry *v, size_t n)
+static int plan_register(struct plans *reg, const void *c, uid_t uid, struct dataset *ds,
+			 uint64_t job, uint32_t rank, uint32_t world_size, uint32_t epoch,
+			 uint8_t flags, const struct plan_in *in)
 {
 	bool append = flags & TC_PLAN_APPEND;
-	if (world_size == 0 || rank >= world_size)
+	if (world_size == 0 || rank >= world_size || !in->mf)
 		return -EINVAL;
+	for (size_t i = 0; i < in->na + in->nb; i++)
+		if ((i < in->na ? in->a[i] : in->b[i - in->na]) >= in->mf->n)
+			return -EINVAL;
 	struct dplan *old = plans_find(reg, ds, job, rank);
 	struct dplan *pl = append ? old : NULL;
 	bool fresh = pl == NULL;
@@ -265,7 +252,7 @@ int plans_set(struct plans *reg, const void *c, struct dataset *ds, uint64_t job
 		return -ENOSPC;
 	if (fresh && !(pl = plan_new(reg, ds, job, rank)))
 		return -ENOMEM;
-	int rc = plan_extend(reg, pl, v, n);
+	int rc = plan_extend(reg, pl, in);
 	if (rc < 0) {
 		if (fresh) {
 			(void)plan_store_drop(reg->cache->plans, pl->psid);
@@ -283,15 +270,26 @@ int plans_set(struct plans *reg, const void *c, struct dataset *ds, uint64_t job
 	pl->world_size = world_size;
 	pl->epoch = epoch;
 	pl->owner = c;
+	if (fresh)
+		pl->uid = uid; /* an admin's append leaves the plan its owner's */
 	pl->gone_ns = 0;
 	if (fresh && (flags & TC_PLAN_RESUME))
 		pl->resync = true;
-	log_info("dataset=%s job=%llu rank=%u world_size=%u epoch=%u op=plan_%s files=%zu chunks=%llu",
-		 ds->name, (unsigned long long)job, rank, world_size, epoch,
-		 fresh ? (pl->resync ? "resume" : "set") : "append", n,
+	log_info("dataset=%s job=%llu rank=%u world_size=%u epoch=%u uid=%u op=plan_%s files=%zu "
+		 "chunks=%llu",
+		 ds->name, (unsigned long long)job, rank, world_size, epoch, (unsigned)uid,
+		 fresh ? (pl->resync ? "resume" : "set") : "append", in->na + in->nb,
 		 (unsigned long long)(plan_track_end(&pl->tr) - plan_track_pos(&pl->tr)));
 	prefetch_pump(reg->pf, pl);
 	return 0;
+}
+
+int plans_set(struct plans *reg, const void *c, uid_t uid, struct dataset *ds, uint64_t job,
+	      uint32_t rank, uint32_t world_size, uint32_t epoch, uint8_t flags, const uint32_t *ix,
+	      size_t n)
+{
+	struct plan_in in = {.mf = ds->mf, .b = ix, .nb = n};
+	return plan_register(reg, c, uid, ds, job, rank, world_size, epoch, flags, &in);
 }
 
 int plans_cancel(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t rank)
@@ -411,15 +409,7 @@ void plans_conn_closed(struct plans *r, const void *c)
 		log_info("dataset=%s job=%llu rank=%u op=plan_orphaned grace_s=%u", pl->ds->name,
 			 (unsigned long long)pl->job, pl->rank, r->cache->cfg->plan_grace_s);
 	}
-	for (struct plan_stage **p = &r->stages; *p;) {
-		struct plan_stage *st = *p;
-		if (st->c == c) {
-			*p = st->next;
-			stage_free(st);
-		} else {
-			p = &st->next;
-		}
-	}
+	plan_stage_drop_conn(&r->stages, c);
 }
 
 /* Once a second: expire orphaned plans, measure rates, keep windows full. */
@@ -457,6 +447,7 @@ void plans_report(struct plans *reg, struct proto_rs *rs)
 		proto_rs_str(rs, "dataset", pl->ds->name);
 		proto_rs_u64(rs, "job", pl->job);
 		proto_rs_u64(rs, "rank", pl->rank);
+		proto_rs_u64(rs, "uid", pl->uid);
 		proto_rs_u64(rs, "world_size", pl->world_size);
 		proto_rs_u64(rs, "epoch", pl->epoch);
 		proto_rs_u64(rs, "items", pl->items);
@@ -480,86 +471,31 @@ void plans_report(struct plans *reg, struct proto_rs *rs)
 
 /* ---- multi-frame registrations ---- */
 
-struct plan_stage *plans_stage_get(struct plans *reg, const void *c, struct dataset *ds,
-				   uint64_t job, uint32_t rank)
+int plans_stage_commit(struct plans *reg, struct plan_stage *st, uid_t uid, uint32_t world_size,
+		       uint32_t epoch, const uint32_t *ix, size_t n, uint64_t *items)
 {
-	for (struct plan_stage *st = reg->stages; st; st = st->next)
-		if (st->c == c && st->ds == ds && st->job == job && st->rank == rank)
-			return st;
-	return NULL;
-}
-
-struct plan_stage *plans_stage_start(struct plans *reg, const void *c, struct dataset *ds,
-				     uint64_t job, uint32_t rank, uint8_t flags)
-{
-	struct plan_stage *old = plans_stage_get(reg, c, ds, job, rank);
-	if (old)
-		plans_stage_drop(reg, old);
-	struct plan_stage *st = calloc(1, sizeof(*st));
-	if (!st)
-		return NULL;
-	st->c = c;
-	st->ds = ds;
-	st->job = job;
-	st->rank = rank;
-	st->flags = flags;
-	st->next = reg->stages;
-	reg->stages = st;
-	return st;
-}
-
-void plans_stage_drop(struct plans *reg, struct plan_stage *st)
-{
-	for (struct plan_stage **p = &reg->stages; *p; p = &(*p)->next) {
-		if (*p == st) {
-			*p = st->next;
-			stage_free(st);
-			return;
+	struct dataset *ds = (struct dataset *)st->ds;
+	struct plan_in in = {.mf = ds->mf, .a = st->ix, .na = st->n, .b = ix, .nb = n};
+	int rc = 0;
+	*items = st->n + n;
+	/* the staged indices point into st->mf: still the dataset's (a freed
+	 * manifest's address may come back, so the paths are checked too) */
+	if (ds->mf != st->mf) {
+		rc = -ESTALE;
+	} else {
+		uint64_t fp = 0;
+		for (size_t i = 0; i < st->n && rc == 0; i++) {
+			if (st->ix[i] >= ds->mf->n)
+				rc = -ESTALE;
+			else
+				fp += plan_stage_fp(ds->mf->v[st->ix[i]].path);
 		}
+		if (rc == 0 && fp != st->fp)
+			rc = -ESTALE;
 	}
-}
-
-size_t plans_stage_count(const struct plan_stage *st)
-{
-	return st ? st->n : 0;
-}
-
-int plans_stage_add(struct plan_stage *st, const struct plan_entry *v, size_t n)
-{
-	if (st->n + n > st->cap) {
-		size_t cap = st->cap ? st->cap : 1024;
-		while (cap < st->n + n)
-			cap *= 2;
-		struct stage_entry *nv = realloc(st->v, cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		st->v = nv;
-		st->cap = cap;
-	}
-	for (size_t i = 0; i < n; i++) {
-		char *p = strdup(v[i].path);
-		if (!p)
-			return -ENOMEM;
-		st->v[st->n++] = (struct stage_entry){.path = p, .src = v[i].src};
-	}
-	return 0;
-}
-
-int plans_stage_commit(struct plans *reg, struct plan_stage *st, uint32_t world_size, uint32_t epoch,
-		       const struct plan_entry *v, size_t n, uint64_t *items)
-{
-	size_t total = st->n + n;
-	struct plan_entry *all = malloc((total ? total : 1) * sizeof(*all));
-	int rc = -ENOMEM;
-	if (all) {
-		for (size_t i = 0; i < st->n; i++)
-			all[i] = (struct plan_entry){.path = st->v[i].path, .src = st->v[i].src};
-		memcpy(all + st->n, v, n * sizeof(*v));
-		rc = plans_set(reg, st->c, st->ds, st->job, st->rank, world_size, epoch, st->flags, all,
-			       total);
-		free(all);
-	}
-	*items = total;
-	plans_stage_drop(reg, st);
+	if (rc == 0)
+		rc = plan_register(reg, st->c, uid, ds, st->job, st->rank, world_size, epoch, st->flags,
+				   &in);
+	plan_stage_drop(&reg->stages, st);
 	return rc;
 }

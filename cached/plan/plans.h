@@ -13,6 +13,9 @@
  * registered it has been gone longer than daemon.plan_grace; a connection
  * that registers the same (dataset, job, rank) again takes it over.
  *
+ * A plan belongs to the uid that registered it: only that uid or an admin
+ * may replace, extend or cancel it (the api checks, with plans_owner_ok).
+ *
  * Loop thread only.
  */
 #ifndef TIERCACHE_PLANS_H
@@ -20,6 +23,9 @@
 
 #include "cache.h"
 #include "keymap.h"
+#include <sys/types.h>
+
+#include "plan_stage.h"
 #include "plan_track.h"
 #include "proto.h"
 
@@ -49,6 +55,7 @@ struct dplan {
 	uint32_t rank, world_size, epoch;
 	uint64_t psid;       /* its job id in the plan store */
 	const void *owner;   /* the registering connection (a token); NULL once gone */
+	uid_t uid;           /* who registered it: only it or an admin may change it */
 	uint64_t gone_ns;    /* when the owner went */
 	struct plan_track tr;
 	struct plan_file *files;
@@ -67,19 +74,13 @@ struct dplan {
 	                      * the first read of it sets the position */
 };
 
-/* A file as a plan names it, resolved against the manifest. */
-struct plan_entry {
-	const char *path;
-	struct cold_stat src;
-};
-
 struct plans {
 	struct cache *cache;
 	struct prefetch *pf;  /* the prefetcher filling the plans' windows (prefetch.h) */
 	struct dplan *list;
 	unsigned n;
 	uint64_t next_psid;
-	struct plan_stage *stages; /* multi-frame registrations in progress */
+	struct plan_stages stages; /* multi-frame registrations in progress */
 	struct event *tick;
 };
 
@@ -88,13 +89,21 @@ int plans_init(struct plans **out, struct cache *cache);
 void plans_free(struct plans *reg);
 
 /* Register (flags TC_PLAN_APPEND: extend) (ds, job, rank)'s plan for
- * connection c; TC_PLAN_RESUME on a new plan: its position jumps to the
- * first read of it seen (a client re-registering after a daemon restart,
- * its job part way through). Entries are copied. 0, -EINVAL (world_size 0, rank >= world_size),
- * -ENOSPC (PLANS_MAX plans already), -EFBIG (more than PLANS_CHUNKS_MAX
- * chunk reads ahead) or -ENOMEM; nothing changed on error. */
-int plans_set(struct plans *reg, const void *c, struct dataset *ds, uint64_t job, uint32_t rank,
-	      uint32_t world_size, uint32_t epoch, uint8_t flags, const struct plan_entry *v, size_t n);
+ * connection c of uid; TC_PLAN_RESUME on a new plan: its position jumps to
+ * the first read of it seen (a client re-registering after a daemon
+ * restart, its job part way through). The files are ix[0..n), indices into
+ * ds->mf (checked: < mf->n). 0, -EINVAL (world_size 0, rank >= world_size,
+ * an index out of range), -ENOSPC (PLANS_MAX plans already), -EFBIG (more
+ * than PLANS_CHUNKS_MAX chunk reads ahead) or -ENOMEM; nothing changed on
+ * error. The caller checked plans_owner_ok. */
+int plans_set(struct plans *reg, const void *c, uid_t uid, struct dataset *ds, uint64_t job,
+	      uint32_t rank, uint32_t world_size, uint32_t epoch, uint8_t flags, const uint32_t *ix,
+	      size_t n);
+/* May a client of uid (admin: an admin's) replace, extend or cancel pl? */
+static inline bool plans_owner_ok(const struct dplan *pl, uid_t uid, bool admin)
+{
+	return !pl || admin || pl->uid == uid;
+}
 /* 0 or -ENOENT. */
 int plans_cancel(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t rank);
 struct dplan *plans_find(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t rank);
@@ -123,22 +132,13 @@ uint32_t plans_chunk_len(const struct dataset *ds, const struct plan_file *f, ui
 /* Status: section "plans", one record per plan. */
 void plans_report(struct plans *reg, struct proto_rs *rs);
 
-/* Staged frames (handlers_plan.c): the entries of a registration sent in
- * several frames wait here until its last frame. */
-struct plan_stage;
-/* The stage of (c, ds, job, rank), or NULL. start: a new one (dropping
- * any old), flags being the first frame's (TC_PLAN_APPEND, TC_PLAN_RESUME);
- * NULL on -ENOMEM. */
-struct plan_stage *plans_stage_get(struct plans *reg, const void *c, struct dataset *ds,
-				   uint64_t job, uint32_t rank);
-struct plan_stage *plans_stage_start(struct plans *reg, const void *c, struct dataset *ds,
-				     uint64_t job, uint32_t rank, uint8_t flags);
-void plans_stage_drop(struct plans *reg, struct plan_stage *st);
-int plans_stage_add(struct plan_stage *st, const struct plan_entry *v, size_t n);
-/* Commit: register the staged entries followed by v[0..n) (plans_set),
- * drop the stage; *items = entries registered. */
-int plans_stage_commit(struct plans *reg, struct plan_stage *st, uint32_t world_size, uint32_t epoch,
-		       const struct plan_entry *v, size_t n, uint64_t *items);
-size_t plans_stage_count(const struct plan_stage *st);
+/* Staged frames (handlers_plan.c, stored by plan_stage.h): the entries of
+ * a registration sent in several frames wait in reg->stages until its last
+ * frame. Commit: register st's entries followed by ix[0..n) for uid
+ * (plans_set with st's flags) and drop st; *items = entries registered.
+ * -ESTALE if the dataset's manifest was replaced since st was started (a
+ * refresh: the indices name other files now); else as plans_set. */
+int plans_stage_commit(struct plans *reg, struct plan_stage *st, uid_t uid, uint32_t world_size,
+		       uint32_t epoch, const uint32_t *ix, size_t n, uint64_t *items);
 
 #endif

@@ -9,6 +9,11 @@
  * lock and looks in the cache again first, two threads never fetch the same
  * chunk twice. Beyond TC_CHUNK_CACHE fds per handle the least recently used
  * is dropped and the daemon told with a RELEASE.
+ *
+ * The daemon caps the chunk bytes a connection (and a uid) holds through
+ * descriptors and answers a CHUNK past the cap with ENOBUFS. Then the
+ * chunks cached for the other handles are given back (RELEASE) and the
+ * request is tried once more; a second ENOBUFS reaches the caller.
  */
 #include "libtc_private.h"
 
@@ -97,6 +102,59 @@ static void release_remote(struct tiercache *tc, uint64_t dh, uint32_t idx)
 	proto_wr_free(&w);
 }
 
+/* ENOBUFS from the daemon: give back every chunk fd cached for a handle
+ * other than keep, on this connection. io_lock held. Returns how many. */
+static unsigned give_back_others(struct tiercache *tc, const struct tc_handle *keep)
+{
+	struct back {
+		uint64_t dh;
+		uint32_t idx;
+	} *v = NULL;
+	size_t n = 0, cap = 0;
+	bool oom = false;
+	pthread_mutex_lock(&tc->tbl_lock);
+	for (int i = 0; i < tc->nslots; i++) {
+		struct tc_handle *hd = tc->slots[i];
+		if (!hd || hd == keep || hd->gen != tc->gen)
+			continue;
+		for (struct tc_chunk **pp = &hd->chunks; *pp;) {
+			struct tc_chunk *c = *pp;
+			if (!c->live || c->gen != tc->gen) {
+				pp = &c->next;
+				continue;
+			}
+			if (n == cap) {
+				size_t ncap = cap ? 2 * cap : 16;
+				struct back *nv = realloc(v, ncap * sizeof(*nv));
+				if (!nv) {
+					oom = true;
+					break;
+				}
+				v = nv;
+				cap = ncap;
+			}
+			v[n++] = (struct back){.dh = hd->dh, .idx = c->idx};
+			/* a thread preading from it keeps the fd until it is done */
+			c->live = false;
+			hd->nlive--;
+			if (c->refs == 0) {
+				*pp = c->next;
+				close(c->fd);
+				free(c);
+			} else {
+				pp = &c->next;
+			}
+		}
+		if (oom)
+			break;
+	}
+	pthread_mutex_unlock(&tc->tbl_lock);
+	for (size_t i = 0; i < n; i++)
+		release_remote(tc, v[i].dh, v[i].idx);
+	free(v);
+	return (unsigned)n;
+}
+
 struct chunk_arg {
 	struct tc_handle *hd;
 	uint32_t idx;
@@ -131,6 +189,11 @@ static int chunk_fetch(struct tiercache *tc, struct tc_handle *hd, uint32_t idx,
 	*out = NULL;
 	tc_io_lock(tc);
 	int rc = tc_request_locked(tc, &rq, &m);
+	if (rc == -ENOBUFS && give_back_others(tc, hd) > 0) {
+		tc_log(2, "path=%s chunk=%u: the daemon's held-bytes cap was reached; gave back the "
+		       "chunks cached for other files and retrying", hd->path, idx);
+		rc = tc_request_locked(tc, &rq, &m);
+	}
 	if (rc == 1) {
 		*out = a.hit;
 		rc = 0;

@@ -35,6 +35,12 @@ sources_for() {
 	# paths: net, conf, util), with an output queue small enough that
 	# inputs of a few KiB reach backpressure
 	fuzz_server) echo cached/net/server.c cached/util/log.c cached/util/loop.c common/proto.c ;;
+	# the PLAN_SET decoder and the stager, as handlers_plan.c runs them,
+	# against a real manifest
+	fuzz_plan_stage)
+		echo cached/api/plan_frame.c cached/plan/plan_stage.c cached/store/manifest.c \
+			cached/util/log.c common/proto.c
+		;;
 	*) echo "fuzz: no source list for $1 in $0" >&2; return 1 ;;
 	esac
 }
@@ -42,6 +48,9 @@ sources_for() {
 # Flags and libraries a target needs besides cflags.
 flags_for() {
 	case "$1" in
+	fuzz_plan_stage)
+		echo -Icached/api -Icached/plan -Icached/store -Icached/cold -Icached/conf -Icached/util
+		;;
 	fuzz_server)
 		echo -Icached/net -Icached/conf -Icached/util -Ipolicy -DSERVER_OUTQ_MAX=16384 -DSERVER_OUTQ_FDS=4 -DSERVER_WAIT_MAX=4 \
 			"$(pkg-config --libs libevent)"
@@ -67,6 +76,27 @@ write_seeds() {
 		# tag job 0x5eed rank 3; untag
 		printf '\x01\xed\x5e\x00\x00\x00\x00\x00\x00\x03\x00\x00\x00' >"$dir/tag"
 		printf '\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' >"$dir/untag"
+		;;
+	fuzz_plan_stage)
+		# records: u8 control (connection, 0x4 disconnect, 0x8 refresh),
+		# u16 len, a PLAN_SET payload: str "ds", u64 job, u32 rank,
+		# u32 world_size, u32 epoch, u8 flags, u8 kind, u32 n, entries
+		local head='\x02\x00\x00\x00ds\x07\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00'
+		# one frame, two indices
+		printf "\x00\x30\x00${head}\x00\x02\x02\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x03\x00\x00\x00\x00\x00\x00\x00" >"$dir/indices"
+		# a staged sequence of paths: MORE, then CONT|MORE, then CONT
+		{
+			printf "\x00\x25\x00${head}\x02\x01\x01\x00\x00\x00\x01\x00\x00\x00a"
+			printf "\x00\x29\x00${head}\x06\x01\x01\x00\x00\x00\x05\x00\x00\x00b/d/e"
+			printf "\x00\x25\x00${head}\x04\x01\x01\x00\x00\x00\x01\x00\x00\x00z"
+		} >"$dir/staged"
+		# staged on one connection, refreshed, then continued; another
+		# connection's sequence cut by its disconnect
+		{
+			printf "\x00\x25\x00${head}\x02\x01\x01\x00\x00\x00\x01\x00\x00\x00a"
+			printf "\x05\x25\x00${head}\x02\x01\x01\x00\x00\x00\x01\x00\x00\x00z"
+			printf "\x08\x25\x00${head}\x04\x01\x01\x00\x00\x00\x01\x00\x00\x00z"
+		} >"$dir/refresh"
 		;;
 	fuzz_server)
 		# control byte, then frames: header magic "TC" version 1, op,
