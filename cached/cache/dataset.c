@@ -348,8 +348,9 @@ static void load_done(struct job *j)
 	if (l->opened)
 		ds->opened = true; /* even if the listing failed: close it at the end */
 	if (l->err < 0) {
-		snprintf(ds->reason, sizeof(ds->reason), "%.200s%s", l->reason,
-			 ds->mf ? " (serving what is cached)" : "");
+		/* what is cached is served only as dataset_revalidate_now() says:
+		 * its last check is recent, or serve_stale_on_error = yes */
+		snprintf(ds->reason, sizeof(ds->reason), "%.200s", l->reason);
 		ds->available = false;
 		log_warn("dataset=%s op=load err=\"%s\" retry_in_s=%d", ds->name, l->reason,
 			 l->cb ? 0 : RETRY_SECONDS);
