@@ -125,14 +125,14 @@ const struct counter_row counter_rows[] = {
 	{.status = "stale_reads", .section = STATUS_COUNTERS,
 	 .metric = "tiercache_errors_total", .labels = "kind=\"stale_read\"", .type = COUNTER_COUNTER,
 	 .help = HELP_ERRORS, CTR(stale_reads)},
+	{.status = "bad_frames", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_errors_total", .labels = "kind=\"bad_frame\"", .type = COUNTER_COUNTER,
+	 .help = HELP_ERRORS, .get = get_bad_frames},
 	{.status = "stale_served", .section = STATUS_COUNTERS,
 	 .metric = "tiercache_stale_served_total", .labels = "", .type = COUNTER_COUNTER,
 	 .help = "Files served without checking them against a cold store that is down "
 		 "(serve_stale_on_error = yes).",
 	 CTR(stale_served)},
-	{.status = "bad_frames", .section = STATUS_COUNTERS,
-	 .metric = "tiercache_errors_total", .labels = "kind=\"bad_frame\"", .type = COUNTER_COUNTER,
-	 .help = HELP_ERRORS, .get = get_bad_frames},
 
 	{.status = "fills_inflight", .section = STATUS_DAEMON,
 	 .metric = "tiercache_fills_inflight", .labels = "", .type = COUNTER_GAUGE,
