@@ -133,6 +133,11 @@ const struct counter_row counter_rows[] = {
 	 .help = "Chunk descriptors refused (ENOBUFS) because the client held "
 		 "max_held_per_client or its uid max_held_per_user.",
 	 CTR(held_refusals)},
+	{.status = "stale_served", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_stale_served_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Files served without checking them against a cold store that is down "
+		 "(serve_stale_on_error = yes).",
+	 CTR(stale_served)},
 
 	{.status = "fills_inflight", .section = STATUS_DAEMON,
 	 .metric = "tiercache_fills_inflight", .labels = "", .type = COUNTER_GAUGE,

@@ -99,6 +99,7 @@ struct slot {
 	struct rop *op;
 	size_t i;
 	bool moved;      /* pin: already copied to the other tier once */
+	bool refetched;  /* warm --verify: read again after a bad checksum */
 	int fd;
 	struct cfile *f;
 	uint64_t checksum;
@@ -479,6 +480,23 @@ static void slot_final(struct slot *s)
 	slot_end(s);
 }
 
+/* A failure of one chunk, counted by its reason so the report can say
+ * what happened (no room, a checksum, a read-only tier...). */
+static void count_failed(struct res_result *r, int err, uint64_t len)
+{
+	struct res_fail *f = NULL;
+	count(&r->failed, len);
+	for (unsigned k = 0; k < RES_FAIL_KINDS && !f; k++)
+		if (r->fails[k].err == err || !r->fails[k].n.chunks)
+			f = &r->fails[k];
+	if (!f) {
+		f = &r->fails[RES_FAIL_KINDS - 1];
+		f->err = 0; /* more kinds than slots: "other" */
+	}
+	f->err = f->n.chunks && f->err != err ? 0 : err;
+	count(&f->n, len);
+}
+
 static void slot_failed(struct slot *s, int err)
 {
 	struct rop_item *it = &s->op->items[s->i];
@@ -486,9 +504,11 @@ static void slot_failed(struct slot *s, int err)
 		log_warn("dataset=%s path=%s chunk=%u op=residency err=\"%s\"",
 			 s->op->files[it->file].ds->name, s->op->files[it->file].path, it->idx,
 			 strerror(-err));
-	count(&s->op->r.failed, it->len);
+	count_failed(&s->op->r, err, it->len);
 	slot_end(s);
 }
+
+static void slot_refetch(struct slot *s);
 
 static void verify_work(struct job *j)
 {
@@ -521,7 +541,8 @@ static void verify_done(struct job *j)
 	struct rop_item *it = &op->items[s->i];
 	struct chunk *c = chunk_find(&cache->chunks, it->key);
 	bool same = c && c->file == s->f; /* s->f is still referenced: no reuse */
-	count(&op->r.checked, it->len);
+	if (!s->refetched)
+		count(&op->r.checked, it->len); /* a chunk once, however often read */
 	if (s->err == -EBADMSG) {
 		count(&op->r.bad, it->len);
 		cache->ctr.checksum_errors++;
@@ -537,8 +558,38 @@ static void verify_done(struct job *j)
 		slot_failed(s, s->err);
 	else if (op->kind == ROP_VERIFY)
 		slot_end(s);
+	else if (s->err == -EBADMSG && !s->refetched && !cache->stopping)
+		slot_refetch(s); /* warm: read it again from the cold store, once */
+	else if (s->err == -EBADMSG)
+		slot_failed(s, -EBADMSG); /* bad again: the report says so */
 	else
 		slot_final(s);
+}
+
+static void slot_filled(struct cache *cache, struct waiter *w, struct chunk *c, int err);
+static void slot_have(struct slot *s, struct chunk *c);
+
+/* warm --verify found the chunk bad and dropped it: fill it again (and
+ * verify that copy too). Counted in refetched. */
+static void slot_refetch(struct slot *s)
+{
+	struct rop *op = s->op;
+	struct rop_item *it = &op->items[s->i];
+	struct rop_file *f = &op->files[it->file];
+	struct chunk *c = NULL;
+	s->refetched = true;
+	s->moved = false;
+	s->w.cb = slot_filled;
+	int rc = fill_get(op->cache, f->ds, f->path, &f->src, it->idx,
+			  &(struct read_ctx){.job = &op->cb.job}, &s->w, &c);
+	if (rc == 0)
+		return; /* slot_filled follows (and counts it) */
+	if (rc < 0) {
+		slot_failed(s, rc == -EHOSTDOWN ? -EIO : rc);
+	} else {
+		count(&op->r.refetched, it->len); /* someone else's fill got it back */
+		slot_have(s, c);
+	}
 }
 
 static void slot_verify(struct slot *s, struct chunk *c)
@@ -593,11 +644,11 @@ static void slot_after_move(struct slot *s, struct chunk *c)
 				if (mover_move(op->cache, c, (enum tier_id)other, true, slot_moved, s) == 0)
 					return;
 				c->pin_after_move = false;
-				count(&op->r.failed, it->len);
+				count_failed(&op->r, -ENOSPC, it->len);
 				slot_end(s);
 				return;
 			} else {
-				count(&op->r.failed, it->len);
+				count_failed(&op->r, -ENOSPC, it->len);
 				slot_end(s);
 				return;
 			}
@@ -649,6 +700,8 @@ static void slot_filled(struct cache *cache, struct waiter *w, struct chunk *c, 
 {
 	struct slot *s = (struct slot *)w;
 	(void)cache;
+	if (err >= 0 && s->refetched)
+		count(&s->op->r.refetched, s->op->items[s->i].len);
 	if (err < 0)
 		slot_failed(s, err);
 	else if (c->state == CHUNK_UNKEPT)
@@ -685,7 +738,7 @@ static void slot_start(struct rop *op, size_t i)
 	struct rop_item *it = &op->items[i];
 	struct rop_file *f = &op->files[it->file];
 	if (!s) {
-		count(&op->r.failed, it->len);
+		count_failed(&op->r, -ENOMEM, it->len);
 		return;
 	}
 	s->op = op;

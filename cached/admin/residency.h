@@ -33,6 +33,8 @@ struct res_count {
 	uint64_t chunks, bytes;
 };
 
+#define RES_FAIL_KINDS 4
+
 struct res_result {
 	struct res_count selected;   /* chunks the op looked at */
 	struct res_count hot, warm;  /* resident at the end, per tier */
@@ -45,6 +47,13 @@ struct res_result {
 	struct res_count pinned;     /* newly pinned / unpinned */
 	struct res_count skipped_pinned; /* left alone because pinned */
 	struct res_count failed;     /* could not be done (no room, I/O error) */
+	struct res_count refetched;  /* warm --verify: bad, read again from cold */
+	/* failed, by reason: the first RES_FAIL_KINDS errnos seen, the rest
+	 * under the last one's slot as err 0 ("other") */
+	struct res_fail {
+		int err;             /* -errno; 0: other reasons */
+		struct res_count n;
+	} fails[RES_FAIL_KINDS];
 	int err;                     /* 0, or -errno for the whole op */
 	char msg[384];               /* with err: what happened and what to do */
 };

@@ -101,6 +101,9 @@ static void dataset_fields(struct proto_rs *rs, const struct dataset *ds)
 	proto_rs_bool(rs, "available", ds->available && !dataset_cold_failing(ds, cache_now_ns()));
 	proto_rs_bool(rs, "serving", ds->mf != NULL);
 	proto_rs_str(rs, "reason", ds->reason);
+	/* serve_stale_on_error at work: files served unchecked, store down */
+	proto_rs_bool(rs, "serving_stale", dataset_serving_stale(ds, cache_now_ns()));
+	proto_rs_u64(rs, "stale_served", ds->stale_served);
 	proto_rs_str(rs, "policy", ds->spec.name);
 	proto_rs_str(rs, "policy_source", ds->spec_by_admin ? "tierctl" : "config");
 	proto_rs_u64(rs, "chunk_size", ds->conf.chunk_size);

@@ -204,17 +204,28 @@ static bool reresolve(struct conn *c, uint8_t op, uint32_t id, const char *path,
 	return ok;
 }
 
+/* A revalidation said path may not be served (err < 0): tell the client
+ * what happened and what to do (dataset_reval_msg). */
+static void reply_reval_err(struct conn *c, uint8_t op, uint32_t id, const struct dataset *ds,
+			    const char *path, int err)
+{
+	char msg[512];
+	dataset_reval_msg(ds, path, err, msg, sizeof(msg));
+	conn_reply_err(c, op, id, -err, "%s", msg);
+}
+
 /* Confirm e against the source if it is older than revalidate_after:
  * inline for a cheap local stat, else on a worker with cont() continuing
- * the request. Returns 0 to go on now, -ENOENT if the file is gone (nothing
- * replied), 1 if deferred (or failed and replied). */
+ * the request. Returns 0 to go on now, -errno if the file may not be
+ * served (-ENOENT: gone; -EIO: the store is down; a per-file error; nothing
+ * replied: reply_reval_err), 1 if deferred (or failed and replied). */
 static int revalidate(struct conn *c, const struct tc_hdr *h, struct target *t, struct mf_entry *e,
 		      dataset_reval_cb cont)
 {
 	if (!dataset_entry_stale(t->ds, e, cache_now_ns()))
 		return 0;
 	if (cold_has_cheap_stat(&t->ds->cold))
-		return dataset_revalidate_now(conn_api(c)->cache, t->ds, e) == -ENOENT ? -ENOENT : 0;
+		return dataset_revalidate_now(conn_api(c)->cache, t->ds, e);
 	struct pending *p = calloc(1, sizeof(*p));
 	if (!p || !(p->path = strdup(t->buf))) {
 		free(p);
@@ -241,6 +252,8 @@ static void open_after_reval(struct cache *cache, void *arg, int err)
 		if (!e)
 			conn_reply_err(c, TC_OP_OPEN, p->id, err == -ENOENT || err == 0 ? ENOENT : -err,
 				       "no file \"%s\" in dataset %s", t.rest, t.ds->name);
+		else if (err < 0)
+			reply_reval_err(c, TC_OP_OPEN, p->id, t.ds, t.rest, err);
 		else
 			open_reply(c, p->id, p->flags, t.ds, e);
 	}
@@ -279,8 +292,8 @@ static void op_open(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	    dataset_entry_stale(t.ds, e, cache_now_ns()))
 		prefetch_open_ahead(conn_api(c)->plans->pf, t.ds, t.rest, &e->st);
 	int rv = revalidate(c, h, &t, e, open_after_reval);
-	if (rv == -ENOENT) {
-		conn_reply_err(c, h->op, h->id, ENOENT, "%s was removed at the source", t.buf);
+	if (rv < 0) {
+		reply_reval_err(c, h->op, h->id, t.ds, t.rest, rv);
 		return;
 	}
 	if (rv > 0)
@@ -590,9 +603,13 @@ static void stat_after_reval(struct cache *cache, void *arg, int err)
 	struct conn *c = p->c;
 	struct target t;
 	(void)cache;
-	(void)err; /* a source we cannot reach: answer with what we know */
-	if (!c->dead && reresolve(c, TC_OP_STAT, p->id, p->path, &t))
-		stat_reply(c, p->id, &t, *t.rest ? manifest_find(t.ds->mf, t.rest) : NULL);
+	if (!c->dead && reresolve(c, TC_OP_STAT, p->id, p->path, &t)) {
+		struct mf_entry *e = *t.rest ? manifest_find(t.ds->mf, t.rest) : NULL;
+		if (e && err < 0 && err != -ENOENT)
+			reply_reval_err(c, TC_OP_STAT, p->id, t.ds, t.rest, err);
+		else
+			stat_reply(c, p->id, &t, e);
+	}
 	free(p->path);
 	conn_put(c);
 	free(p);
@@ -614,8 +631,12 @@ static void op_stat(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 		int rv = revalidate(c, h, &t, e, stat_after_reval);
 		if (rv > 0)
 			return;
-		if (rv == -ENOENT)
+		if (rv == -ENOENT) {
 			e = NULL;
+		} else if (rv < 0) {
+			reply_reval_err(c, h->op, h->id, t.ds, t.rest, rv);
+			return;
+		}
 	}
 	stat_reply(c, h->id, &t, e);
 }

@@ -20,7 +20,10 @@
  *
  * Replies: a record set with one object section "result" whose fields are
  * pairs <what>_chunks / <what>_bytes (selected, hot, warm, missing,
- * filled, moved, dropped, checked, bad, pinned, skipped_pinned, failed);
+ * filled, moved, dropped, checked, bad, pinned, skipped_pinned, failed,
+ * refetched: read again from cold after a bad checksum, by warm --verify);
+ * when chunks failed, an array section "failures" says why: one record
+ * per reason with errno, error (its text), failed_chunks, failed_bytes;
  * LIFECYCLE adds "dry_run", "as_of_s" and a "datasets" array with each
  * dataset's thresholds for the run. An op that cannot be done at all is an
  * error reply saying why (ENOENT, ENODEV, ENOSPC with the numbers, ...).
@@ -90,6 +93,23 @@ static void lifecycle_datasets(struct cache *cache, struct proto_rs *rs, const s
 	}
 }
 
+/* "failures": why chunks failed, one record per reason (errno 0: other). */
+static void put_failures(struct proto_rs *rs, const struct res_result *r)
+{
+	if (!r->failed.chunks)
+		return;
+	proto_rs_section(rs, "failures", TC_SHAPE_ARRAY);
+	for (unsigned k = 0; k < RES_FAIL_KINDS; k++) {
+		const struct res_fail *f = &r->fails[k];
+		if (!f->n.chunks)
+			continue;
+		proto_rs_record(rs);
+		proto_rs_u64(rs, "errno", (uint64_t)-f->err);
+		proto_rs_str(rs, "error", f->err ? strerror(-f->err) : "other errors (see the daemon log)");
+		put_count(rs, "failed", &f->n);
+	}
+}
+
 static void reply_result(struct conn *c, const struct admin_req *q, const struct res_result *r)
 {
 	struct proto_wr w;
@@ -115,11 +135,13 @@ static void reply_result(struct conn *c, const struct admin_req *q, const struct
 	put_count(&rs, "pinned", &r->pinned);
 	put_count(&rs, "skipped_pinned", &r->skipped_pinned);
 	put_count(&rs, "failed", &r->failed);
+	put_count(&rs, "refetched", &r->refetched);
 	if (q->op == TC_OP_LIFECYCLE) {
 		proto_rs_bool(&rs, "dry_run", q->lc.dry_run);
 		proto_rs_i64(&rs, "as_of_s", q->lc.as_of_s);
 		lifecycle_datasets(conn_api(c)->cache, &rs, q);
 	}
+	put_failures(&rs, r);
 	proto_rs_end(&rs);
 	conn_reply(c, q->op, q->id, &w, -1);
 	proto_wr_free(&w);

@@ -108,6 +108,9 @@ struct dataset {
 	bool available;       /* a manifest was loaded from the source this run */
 	char reason[256];     /* why not available, or what is failing */
 	uint64_t cold_fail_ns; /* last cold store failure (0: none since success) */
+	uint64_t stale_since_ns; /* first file served unchecked since the store
+				  * failed (serve_stale_on_error; 0: none) */
+	uint64_t stale_served; /* files served unchecked (serve_stale_on_error) */
 	struct manifest *mf;  /* from the source, or persisted by an earlier run */
 	bool refreshing;
 	struct event *retry_ev; /* background reload after a failure */
@@ -134,6 +137,7 @@ struct counters {
 	uint64_t bytes_served, bytes_from_cold;
 	uint64_t evictions, demotions, promotions;
 	uint64_t cold_reads, cold_errors, stale_reads;
+	uint64_t stale_served;   /* opens served unchecked: store down, serve_stale_on_error */
 	uint64_t checksum_errors, fill_errors;
 	uint64_t chunks_synced;  /* fills made durable and recorded (durable.c) */
 	uint64_t syncs_skipped;  /* fills gone (evicted, moved) before their sync */

@@ -105,8 +105,13 @@ static void load_work(struct job *j)
 		l->opened = true;
 	}
 	l->err = manifest_build(&l->mf, &ds->cold, cache_now_ns());
-	if (l->err < 0)
-		snprintf(l->reason, sizeof(l->reason), "cannot list the source: %s", strerror(-l->err));
+	if (l->err < 0) {
+		char why[200] = "";
+		if (l->err == -ENODEV)
+			cold_probe(&ds->cold, why, sizeof(why)); /* cheap: a stat, on this worker */
+		snprintf(l->reason, sizeof(l->reason), "cannot list the source: %s",
+			 why[0] ? why : strerror(-l->err));
+	}
 }
 
 unsigned dataset_drop_stale_chunks(struct cache *cache, struct dataset *ds)
@@ -264,31 +269,47 @@ bad:
 	free(v);
 }
 
-void dataset_note_cold(struct cache *cache, struct dataset *ds, int err)
+bool dataset_note_cold(struct cache *cache, struct dataset *ds, int err)
 {
+	char why[sizeof(ds->reason) - 32] = "";
 	loop_assert();
 	(void)cache;
+	/* answers about the data itself, and a file's own errors (ELOOP,
+	 * EACCES, EXDEV, a FIFO...) are not failures of the store: it answered */
+	if (err < 0 && !cold_err_is_store(err) && err != -ENOMEM &&
+	    (!ds->opened || cold_probe(&ds->cold, why, sizeof(why)) == 0))
+		err = 0;
 	if (err == 0) {
 		if (ds->cold_fail_ns) {
 			log_info("dataset=%s op=cold state=reachable", ds->name);
 			ds->cold_fail_ns = 0;
+			ds->stale_since_ns = 0;
 			if (ds->available)
 				ds->reason[0] = '\0';
 		}
-		return;
+		return false;
 	}
-	/* answers about the data itself are not failures of the store */
-	if (err == -ENOENT || err == -ESTALE || err == -ENOMEM || err == -ENOSPC)
-		return;
+	if (err == -ENOMEM)
+		return false;
+	if (!why[0] && err == -ENODEV && ds->opened)
+		cold_probe(&ds->cold, why, sizeof(why));
+	if (!why[0])
+		snprintf(why, sizeof(why), "%s", strerror(-err));
 	if (!ds->cold_fail_ns)
-		log_warn("dataset=%s op=cold state=failing err=\"%s\"", ds->name, strerror(-err));
+		log_warn("dataset=%s op=cold state=failing err=\"%s\"", ds->name, why);
 	ds->cold_fail_ns = cache_now_ns();
-	snprintf(ds->reason, sizeof(ds->reason), "cold store failing: %s", strerror(-err));
+	snprintf(ds->reason, sizeof(ds->reason), "cold store failing: %s", why);
+	return true;
 }
 
 bool dataset_cold_failing(const struct dataset *ds, uint64_t now_ns)
 {
 	return ds->cold_fail_ns && now_ns - ds->cold_fail_ns < COLD_FAIL_WINDOW_NS;
+}
+
+bool dataset_serving_stale(const struct dataset *ds, uint64_t now_ns)
+{
+	return ds->stale_since_ns && (!ds->opened || dataset_cold_failing(ds, now_ns));
 }
 
 static void schedule_retry(struct cache *cache, struct dataset *ds)
@@ -327,8 +348,9 @@ static void load_done(struct job *j)
 	if (l->opened)
 		ds->opened = true; /* even if the listing failed: close it at the end */
 	if (l->err < 0) {
-		snprintf(ds->reason, sizeof(ds->reason), "%.200s%s", l->reason,
-			 ds->mf ? " (serving what is cached)" : "");
+		/* what is cached is served only as dataset_revalidate_now() says:
+		 * its last check is recent, or serve_stale_on_error = yes */
+		snprintf(ds->reason, sizeof(ds->reason), "%.200s", l->reason);
 		ds->available = false;
 		log_warn("dataset=%s op=load err=\"%s\" retry_in_s=%d", ds->name, l->reason,
 			 l->cb ? 0 : RETRY_SECONDS);
@@ -389,17 +411,31 @@ int dataset_refresh(struct cache *cache, struct dataset *ds, dataset_refresh_cb 
 
 bool dataset_entry_stale(const struct dataset *ds, const struct mf_entry *e, uint64_t now_ns)
 {
-	/* a source we cannot reach cannot confirm anything: serve what is known
-	 * rather than make every open wait for a timeout */
-	if (!ds->opened || dataset_cold_failing(ds, now_ns))
-		return false;
 	return now_ns - e->checked_ns > ds->conf.revalidate_after_ms * 1000000ull;
+}
+
+/* e cannot be checked: the store is down (or never answered this run).
+ * Serve what is known only where the dataset says so. */
+static int unreachable(struct cache *cache, struct dataset *ds, const struct mf_entry *e)
+{
+	if (strcmp(ds->conf.serve_stale_on_error, "yes") != 0)
+		return -EIO;
+	if (!ds->stale_since_ns) {
+		ds->stale_since_ns = cache_now_ns();
+		log_warn("dataset=%s path=%s op=serve_stale info=\"the cold store cannot be asked; "
+			 "serving cached versions unchecked (serve_stale_on_error = yes)\"",
+			 ds->name, e->path);
+	}
+	ds->stale_served++;
+	cache->ctr.stale_served++;
+	return 0;
 }
 
 static int apply_stat(struct cache *cache, struct dataset *ds, struct mf_entry *e, int rc,
 		      const struct cold_stat *st)
 {
 	if (rc == -ENOENT) {
+		dataset_note_cold(cache, ds, 0);
 		chunk_drop_version(cache, ds, e->path, &e->st, "removed_at_source");
 		ds->mf->bytes -= e->st.size;
 		e->gone = true;
@@ -407,9 +443,14 @@ static int apply_stat(struct cache *cache, struct dataset *ds, struct mf_entry *
 		return -ENOENT;
 	}
 	if (rc < 0) {
-		dataset_note_cold(cache, ds, rc);
-		return rc; /* cannot tell: keep serving what we know */
+		if (dataset_note_cold(cache, ds, rc))
+			return unreachable(cache, ds, e);
+		/* this file's own error: this file fails, and only it */
+		log_warn("dataset=%s path=%s op=revalidate err=\"%s\"", ds->name, e->path,
+			 strerror(-rc));
+		return rc;
 	}
+	dataset_note_cold(cache, ds, 0);
 	if (!cold_stat_same(st, &e->st)) {
 		log_info("dataset=%s path=%s op=revalidate changed=1 size=%llu", ds->name, e->path,
 			 (unsigned long long)st->size);
@@ -422,9 +463,46 @@ static int apply_stat(struct cache *cache, struct dataset *ds, struct mf_entry *
 	return 0;
 }
 
+void dataset_reval_msg(const struct dataset *ds, const char *path, int err, char *buf, size_t n)
+{
+	switch (-err) {
+	case EIO:
+		snprintf(buf, n, "cold store unreachable; cannot check %s/%s is current (%s); set "
+			 "serve_stale_on_error = yes in [dataset %s] to serve cached bytes meanwhile",
+			 ds->name, path, ds->reason[0] ? ds->reason : "the source is not open", ds->name);
+		break;
+	case ENOENT:
+		snprintf(buf, n, "%s/%s was removed at the source", ds->name, path);
+		break;
+	case ELOOP:
+		snprintf(buf, n, "%s/%s: the source path is a symbolic link or passes through one; "
+			 "tiercache follows no symlinks in a dataset (replace it with the file itself)",
+			 ds->name, path);
+		break;
+	case EXDEV:
+		snprintf(buf, n, "%s/%s: the source path leads out of the dataset's directory; refused",
+			 ds->name, path);
+		break;
+	case EINVAL:
+		snprintf(buf, n, "%s/%s is not a regular file at the source (a FIFO, socket or device); "
+			 "tiercache serves regular files only", ds->name, path);
+		break;
+	case EACCES:
+	case EPERM:
+		snprintf(buf, n, "%s/%s: the daemon may not read it at the source (%s); fix its "
+			 "permissions there", ds->name, path, strerror(-err));
+		break;
+	default:
+		snprintf(buf, n, "%s/%s: cannot check it at the source: %s", ds->name, path,
+			 strerror(-err));
+	}
+}
+
 int dataset_revalidate_now(struct cache *cache, struct dataset *ds, struct mf_entry *e)
 {
 	struct cold_stat st;
+	if (!ds->opened)
+		return unreachable(cache, ds, e);
 	int rc = cold_stat(&ds->cold, e->path, &st);
 	return apply_stat(cache, ds, e, rc, &st);
 }
@@ -483,6 +561,15 @@ int dataset_revalidate_async(struct cache *cache, struct dataset *ds, const char
 	r->ds = ds;
 	r->cb = cb;
 	r->arg = arg;
+	if (!ds->opened || dataset_cold_failing(ds, cache_now_ns())) {
+		/* the store is down: do not make the open wait for its timeout */
+		struct mf_entry *e = ds->mf ? manifest_find(ds->mf, path) : NULL;
+		int rc = e ? unreachable(cache, ds, e) : -ENOENT;
+		free(r->path);
+		free(r);
+		cb(cache, arg, rc);
+		return 0;
+	}
 	r->job.work = reval_work;
 	r->job.done = reval_done;
 	cache->revals_inflight++;

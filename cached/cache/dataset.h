@@ -30,11 +30,19 @@ void dataset_restore_manifest(struct cache *cache, struct dataset *ds);
 /* Write the manifest now if revalidation changed it (shutdown). */
 void dataset_flush_manifest(struct cache *cache, struct dataset *ds);
 
-/* The cold store failed (err) or worked (err == 0): tracked so status can
- * say so and opens do not wait on revalidating against a failing store. */
-void dataset_note_cold(struct cache *cache, struct dataset *ds, int err);
+/* The outcome of a call to the cold store: 0 (it answered) or -errno.
+ * Only an error that means the store itself is down (cold_err_is_store(),
+ * or any error while cold_probe() says the store is gone) marks it failing,
+ * for status and so that revalidation does not wait on it; an error about
+ * one file (ELOOP, EACCES, EXDEV, a FIFO...) stays that file's and counts as
+ * an answer. Returns true if err marked the store. Tier errors are not
+ * cold errors: never pass them here. */
+bool dataset_note_cold(struct cache *cache, struct dataset *ds, int err);
 /* True while the cold store failed within the last few seconds. */
 bool dataset_cold_failing(const struct dataset *ds, uint64_t now_ns);
+/* True while the dataset serves files it could not check
+ * (serve_stale_on_error = yes and the store down). */
+bool dataset_serving_stale(const struct dataset *ds, uint64_t now_ns);
 
 /* Startup, before the loop runs: open and list the source in this thread
  * (blocking backends) or start doing so in the background (async ones). */
@@ -46,16 +54,27 @@ typedef void (*dataset_refresh_cb)(struct cache *cache, void *arg, int err, uint
 				   uint64_t bytes, uint64_t changed);
 int dataset_refresh(struct cache *cache, struct dataset *ds, dataset_refresh_cb cb, void *arg);
 
-/* Is e older than revalidate_after? */
+/* Is e older than revalidate_after (to be confirmed before it is served)? */
 bool dataset_entry_stale(const struct dataset *ds, const struct mf_entry *e, uint64_t now_ns);
 /* Confirm e against the source now (backends with a cheap stat), updating
- * it and dropping chunks of an old version. Returns 0, or -ENOENT if the
- * file is gone (e is then marked gone). */
+ * it and dropping chunks of an old version. Returns
+ *   0        serve e (confirmed; or the store is down and the dataset has
+ *            serve_stale_on_error = yes: counted in stale_served)
+ *   -ENOENT  the file is gone (e is then marked gone)
+ *   -EIO     the store is down and e cannot be checked: not served
+ *   -errno   an error of this file at the source (ELOOP, EACCES, EINVAL
+ *            for a special file, ...): not served
+ * dataset_reval_msg() words any of these for the client. */
 int dataset_revalidate_now(struct cache *cache, struct dataset *ds, struct mf_entry *e);
-/* The same on a worker (remote backends); cb runs on the loop. */
+/* The same on a worker (remote backends); cb runs on the loop with the
+ * same results. While the store is marked failing nothing is asked and cb
+ * runs before this returns. */
 typedef void (*dataset_reval_cb)(struct cache *cache, void *arg, int err);
 int dataset_revalidate_async(struct cache *cache, struct dataset *ds, const char *path,
 			     dataset_reval_cb cb, void *arg);
+/* What a client is told when revalidating path gave err (< 0): what
+ * happened and what to do. */
+void dataset_reval_msg(const struct dataset *ds, const char *path, int err, char *buf, size_t n);
 
 /* Drop the chunks of ds whose file is no longer in the manifest at the same
  * version (after a manifest load). Returns how many. */

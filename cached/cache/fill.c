@@ -181,7 +181,8 @@ static void fill_check_read(struct fill *f, ssize_t got)
 static void fill_work_sync(struct job *j)
 {
 	struct fill *f = (struct fill *)j;
-	fill_check_read(f, cold_read(&f->ds->cold, &f->io));
+	f->io.result = cold_read(&f->ds->cold, &f->io);
+	fill_check_read(f, f->io.result);
 	fill_write(f);
 }
 
@@ -299,7 +300,9 @@ static void fill_done(struct job *j)
 
 	fill_unlink(&cache->fills, f);
 	histogram_observe(&cache->lat_fill, cache_now_ns() - f->start_ns);
-	dataset_note_cold(cache, f->ds, f->err); /* a tier's error is not the cold store's */
+	/* the cold read's outcome only: a tier's write error is no fault of
+	 * the cold store (io.result: set by the read, < 0 if it failed) */
+	dataset_note_cold(cache, f->ds, f->io.result < 0 ? (int)f->io.result : 0);
 	if (f->placed && f->keep)
 		policy_glue_arrived(f->ds, f->tier, f->len);
 	else if (f->placed && !in_ram)
@@ -538,6 +541,7 @@ int fill_get(struct cache *cache, struct dataset *ds, const char *path, const st
 		if (r < 0) {
 			/* never started: finish through the loop like any failure */
 			f->err = (int)r;
+			f->io.result = r;
 			f->job.work = NULL;
 			workers_post(cache->workers, &f->job);
 		}

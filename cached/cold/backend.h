@@ -69,12 +69,19 @@ typedef int (*cold_list_fn)(void *arg, const char *path, const struct cold_stat 
 struct cold;
 
 /* Errors every backend gives alike (tests/unit/test_cold_contract.c checks
- * them on each): -ENOENT only for "no such file", a directory or other
- * non-regular file included, since the daemon drops a file from its
- * manifest on -ENOENT and on nothing else; a file the backend's identity
- * may not read is -EACCES (posix, the kernel's word) or -EPERM (rados,
- * missing cephx caps), never -ENOENT. A path leading out of the dataset
- * fails (posix: -EXDEV, rados: -ENOENT); the daemon rejects those first. */
+ * them on each): -ENOENT only for "no such file", a directory included,
+ * since the daemon drops a file from its manifest on -ENOENT and on nothing
+ * else; a special file (FIFO, socket, device) where a file was is -EINVAL,
+ * refused before any read; a file the backend's identity may not read is
+ * -EACCES (posix, the kernel's word) or -EPERM (rados, missing cephx caps),
+ * never -ENOENT. A path leading out of the dataset fails (posix: -EXDEV,
+ * rados: -ENOENT); the daemon rejects those first. A symlink on the path
+ * is -ELOOP (posix): a dataset is what list() walks, and it follows none.
+ *
+ * Whose fault: an error is about one file unless the store itself is down.
+ * cold_err_is_store() names the errors that always mean the store (the
+ * network ones, -ENODEV); for the others the daemon asks probe(), where
+ * the backend has one, whether the store still answers. */
 struct cold_backend_ops {
 	const char *name;
 	unsigned caps;
@@ -97,6 +104,9 @@ struct cold_backend_ops {
 	 * stat still work until close(). Blocks (up to the op timeout). */
 	void (*quiesce)(struct cold *c);
 	void (*close)(struct cold *c);
+	/* Optional, cheap (the loop may call it): is the store itself there?
+	 * 0, or -ENODEV with what is wrong in why. */
+	int (*probe)(struct cold *c, char *why, size_t n);
 };
 
 struct cold {
@@ -145,6 +155,35 @@ static inline bool cold_has_cheap_stat(const struct cold *c)
 static inline ssize_t cold_read(struct cold *c, struct cold_io *io)
 {
 	return c->ops->read(c, io);
+}
+
+/* An error that says the store itself is down, not one file: the network
+ * errors a remote store gives, and -ENODEV (posix: the root is gone). */
+static inline bool cold_err_is_store(int err)
+{
+	switch (-err) {
+	case ECONNREFUSED:
+	case ECONNRESET:
+	case ECONNABORTED:
+	case ETIMEDOUT:
+	case ENOTCONN:
+	case EHOSTUNREACH:
+	case EHOSTDOWN:
+	case ENETUNREACH:
+	case ENETDOWN:
+	case ESHUTDOWN:
+	case ENODEV:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* 0 where the backend has no probe or the store answers; else -ENODEV and
+ * why. */
+static inline int cold_probe(struct cold *c, char *why, size_t n)
+{
+	return c->ops->probe ? c->ops->probe(c, why, n) : 0;
 }
 
 static inline void cold_quiesce(struct cold *c)

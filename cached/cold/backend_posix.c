@@ -3,10 +3,32 @@
  * dataset. A file's version is its size + mtime (ns).
  *
  * All calls block and run on worker threads, except stat(), which the loop
- * may call inline for revalidation (COLD_CAP_CHEAP_STAT): it is one
- * fstatat() on a local tree. Files are opened beneath the root with
- * openat2(RESOLVE_BENEATH) where the kernel has it, so a symlink inside the
- * tree cannot lead a read outside it.
+ * may call inline for revalidation (COLD_CAP_CHEAP_STAT): a stat of the
+ * root and one open + fstat on a local tree.
+ *
+ * What a dataset is: the regular files under the root, reached without a
+ * symlink. list() skips symlinks and special files, and every path-taking
+ * call resolves its path the same way, so a file or a directory swapped for
+ * a symlink (to /etc/shadow, to another user's tree) is refused, never
+ * followed:
+ *   - openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) where the kernel has
+ *     it (Linux 5.6+): a symlink anywhere on the path is -ELOOP, a path
+ *     out of the root -EXDEV;
+ *   - else (older kernels, seccomp profiles that refuse openat2 with ENOSYS
+ *     or EPERM) a walk one component at a time: each directory opened with
+ *     O_PATH | O_DIRECTORY | O_NOFOLLOW relative to the one before, ".."
+ *     refused (-EXDEV), the last component opened with O_NOFOLLOW; the same
+ *     errors. Learned once (ENOSYS) and logged.
+ * Every open is O_NONBLOCK, so a FIFO cannot block the caller (the loop,
+ * for stat), and the descriptor's fstat must say "regular file" before a
+ * byte is read: a FIFO, socket or device is -EINVAL, a directory -ENOENT.
+ *
+ * The root: the directory is opened once, at open(). Every call first
+ * checks that the configured path still names that directory (same device
+ * and inode): a tree moved away, a mount gone or replaced, a dead NFS
+ * server all give -ENODEV, the one error that means "the store itself is
+ * down" (probe() says why). Without the check, the open descriptor would
+ * keep serving a tree moved away.
  */
 #include "backend.h"
 
@@ -14,6 +36,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,22 +51,33 @@
 
 struct posix {
 	int rootfd;
+	dev_t dev; /* the root directory the daemon opened */
+	ino_t ino;
+	atomic_bool no_openat2; /* the kernel (or a seccomp filter) said ENOSYS */
 	char root[PATH_MAX];
+	char dataset[72];
 };
 
 static int posix_open(struct cold *c, const struct dataset_conf *dc, char *err, size_t n)
 {
 	struct posix *p = calloc(1, sizeof(*p));
+	struct stat st;
 	if (!p)
 		return -ENOMEM;
 	snprintf(p->root, sizeof(p->root), "%s", dc->path);
+	snprintf(p->dataset, sizeof(p->dataset), "%s", dc->name);
 	p->rootfd = open(p->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (p->rootfd < 0) {
+	if (p->rootfd < 0 || fstat(p->rootfd, &st) < 0) {
 		int rc = -errno;
 		snprintf(err, n, "cannot open cold directory %s: %s", p->root, strerror(errno));
+		if (p->rootfd >= 0)
+			close(p->rootfd);
 		free(p);
 		return rc;
 	}
+	p->dev = st.st_dev;
+	p->ino = st.st_ino;
+	atomic_init(&p->no_openat2, false);
 	c->priv = p;
 	return 0;
 }
@@ -58,18 +92,125 @@ static void posix_close(struct cold *c)
 	c->priv = NULL;
 }
 
+/* Does the configured path still name the directory opened at start?
+ * 0, or -errno of the stat, or -ESTALE for another directory there now. */
+static int root_state(struct posix *p)
+{
+	struct stat st;
+	if (stat(p->root, &st) < 0)
+		return -errno;
+	if (st.st_dev != p->dev || st.st_ino != p->ino)
+		return -ESTALE;
+	return 0;
+}
+
+/* 0, or -ENODEV when the store itself is gone (see the file's opening). */
+static int root_check(struct posix *p)
+{
+	return root_state(p) < 0 ? -ENODEV : 0;
+}
+
+static int posix_probe(struct cold *c, char *why, size_t n)
+{
+	struct posix *p = c->priv;
+	int rc = root_state(p);
+	if (rc == -ESTALE)
+		snprintf(why, n, "cold directory %s is not the directory opened at start any more "
+			 "(moved or replaced; put it back, or restart the daemon to use the new one)",
+			 p->root);
+	else if (rc < 0)
+		snprintf(why, n, "cold directory %s: %s", p->root, strerror(-rc));
+	return rc < 0 ? -ENODEV : 0;
+}
+
+#define OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW)
+
+/* Without openat2: one component at a time, no symlink followed. */
+static int open_walk(struct posix *p, const char *path)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	if (path[0] == '/')
+		return -EXDEV;
+	memcpy(buf, path, len + 1);
+	int dfd = p->rootfd;
+	int rc = -ENOENT;
+	char *s = buf;
+	for (;;) {
+		char *slash = strchr(s, '/');
+		if (slash)
+			*slash = '\0';
+		if (strcmp(s, "..") == 0) {
+			rc = -EXDEV;
+			break;
+		}
+		bool skip = !*s || strcmp(s, ".") == 0;
+		if (!slash) {
+			/* the last component: "" or "." name a directory */
+			rc = skip ? -ENOENT : openat(dfd, s, OPEN_FLAGS);
+			if (rc < 0 && !skip)
+				rc = -errno;
+			break;
+		}
+		if (!skip) {
+			int nfd = openat(dfd, s, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (nfd < 0) {
+				struct stat st;
+				rc = -errno;
+				/* O_DIRECTORY on a symlink says ENOTDIR: say what it is */
+				if (rc == -ENOTDIR && fstatat(dfd, s, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				    S_ISLNK(st.st_mode))
+					rc = -ELOOP;
+				break;
+			}
+			if (dfd != p->rootfd)
+				close(dfd);
+			dfd = nfd;
+		}
+		s = slash + 1;
+	}
+	if (dfd != p->rootfd)
+		close(dfd);
+	return rc;
+}
+
+/* A descriptor of the file at path beneath the root, open for reading, or
+ * -errno (see the file's opening for which). Not yet checked to be a
+ * regular file: the caller's fstat does that. */
 static int open_beneath(struct posix *p, const char *path)
 {
-	/* O_NONBLOCK: a FIFO in the tree would block open() until a writer
-	 * came, on the loop thread for stat(); a regular file ignores it */
-	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
-	};
-	long fd = syscall(SYS_openat2, p->rootfd, path, &how, sizeof(how));
-	if (fd < 0 && errno == ENOSYS)
-		fd = openat(p->rootfd, path, (int)how.flags);
-	return (int)fd;
+	if (!atomic_load(&p->no_openat2)) {
+		struct open_how how = {
+			.flags = OPEN_FLAGS,
+			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		};
+		long fd = syscall(SYS_openat2, p->rootfd, path, &how, sizeof(how));
+		if (fd >= 0)
+			return (int)fd;
+		if (errno != ENOSYS && errno != EPERM)
+			return -errno;
+		if (errno == ENOSYS && !atomic_exchange(&p->no_openat2, true))
+			log_warn("dataset=%s op=open_cold info=\"openat2 is not available (ENOSYS): "
+				 "resolving paths one component at a time without following symlinks\"",
+				 p->dataset);
+		/* EPERM: a seccomp profile's answer, or a real one; the walk
+		 * gives the real one */
+	}
+	return open_walk(p, path);
+}
+
+/* fd is open: 0 if it is a regular file (st filled), else why not. */
+static int check_regular(int fd, struct stat *st)
+{
+	if (fstat(fd, st) < 0)
+		return -errno;
+	if (S_ISREG(st->st_mode))
+		return 0;
+	/* a directory is no file of the dataset (backend.h: -ENOENT); a FIFO,
+	 * socket or device is refused before any read could block on it */
+	return S_ISDIR(st->st_mode) ? -ENOENT : -EINVAL;
 }
 
 static void stat_to_cold(const struct stat *st, struct cold_stat *cs)
@@ -83,13 +224,14 @@ static int posix_stat(struct cold *c, const char *path, struct cold_stat *cs)
 {
 	struct posix *p = c->priv;
 	struct stat st;
+	int rc = root_check(p);
+	if (rc < 0)
+		return rc;
 	int fd = open_beneath(p, path);
 	if (fd < 0)
-		return -errno;
-	int rc = fstat(fd, &st) < 0 ? -errno : 0;
+		return fd;
+	rc = check_regular(fd, &st);
 	close(fd);
-	if (rc == 0 && !S_ISREG(st.st_mode))
-		rc = -ENOENT;
 	if (rc == 0)
 		stat_to_cold(&st, cs);
 	return rc;
@@ -100,18 +242,15 @@ static ssize_t posix_read(struct cold *c, struct cold_io *io)
 	struct posix *p = c->priv;
 	struct stat st;
 	struct cold_stat before, after;
-	ssize_t rc;
+	ssize_t rc = root_check(p);
+	if (rc < 0)
+		return rc;
 	int fd = open_beneath(p, io->path);
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		rc = -errno;
+		return fd;
+	rc = check_regular(fd, &st);
+	if (rc < 0)
 		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) { /* as stat() says: not a file of the dataset */
-		rc = -ENOENT;
-		goto out;
-	}
 	stat_to_cold(&st, &before);
 	if (!cold_stat_same(&before, &io->expect)) {
 		rc = -ESTALE;
@@ -200,6 +339,9 @@ static int posix_list(struct cold *c, cold_list_fn fn, void *arg)
 {
 	struct posix *p = c->priv;
 	struct walk w = {.fn = fn, .arg = arg};
+	int rc = root_check(p);
+	if (rc < 0)
+		return rc;
 	int dfd = openat(p->rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
@@ -213,5 +355,6 @@ const struct cold_backend_ops cold_posix_ops = {
 	.list = posix_list,
 	.stat = posix_stat,
 	.read = posix_read,
+	.probe = posix_probe,
 	.close = posix_close,
 };

@@ -26,6 +26,54 @@ uint64_t tierctl_field_u64(const struct proto_record *r, const char *key)
 	return f && f->type == TC_VAL_U64 ? f->v.u : 0;
 }
 
+void tierctl_fails_add(struct tierctl_fails *f, const struct proto_recset *rs)
+{
+	const struct proto_section *sec = proto_recset_find(rs, "failures");
+	for (uint32_t i = 0; sec && i < sec->nrecords; i++) {
+		const struct proto_record *r = &sec->records[i];
+		uint64_t e = tierctl_field_u64(r, "errno");
+		unsigned k = 0;
+		while (k < f->n && f->err[k] != e)
+			k++;
+		if (k == f->n) {
+			if (f->n == TIERCTL_FAIL_KINDS) {
+				k = f->n - 1;
+				f->err[k] = 0;
+			} else {
+				f->err[f->n++] = e;
+			}
+		}
+		f->chunks[k] += tierctl_field_u64(r, "failed_chunks");
+		f->bytes[k] += tierctl_field_u64(r, "failed_bytes");
+	}
+}
+
+void tierctl_fails_print(const struct tierctl_fails *f, const char *what)
+{
+	for (unsigned k = 0; k < f->n; k++) {
+		char size[32];
+		const char *why;
+		tierctl_human_bytes(size, sizeof(size), f->bytes[k]);
+		switch (f->err[k]) {
+		case EBADMSG:
+			why = "failed their checksum (the bad copies were dropped; they are read from "
+			      "the cold store again on their next read)";
+			break;
+		case ENOSPC:
+			why = "found no room on the tier (free room with tierctl evict or unpin)";
+			break;
+		case 0:
+			why = "failed for other reasons (see the daemon log)";
+			break;
+		default:
+			why = strerror((int)f->err[k]);
+		}
+		tierctl_err("%s: %" PRIu64 " chunks (%s) %s%s", what, f->chunks[k], size,
+			    f->err[k] == EBADMSG || f->err[k] == ENOSPC || !f->err[k] ? "" : "failed: ",
+			    why);
+	}
+}
+
 int tierctl_take_option(int *argc, char **argv, const char *name, const char **value)
 {
 	size_t n = strlen(name);
@@ -201,6 +249,19 @@ static int target_cmd(struct tiercache *tc, int argc, char **argv, unsigned op,
 	if (rc)
 		return rc;
 	rc = show(&rs, json, what, v);
+	/* anything that could not be done is a failure of the command: say
+	 * which and why, and exit non-zero (scripts check the exit code) */
+	const struct proto_section *sec = proto_recset_find(&rs, "result");
+	uint64_t failed = sec && sec->nrecords == 1 ? tierctl_field_u64(&sec->records[0], "failed_chunks")
+						    : 0;
+	if (!rc && failed) {
+		struct tierctl_fails f = {0};
+		tierctl_fails_add(&f, &rs);
+		tierctl_fails_print(&f, what);
+		if (!f.n)
+			tierctl_err("%s: %" PRIu64 " chunks failed (see the daemon log)", what, failed);
+		rc = TIERCTL_EXIT_FAIL;
+	}
 	proto_recset_free(&rs);
 	return rc;
 }
@@ -241,8 +302,7 @@ int tierctl_cmd_demote(struct tiercache *tc, int argc, char **argv)
 		{"failed", "failed", false},
 		{NULL, NULL, false},
 	};
-	int rc = target_cmd(tc, argc, argv, TC_OP_DEMOTE, v);
-	return rc;
+	return target_cmd(tc, argc, argv, TC_OP_DEMOTE, v);
 }
 
 int tierctl_cmd_verify(struct tiercache *tc, int argc, char **argv)
@@ -276,8 +336,11 @@ int tierctl_cmd_verify(struct tiercache *tc, int argc, char **argv)
 	bool bad = sec && sec->nrecords == 1 &&
 		   (tierctl_field_u64(&sec->records[0], "bad_chunks") ||
 		    tierctl_field_u64(&sec->records[0], "failed_chunks"));
+	struct tierctl_fails f = {0};
+	tierctl_fails_add(&f, &rs);
 	proto_recset_free(&rs);
 	if (!rc && bad) {
+		tierctl_fails_print(&f, what);
 		tierctl_err("verify: bad chunks were found and dropped; they are read from the cold "
 			    "store again on their next read");
 		rc = TIERCTL_EXIT_FAIL;
@@ -351,10 +414,13 @@ static int lifecycle_run(struct tiercache *tc, int argc, char **argv)
 	}
 	const struct proto_section *sec = proto_recset_find(&rs, "result");
 	bool failed = sec && sec->nrecords == 1 && tierctl_field_u64(&sec->records[0], "failed_chunks");
+	struct tierctl_fails f = {0};
+	tierctl_fails_add(&f, &rs);
 	proto_recset_free(&rs);
 	if (!rc && failed) {
-		tierctl_err("lifecycle run: some chunks could not be demoted (warm has no room); they "
-			    "stay on hot");
+		tierctl_fails_print(&f, "lifecycle run: demote");
+		tierctl_err("lifecycle run: some chunks could not be demoted%s",
+			    f.n ? " (above)" : " (see the daemon log)");
 		rc = TIERCTL_EXIT_FAIL;
 	}
 	return rc;

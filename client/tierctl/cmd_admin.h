@@ -28,4 +28,15 @@ int tierctl_parse_duration_s(const char *s, int64_t *out);
 /* A u64 field of a record, 0 if absent. */
 uint64_t tierctl_field_u64(const struct proto_record *r, const char *key);
 
+/* Why chunks failed, summed over replies (their "failures" section). */
+#define TIERCTL_FAIL_KINDS 8
+struct tierctl_fails {
+	uint64_t err[TIERCTL_FAIL_KINDS]; /* errno; 0: other */
+	uint64_t chunks[TIERCTL_FAIL_KINDS], bytes[TIERCTL_FAIL_KINDS];
+	unsigned n;
+};
+void tierctl_fails_add(struct tierctl_fails *f, const struct proto_recset *rs);
+/* One line on stderr per reason: "WHAT: N chunks (SIZE) failed: why". */
+void tierctl_fails_print(const struct tierctl_fails *f, const char *what);
+
 #endif

@@ -11,7 +11,13 @@
  * tier: later files may have pushed earlier ones out, and the report must
  * say what is true at the end, not what was true along the way. Any chunk
  * not resident (on the asked tier, with --tier) is a failure: exit 1 and
- * how much is missing.
+ * how much is missing, and why where the daemon said (each failed chunk's
+ * reason: no room, a cold read error, a checksum...).
+ *
+ * --verify: the daemon re-reads each chunk and checks its checksum; a bad
+ * one is dropped and read again from the cold store (then checked again).
+ * Reported as such; exit 0 if everything is resident with the right bytes
+ * in the end, 1 if a chunk could not be read again or is missing.
  *
  * Progress on stderr: a bar redrawn in place on a terminal, else a plain
  * line every few seconds. Single-threaded (tierctl).
@@ -52,6 +58,8 @@ struct warm {
 	uint32_t chunk_size;
 	/* totals of the warm pass */
 	uint64_t done, filled, checked_chunks, bad_chunks, bad_bytes, failed_bytes;
+	uint64_t refetched_chunks, failed_chunks;
+	struct tierctl_fails fails; /* why chunks failed, by reason */
 	size_t errors;
 	/* the check pass */
 	uint64_t hot, warm, missing;
@@ -211,6 +219,9 @@ static void warm_file(struct warm *w, const struct wfile *f, uint8_t tier, uint8
 		w->bad_chunks += tierctl_field_u64(r, "bad_chunks");
 		w->bad_bytes += tierctl_field_u64(r, "bad_bytes");
 		w->failed_bytes += tierctl_field_u64(r, "failed_bytes");
+		w->failed_chunks += tierctl_field_u64(r, "failed_chunks");
+		w->refetched_chunks += tierctl_field_u64(r, "refetched_chunks");
+		tierctl_fails_add(&w->fails, &rs);
 		proto_recset_free(&rs);
 		progress(w, false);
 	}
@@ -329,15 +340,19 @@ int tierctl_cmd_warm(struct tiercache *tc, int argc, char **argv)
 		check_file(&w, &w.v[i]);
 
 	uint64_t off_tier = tier == TC_TIER_HOT ? w.warm : tier == TC_TIER_WARM ? w.hot : 0;
-	bool complete = !was_interrupted && !w.missing && !off_tier && !w.bad_chunks && !w.errors;
+	/* a bad chunk read again from the cold store and resident now is a
+	 * success (reported); one that failed, or anything missing, is not */
+	bool complete = !was_interrupted && !w.missing && !off_tier && !w.errors;
 	if (json) {
 		printf("{\"files\": %zu, \"bytes\": %" PRIu64 ", \"hot_bytes\": %" PRIu64
 		       ", \"warm_bytes\": %" PRIu64 ", \"missing_bytes\": %" PRIu64
 		       ", \"filled_bytes\": %" PRIu64 ", \"checked_chunks\": %" PRIu64
-		       ", \"bad_chunks\": %" PRIu64 ", \"errors\": %zu, \"interrupted\": %s"
+		       ", \"bad_chunks\": %" PRIu64 ", \"refetched_chunks\": %" PRIu64
+		       ", \"failed_chunks\": %" PRIu64 ", \"errors\": %zu, \"interrupted\": %s"
 		       ", \"complete\": %s}\n",
 		       w.n, w.total, w.hot, w.warm, w.missing, w.filled, w.checked_chunks, w.bad_chunks,
-		       w.errors, was_interrupted ? "true" : "false", complete ? "true" : "false");
+		       w.refetched_chunks, w.failed_chunks, w.errors, was_interrupted ? "true" : "false",
+		       complete ? "true" : "false");
 	} else {
 		printf("warm: %zu files\n", w.n);
 		line("total", w.total);
@@ -346,8 +361,9 @@ int tierctl_cmd_warm(struct tiercache *tc, int argc, char **argv)
 		line("not resident", w.missing);
 		line("read from cold", w.filled);
 		if (verify)
-			printf("  %-18s %8" PRIu64 " chunks checked, %" PRIu64 " bad\n", "verified",
-			       w.checked_chunks, w.bad_chunks);
+			printf("  %-18s %8" PRIu64 " chunks checked, %" PRIu64 " bad, %" PRIu64
+			       " read again from cold\n",
+			       "verified", w.checked_chunks, w.bad_chunks, w.refetched_chunks);
 	}
 	for (size_t i = 0; i < w.n; i++)
 		free(w.v[i].path);
@@ -358,15 +374,30 @@ int tierctl_cmd_warm(struct tiercache *tc, int argc, char **argv)
 			    "chunks are skipped)");
 		return TIERCTL_EXIT_FAIL;
 	}
-	if (w.bad_chunks)
-		tierctl_err("warm: %" PRIu64 " chunks failed their checksum and were dropped; run warm "
-			    "again to read them from the cold store",
-			    w.bad_chunks);
-	if (w.missing) {
+	if (w.refetched_chunks)
+		tierctl_err("warm: %" PRIu64 " chunks failed their checksum and were read again from "
+			    "the cold store%s",
+			    w.refetched_chunks,
+			    w.fails.n ? "" : "; all are resident now with the right bytes");
+	if (w.bad_chunks > w.refetched_chunks)
+		tierctl_err("warm: %" PRIu64 " chunks failed their checksum and could not be read "
+			    "again (below)",
+			    w.bad_chunks - w.refetched_chunks);
+	tierctl_fails_print(&w.fails, "warm");
+	if (w.missing && w.failed_chunks) {
+		tierctl_human_bytes(h, sizeof(h), w.missing);
+		tierctl_err("warm: %s (%" PRIu64 " bytes) of %" PRIu64 " is NOT resident (see the "
+			    "failures above)",
+			    h, w.missing, w.total);
+	} else if (w.missing) {
 		tierctl_human_bytes(h, sizeof(h), w.missing);
 		tierctl_err("warm: %s (%" PRIu64 " bytes) of %" PRIu64 " is NOT resident: the tiers "
 			    "have no room for it (free room with tierctl evict or unpin, or warm less)",
 			    h, w.missing, w.total);
+	} else if (w.failed_chunks) {
+		tierctl_err("warm: %" PRIu64 " chunks failed along the way (above), though all is "
+			    "resident now",
+			    w.failed_chunks);
 	}
 	if (off_tier) {
 		tierctl_human_bytes(h, sizeof(h), off_tier);

@@ -1,7 +1,9 @@
 # The cold store is gone when the daemon starts: the daemon still starts,
-# serves what it has cached (from the manifest it persisted), fails misses
-# with a clear EIO naming the reason, shows the dataset unavailable in
-# status, and picks the source up again in the background once it is back.
+# refuses what it has cached (from the manifest it persisted) with EIO and
+# what to do, since it cannot check it is current, unless the dataset has
+# serve_stale_on_error = yes (then serves it, counted), fails misses with a
+# clear EIO naming the reason, shows the dataset unavailable in status, and
+# picks the source up again in the background once it is back.
 . "$(dirname "$0")/lib.sh"
 tc_config 64M 64M 256K
 mkdir -p "$T/cold"
@@ -18,7 +20,13 @@ check "status: dataset unavailable" [ "$(tc_json "s['datasets'][0]['available']"
 reason=$(tc_json "s['datasets'][0]['reason']")
 echo "reason: $reason"
 check "status: the reason names the directory" bash -c "echo '$reason' | grep -q cold"
-check "cached file still served, bytes match" "$TC_TESTS/tcverify" file ds/cached.bin "$T/cached.copy"
+check "cached file not served unchecked: EIO" "$TC_TESTS/tcverify" errno ds/cached.bin EIO
+out=$("$TC_BIN/tierctl" cat ds/cached.bin 2>&1 >/dev/null)
+check "the message says serve_stale_on_error" bash -c "echo \"\$1\" | grep -q 'serve_stale_on_error = yes'" _ "$out"
+echo "serve_stale_on_error = yes" >>"$T/tc.conf"
+check "reload: serve_stale_on_error = yes" "$TC_BIN/tierctl" reload
+check "cached file served (opted in), bytes match" "$TC_TESTS/tcverify" file ds/cached.bin "$T/cached.copy"
+check "status: serving stale" [ "$(tc_json "s['datasets'][0]['serving_stale']")" = True ]
 out=$("$TC_BIN/tierctl" cat ds/uncached.bin 2>&1 >/dev/null)
 echo "tierctl: $out"
 check "uncached file fails with a message naming the cold store" bash -c "echo \"$out\" | grep -qi 'unavailable\|cold'"

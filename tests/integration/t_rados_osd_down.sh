@@ -9,8 +9,8 @@ MiB=1048576
 tc_config 256M none 1M
 mkdir -p "$T/cold"
 echo "posix" >"$T/cold/p.txt"
-rd_dataset rp "${RD_PREFIX}plain/" plain 1M
-rd_dataset rs "${RD_PREFIX}striped/" striper 1M
+rd_dataset rp "${RD_PREFIX}plain/" plain 1M "serve_stale_on_error = yes"
+rd_dataset rs "${RD_PREFIX}striped/" striper 1M "serve_stale_on_error = yes"
 mkdir -p "$T/src/hot" "$T/src/miss"
 head -c $((5 * MiB / 2)) /dev/urandom >"$T/src/hot/a.bin"
 head -c 100000 /dev/urandom >"$T/src/hot/b.bin"

@@ -14,8 +14,8 @@ echo "posix" >"$T/cold/p.txt"
 # the datasets read this copy of the cluster's conf; phase 2 breaks it
 cp "$CEPH_CONF" "$T/ceph.conf"
 RD_CEPH_CONF=$T/ceph.conf # read by rd_dataset
-rd_dataset rd "${RD_PREFIX}plain/" plain 1M
-rd_dataset rs "${RD_PREFIX}striped/" striper 1M
+rd_dataset rd "${RD_PREFIX}plain/" plain 1M "serve_stale_on_error = yes"
+rd_dataset rs "${RD_PREFIX}striped/" striper 1M "serve_stale_on_error = yes"
 cp "$T/tc.conf" "$T/tc.conf.phase1"
 mkdir -p "$T/src/hot" "$T/src/miss" "$T/src/chg"
 head -c $((5 * MiB / 2)) /dev/urandom >"$T/src/hot/a.bin"

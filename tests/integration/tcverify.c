@@ -212,7 +212,8 @@ static int errno_by_name(const char *s)
 		int e;
 	} t[] = {{"ENOENT", ENOENT}, {"EINVAL", EINVAL}, {"ENAMETOOLONG", ENAMETOOLONG},
 		 {"EISDIR", EISDIR}, {"ENOTDIR", ENOTDIR}, {"EROFS", EROFS}, {"EIO", EIO},
-		 {"ESTALE", ESTALE}, {"EACCES", EACCES}, {"ETIMEDOUT", ETIMEDOUT}};
+		 {"ESTALE", ESTALE}, {"EACCES", EACCES}, {"ETIMEDOUT", ETIMEDOUT}, {"ELOOP", ELOOP},
+		 {"EXDEV", EXDEV}};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (strcmp(t[i].n, s) == 0)
 			return t[i].e;

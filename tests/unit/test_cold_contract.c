@@ -19,11 +19,15 @@
  *   read        exactly the source bytes at any offset; fewer only at EOF,
  *               0 at or past it; -ESTALE when expect is not the version
  *   missing     stat and read: -ENOENT (the daemon drops a file on ENOENT);
- *               a directory or a FIFO where a file is expected is missing
+ *               a directory where a file is expected is missing
+ *   special     a FIFO (posix) where a file was: -EINVAL from stat and read,
+ *               at once (never blocks), and not listed
  *   unreadable  stat and read: -EACCES (posix) or -EPERM (rados), never
  *               -ENOENT and never bytes
  *   outside     a path that leaves the dataset fails (posix -EXDEV, rados
  *               -ENOENT); it never reads the file there
+ *   symlinks    (posix) a file or a directory on the path that is a symlink,
+ *               in the tree or out of it: -ELOOP, never the bytes there
  *
  * Each test gets a fresh dataset (a new directory, a new object prefix)
  * and a handle opened on it. Threads: an async backend completes reads on
@@ -831,8 +835,8 @@ static void test_missing(void **state)
 }
 
 /* Not a regular file where one is expected: a "directory" (posix: a real
- * one; rados: a prefix of other objects) and a FIFO (posix) are missing
- * files, and a call on them returns instead of blocking. */
+ * one; rados: a prefix of other objects) is a missing file; a FIFO (posix)
+ * is refused with -EINVAL, and a call on it returns instead of blocking. */
 static void test_not_a_file(void **state)
 {
 	struct src *s = *state;
@@ -846,8 +850,8 @@ static void test_not_a_file(void **state)
 		return;
 	g_src->fifo(s, "pipe");
 	alarm(HANG_GUARD_S); /* opening a FIFO without a writer would block: die, not hang */
-	assert_int_equal(cold_stat(&s->c, "pipe", &st), -ENOENT);
-	assert_int_equal(read_at(&s->c, "pipe", &none, 0, sizeof(buf), buf), -ENOENT);
+	assert_int_equal(cold_stat(&s->c, "pipe", &st), -EINVAL);
+	assert_int_equal(read_at(&s->c, "pipe", &none, 0, sizeof(buf), buf), -EINVAL);
 	struct listed l = {0};
 	assert_int_equal(cold_list(&s->c, collect, &l), 0);
 	alarm(0);
@@ -883,6 +887,52 @@ static void test_outside(void **state)
 		if (r != -g_src->outside_errno)
 			fail_msg("read %s: %zd, want %d", bad[i], r, -g_src->outside_errno);
 	}
+}
+
+/* posix: symlinks are no part of a dataset (list() skips them), and no
+ * call follows one, in the tree or out of it, as a file or a directory on
+ * the path. */
+static void test_symlinks(void **state)
+{
+	struct src *s = *state;
+	if (!s->base[0])
+		skip(); /* rados: no symlinks */
+	put_tree(s);
+	char full[PATH_MAX], target[PATH_MAX + 32];
+	int w = snprintf(target, sizeof(target), "%s/outside", s->base);
+	assert_true(w > 0 && (size_t)w < sizeof(target));
+	assert_int_equal(mkdir(target, 0755), 0);
+	w = snprintf(target, sizeof(target), "%s/outside/secret.bin", s->base);
+	assert_true(w > 0 && (size_t)w < sizeof(target));
+	FILE *f = fopen(target, "w");
+	assert_non_null(f);
+	fputs("outside", f);
+	assert_int_equal(fclose(f), 0);
+	posix_full(s, "link-out.bin", full, sizeof(full));
+	assert_int_equal(symlink(target, full), 0);
+	posix_full(s, "link-in.bin", full, sizeof(full));
+	assert_int_equal(symlink("a.bin", full), 0);
+	w = snprintf(target, sizeof(target), "%s/outside", s->base);
+	assert_true(w > 0 && (size_t)w < sizeof(target));
+	posix_full(s, "dirlink", full, sizeof(full));
+	assert_int_equal(symlink(target, full), 0);
+	posix_full(s, "dirlink-in", full, sizeof(full));
+	assert_int_equal(symlink("dir", full), 0);
+	const char *bad[] = {"link-out.bin", "link-in.bin", "dirlink/secret.bin", "dirlink-in/sub/c.bin"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct cold_stat st, none = {.size = 7};
+		char buf[64];
+		int rc = cold_stat(&s->c, bad[i], &st);
+		if (rc != -ELOOP)
+			fail_msg("stat %s: %d, want %d (ELOOP)", bad[i], rc, -ELOOP);
+		ssize_t r = read_at(&s->c, bad[i], &none, 0, sizeof(buf), buf);
+		if (r != -ELOOP)
+			fail_msg("read %s: %zd, want %d (ELOOP)", bad[i], r, -ELOOP);
+	}
+	struct listed l = {0};
+	assert_int_equal(cold_list(&s->c, collect, &l), 0);
+	assert_int_equal(l.n, NTREE);
+	assert_null(listed_find(&l, "link-in.bin"));
 }
 
 struct limited_arg {
@@ -982,6 +1032,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_missing, src_setup, src_teardown),
 		cmocka_unit_test_setup_teardown(test_not_a_file, src_setup, src_teardown),
 		cmocka_unit_test_setup_teardown(test_outside, src_setup, src_teardown),
+		cmocka_unit_test_setup_teardown(test_symlinks, src_setup, src_teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable, src_setup, src_teardown),
 		cmocka_unit_test_setup_teardown(test_quiesce_close, src_setup, src_teardown),
 	};

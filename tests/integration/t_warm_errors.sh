@@ -1,0 +1,93 @@
+# warm --verify and demote say what went wrong and exit non-zero when it
+# matters (issue #16, item 13).
+#  - warm --verify over a chunk with a byte flipped on the tier: the report
+#    says it failed its checksum and was read again from the cold store;
+#    exit 0, since everything is resident with the source's bytes after.
+#  - the same when the cold file cannot be read again (a symlink loop now):
+#    the reason is named, the file is not resident, exit 1.
+#  - demote onto a warm tier that is read-only (a real tmpfs remounted ro),
+#    and demote of a chunk whose copy fails its checksum: each failure
+#    counted with its reason, exit 1; the bytes read after are the source's.
+. "$(dirname "$0")/lib.sh"
+TC=$TC_BIN/tierctl
+MNT=$T/warm
+mount_cleanup() {
+	mountpoint -q "$MNT" 2>/dev/null && umount -l "$MNT"
+	tc_cleanup
+}
+trap mount_cleanup EXIT
+
+CS=262144
+flip() { # flip a byte in the middle of one chunk file of the tier dir $1
+	local f
+	f=$(find "$1/chunks" -name '*.chunk' -size +1k | head -1)
+	[ -n "$f" ] || return 1
+	printf '\x5a' | dd of="$f" bs=1 seek=$((CS / 2)) conv=notrunc status=none
+}
+
+mkdir -p "$T/cold" "$MNT"
+for f in f g h i; do head -c $((4 * CS)) /dev/urandom >"$T/cold/$f.bin"; done
+if ! mount -t tmpfs -o size=64M tiercache-test "$MNT"; then
+	fail "cannot mount a tmpfs for the warm tier (run as root)"
+	finish
+fi
+tc_config 64M 32M $CS "revalidate_after = 1h"
+tc_start || exit 1
+
+# --- warm --verify: a flipped byte is found and read again ---
+check "warm f.bin" "$TC" warm ds/f.bin
+flip "$T/hot"
+"$TC" warm --verify ds/f.bin >"$T/w1.out" 2>"$T/w1.err"
+rc=$?
+cat "$T/w1.out" "$T/w1.err"
+check "warm --verify: exit 0 (read again, all resident)" [ "$rc" = 0 ]
+check "it says the chunk failed its checksum and was read again" \
+	grep -q "1 chunks failed their checksum and were read again from the cold store" "$T/w1.err"
+check "it does not say 'no room'" bash -c "! grep -q 'no room' '$T/w1.err'"
+check "the verified line counts it" grep -qE "4 chunks checked, 1 bad, 1 read again from cold" "$T/w1.out"
+check "checksum_errors counted" [ "$(tc_json "s['counters']['checksum_errors']")" -ge 1 ]
+check "f.bin reads back as the source" "$TC_TESTS/tcverify" file ds/f.bin "$T/cold/f.bin"
+
+# --- ... and when the cold file cannot be read again ---
+"$TC" evict ds >/dev/null
+check "warm g.bin" "$TC" warm ds/g.bin
+flip "$T/hot"
+mv "$T/cold/g.bin" "$T/g.bin.real" && ln -s g.bin "$T/cold/g.bin"
+"$TC" warm --verify ds/g.bin >"$T/w2.out" 2>"$T/w2.err"
+rc=$?
+cat "$T/w2.out" "$T/w2.err"
+check "warm --verify, cannot read again: exit 1" [ "$rc" = 1 ]
+check "it names the reason" grep -q "failed: Too many levels of symbolic links" "$T/w2.err"
+check "it says what is not resident and why" grep -q "is NOT resident (see the failures above)" "$T/w2.err"
+rm "$T/cold/g.bin" && mv "$T/g.bin.real" "$T/cold/g.bin"
+
+# --- demote onto a read-only warm tier ---
+"$TC" evict ds >/dev/null
+check "warm h.bin onto hot" "$TC" warm --tier hot ds/h.bin
+mount -o remount,ro "$MNT"
+"$TC" demote ds/h.bin --to warm >"$T/d1.out" 2>"$T/d1.err"
+rc=$?
+cat "$T/d1.out" "$T/d1.err"
+check "demote onto a read-only tier: exit 1" [ "$rc" = 1 ]
+check "it counts the failures" grep -qE "failed +4 chunks" "$T/d1.out"
+check "it says why" grep -q "4 chunks (1.0M) failed: Read-only file system" "$T/d1.err"
+mount -o remount,rw "$MNT"
+check "h.bin reads back as the source" "$TC_TESTS/tcverify" file ds/h.bin "$T/cold/h.bin"
+
+# --- demote of a chunk whose copy fails its checksum ---
+"$TC" evict ds >/dev/null
+check "warm i.bin onto hot" "$TC" warm --tier hot ds/i.bin
+flip "$T/hot"
+"$TC" demote ds/i.bin --to warm >"$T/d2.out" 2>"$T/d2.err"
+rc=$?
+cat "$T/d2.out" "$T/d2.err"
+check "demote with a bad chunk: exit 1" [ "$rc" = 1 ]
+check "it says the chunk failed its checksum" grep -q "1 chunks (256K) failed their checksum" "$T/d2.err"
+check "the other 3 were demoted" grep -qE "demoted to warm +3 chunks" "$T/d2.out"
+check "i.bin reads back as the source" "$TC_TESTS/tcverify" file ds/i.bin "$T/cold/i.bin"
+
+# --- demote that works: exit 0, no failure lines ---
+check "a clean demote exits 0" "$TC" demote ds/i.bin --to warm
+tc_stop
+umount "$MNT"
+finish
