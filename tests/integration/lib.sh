@@ -127,6 +127,15 @@ tc_kill9() {
 }
 
 # tc_json EXPR: evaluate a Python expression on `tierctl status --json` (as s)
+wait_for() { # wait_for SECONDS 'SHELL TEST': poll until it holds (evaluated each time)
+	local end=$((SECONDS + $1))
+	while [ $SECONDS -lt $end ]; do
+		eval "$2" && return 0
+		sleep 0.2
+	done
+	eval "$2"
+}
+
 tc_json() {
 	"$TC_BIN/tierctl" status --json | python3 -c "import json,sys; s=json.load(sys.stdin); print($1)"
 }

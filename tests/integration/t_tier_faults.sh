@@ -43,14 +43,6 @@ read_set() { # read_set SET: every file of the set, compared with the source
 	echo "$bad"
 }
 tier() { tc_json "[t for t in s['tiers'] if t['name'] == 'hot'][0]['$1']"; }
-wait_for() { # wait_for SECONDS 'SHELL TEST': poll until it holds (evaluated each time)
-	local end=$((SECONDS + $1))
-	while [ $SECONDS -lt $end ]; do
-		eval "$2" && return 0
-		sleep 0.2
-	done
-	eval "$2"
-}
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 metric() { # metric NAME{LABELS}: its value from the Prometheus endpoint
 	python3 - "$PORT" "$1" <<'PY'

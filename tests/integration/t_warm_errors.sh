@@ -72,6 +72,9 @@ check "demote onto a read-only tier: exit 1" [ "$rc" = 1 ]
 check "it counts the failures" grep -qE "failed +4 chunks" "$T/d1.out"
 check "it says why" grep -q "4 chunks (1.0M) failed: Read-only file system" "$T/d1.err"
 mount -o remount,rw "$MNT"
+# the daemon marked warm failed; its probe takes it back
+check "warm is taken back after the remount" \
+	wait_for 20 '[ "$(tc_json "[t for t in s[\"tiers\"] if t[\"name\"] == \"warm\"][0][\"state\"]")" = ok ]'
 check "h.bin reads back as the source" "$TC_TESTS/tcverify" file ds/h.bin "$T/cold/h.bin"
 
 # --- demote of a chunk whose copy fails its checksum ---
