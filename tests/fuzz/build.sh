@@ -35,6 +35,15 @@ sources_for() {
 	# paths: net, conf, util), with an output queue small enough that
 	# inputs of a few KiB reach backpressure
 	fuzz_server) echo cached/net/server.c cached/util/log.c cached/util/loop.c common/proto.c ;;
+	# the config loader as the daemon links it: the key table, the value
+	# parsers, reload's diff, policy specs (which ask the policy registry)
+	fuzz_config)
+		echo cached/conf/config.c cached/conf/config_keys.c cached/conf/config_value.c \
+			cached/conf/config_diff.c cached/conf/policy_spec.c cached/util/log.c \
+			$(ls policy/*.c) common/proto.c
+		;;
+	# the persisted manifest record (store layer: sees cold, conf, util)
+	fuzz_manifest) echo cached/store/manifest.c cached/util/log.c common/proto.c ;;
 	*) echo "fuzz: no source list for $1 in $0" >&2; return 1 ;;
 	esac
 }
@@ -46,6 +55,8 @@ flags_for() {
 		echo -Icached/net -Icached/conf -Icached/util -Ipolicy -DSERVER_OUTQ_MAX=16384 \
 			"$(pkg-config --libs libevent)"
 		;;
+	fuzz_config) echo -Icached/conf -Icached/util -Ipolicy "$(pkg-config --libs inih)" -lm ;;
+	fuzz_manifest) echo -Icached/store -Icached/cold -Icached/conf -Icached/util -Ipolicy ;;
 	esac
 }
 
@@ -102,6 +113,27 @@ write_seeds() {
 				printf 'TC\x01\x06\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00'
 			done
 		} >"$dir/held-at-stop"
+		;;
+	fuzz_config)
+		# the demo's config, the reference with every key uncommented
+		# (comments dropped: they are most of its bytes), and small ones
+		cp conf/demo.conf "$dir/demo.conf"
+		sed -E 's/^#(\[|[a-z_]+ = )/\1/' conf/tiercache.conf | grep -Ev '^[[:space:]]*(#|$)' \
+			>"$dir/reference-all-keys.conf"
+		printf '[tier hot]\npath = /t/hot\ncapacity = 1G\n' >"$dir/minimal.conf"
+		printf '[daemon]\nsocket = s.sock\nstate_dir = st\nmetrics_listen = [::1]:9464\nidle_timeout = off\nscrub_rate = 0\n[tier hot]\npath = ./a/../h\ncapacity = 1.5G\nhigh_water = 95%%\nlow_water = 10\n[tier warm]\npath = w/\ncapacity = 3T\n[dataset d]\npath = /c\nchunk_size = 1M\npolicy = lru\nrevalidate_after = 250ms\nserve_stale_on_error = yes\naccess = source\nallow_users = 0, root\n[dataset r]\nbackend = rados\npool = p\nlayout = striper\n' >"$dir/relative-units.conf"
+		printf '[tier hot]\npath = /t\ncapacity = 12Q\nlow_water = 90\nhigh_water = 80\n[dataset x]\npath = /t/x\nbogus = 1\n' >"$dir/errors.conf"
+		;;
+	fuzz_manifest)
+		# records: u8 format 1, u64 count, count x {u32 length, path,
+		# u64 size, i64 mtime_ns, u64 version}, little-endian
+		local ent_a='\x05\x00\x00\x00a/b/c\x10\x00\x00\x00\x00\x00\x00\x00\x01\x02\x03\x04\x05\x06\x07\x08\x00\x00\x00\x00\x00\x00\x00\x00'
+		local ent_b='\x03\x00\x00\x00a/d\x00\x00\x40\x00\x00\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff\x07\x00\x00\x00\x00\x00\x00\x00'
+		local ent_c='\x01\x00\x00\x00z\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00'
+		printf '\x01\x00\x00\x00\x00\x00\x00\x00\x00' >"$dir/empty"
+		printf "\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00$ent_a" >"$dir/one"
+		printf "\\x01\\x03\\x00\\x00\\x00\\x00\\x00\\x00\\x00$ent_c$ent_b$ent_a" >"$dir/three-unsorted"
+		printf "\\x01\\x02\\x00\\x00\\x00\\x00\\x00\\x00\\x00$ent_a$ent_a" >"$dir/twice"
 		;;
 	esac
 }
