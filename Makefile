@@ -6,6 +6,9 @@
 #   make demo         the main job on a local cold directory
 #   make bench        benchmarks, printed as ratios to a same-run baseline
 #   make SANITIZER=address|undefined check   the same suite, instrumented
+#   make fuzz         every libFuzzer target for FUZZ_TIME seconds each (300)
+#   make check-long   what is too long for check: the kill -9 loop
+#                     (KILL_LOOP_CYCLES, 30)
 #
 # Sources are found by directory, so adding a file needs no Makefile edit:
 #   common/*.c        protocol codec etc., linked into everything
@@ -190,6 +193,20 @@ unit: all
 
 integration: all
 	@tests/run-all "$(O)" integration
+
+# longer runs than `make check` gives them (tests/fuzz/build.sh; clang)
+FUZZ_TIME ?= 300
+.PHONY: fuzz
+fuzz:
+	FUZZ_TIME=$(FUZZ_TIME) bash tests/fuzz/build.sh
+
+# tests too long for every check (tests/long/t_*.sh BUILD): kill -9 loops
+KILL_LOOP_CYCLES ?= 30
+.PHONY: check-long
+check-long: all
+	@set -e; for t in tests/long/t_*.sh; do \
+		echo "=== $$t"; bash $$t "$(O)" $(KILL_LOOP_CYCLES); \
+	done
 
 # ---- demo and benchmarks ----
 .PHONY: demo bench

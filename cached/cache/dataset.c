@@ -161,31 +161,16 @@ static uint64_t manifest_changes(const struct manifest *a, const struct manifest
 }
 
 #define MANIFEST_NS "manifest"
-#define MANIFEST_FORMAT 1u
 #define COLD_FAIL_WINDOW_NS (5ull * 1000000000ull)
 
-/* Persist the manifest as one record: u8 format, u64 n, n x {str path,
- * u64 size, i64 mtime_ns, u64 version}. Loop thread. */
+/* Persist the manifest as one record (manifest_encode). Loop thread. */
 static void persist_manifest(struct cache *cache, struct dataset *ds)
 {
 	struct proto_wr w;
-	uint64_t live = 0;
 	if (ds->removed)
 		return; /* its record went with it (dataset_forget) */
-	for (size_t i = 0; i < ds->mf->n; i++)
-		live += !ds->mf->v[i].gone;
 	proto_wr_init(&w);
-	proto_wr_u8(&w, MANIFEST_FORMAT);
-	proto_wr_u64(&w, live);
-	for (size_t i = 0; i < ds->mf->n; i++) {
-		const struct mf_entry *e = &ds->mf->v[i];
-		if (e->gone)
-			continue;
-		proto_wr_str(&w, e->path);
-		proto_wr_u64(&w, e->st.size);
-		proto_wr_i64(&w, e->st.mtime_ns);
-		proto_wr_u64(&w, e->st.version);
-	}
+	manifest_encode(ds->mf, &w);
 	if (w.oom || index_kv_put(cache->ix, MANIFEST_NS, ds->name, w.buf, w.len) < 0)
 		log_warn("dataset=%s op=persist_manifest err=\"cannot write the manifest to the index\"",
 			 ds->name);
@@ -232,41 +217,21 @@ void dataset_restore_manifest(struct cache *cache, struct dataset *ds)
 {
 	void *v = NULL;
 	size_t n = 0;
-	char path[TC_PATH_MAX + 1];
+	struct manifest *m = NULL;
 	if (index_kv_get(cache->ix, MANIFEST_NS, ds->name, &v, &n) < 0)
 		return;
-	struct proto_rd r;
-	struct manifest *m = calloc(1, sizeof(*m));
-	proto_rd_init(&r, v, n);
-	uint8_t fmt = proto_rd_u8(&r);
-	uint64_t cnt = proto_rd_u64(&r);
-	/* an entry takes at least 28 bytes: a count beyond that is corrupt */
-	if (!m || fmt != MANIFEST_FORMAT || !proto_rd_ok(&r) || cnt > r.left / 28)
-		goto bad;
-	for (uint64_t i = 0; i < cnt; i++) {
-		struct cold_stat st;
-		if (!proto_rd_str_copy(&r, path, sizeof(path)))
-			goto bad;
-		st.size = proto_rd_u64(&r);
-		st.mtime_ns = proto_rd_i64(&r);
-		st.version = proto_rd_u64(&r);
-		/* checked_ns 0: revalidated on first open once the source answers */
-		if (!proto_rd_ok(&r) || manifest_add(m, path, &st, 0) < 0)
-			goto bad;
+	/* entries come back unchecked: revalidated on first open once the
+	 * source answers */
+	int rc = manifest_decode(v, n, &m);
+	free(v);
+	if (rc < 0) {
+		log_warn("dataset=%s op=restore_manifest err=\"persisted manifest unreadable (%s); "
+			 "ignoring it\"", ds->name, strerror(-rc));
+		return;
 	}
-	if (!proto_rd_done(&r))
-		goto bad;
-	manifest_sort(m);
 	manifest_free(ds->mf);
 	ds->mf = m;
-	free(v);
 	log_info("dataset=%s op=restore_manifest files=%zu", ds->name, m->n);
-	return;
-bad:
-	log_warn("dataset=%s op=restore_manifest err=\"persisted manifest unreadable; ignoring it\"",
-		 ds->name);
-	manifest_free(m);
-	free(v);
 }
 
 bool dataset_note_cold(struct cache *cache, struct dataset *ds, int err)

@@ -784,6 +784,7 @@ static void cross_check(struct load *ld)
 	bool tier_path[TIER_COUNT] = {false};
 	bool state_ok = !key_rejected(&ld->daemon, SECT_DAEMON, "state_dir");
 
+	char sb[80]; /* group names go through shown(): no control bytes in a message */
 	cfg->admin_gid = (gid_t)-1;
 	if (cfg->admin_group[0]) {
 		struct group gr, *res = NULL;
@@ -792,7 +793,8 @@ static void cross_check(struct load *ld)
 			cfg->admin_gid = gr.gr_gid;
 		else
 			load_msg(ld, 0, "daemon.admin_group: no group named \"%s\" on this system "
-				 "(create it, or leave admin_group empty for root only)", cfg->admin_group);
+				 "(create it, or leave admin_group empty for root only)",
+				 shown(sb, sizeof(sb), cfg->admin_group));
 	}
 	cfg->socket_gid = (gid_t)-1;
 	if (cfg->socket_group[0]) {
@@ -803,7 +805,7 @@ static void cross_check(struct load *ld)
 		else
 			load_msg(ld, 0, "daemon.socket_group: no group named \"%s\" on this system "
 				 "(create it, or leave socket_group empty for the daemon's group)",
-				 cfg->socket_group);
+				 shown(sb, sizeof(sb), cfg->socket_group));
 	}
 	if (cfg->metrics_listen[0])
 		check_listen(ld, cfg);

@@ -8,7 +8,12 @@
 #include <string.h>
 
 #include "log.h"
+#include "proto.h"
 #include "tiercache/protocol.h"
+
+#define MANIFEST_FORMAT 1u
+/* the least an entry takes: str length u32 + a 1-byte path + 3 x 8 */
+#define MANIFEST_ENTRY_MIN (4 + 1 + 3 * 8)
 
 bool manifest_path_valid(const char *path, size_t len)
 {
@@ -106,6 +111,71 @@ void manifest_free(struct manifest *m)
 		free(m->v[i].path);
 	free(m->v);
 	free(m);
+}
+
+void manifest_encode(const struct manifest *m, struct proto_wr *w)
+{
+	uint64_t live = 0;
+	for (size_t i = 0; i < m->n; i++)
+		live += !m->v[i].gone;
+	proto_wr_u8(w, MANIFEST_FORMAT);
+	proto_wr_u64(w, live);
+	for (size_t i = 0; i < m->n; i++) {
+		const struct mf_entry *e = &m->v[i];
+		if (e->gone)
+			continue;
+		proto_wr_str(w, e->path);
+		proto_wr_u64(w, e->st.size);
+		proto_wr_i64(w, e->st.mtime_ns);
+		proto_wr_u64(w, e->st.version);
+	}
+}
+
+int manifest_decode(const void *p, size_t n, struct manifest **out)
+{
+	char path[TC_PATH_MAX + 1];
+	struct proto_rd r;
+	int rc = -EINVAL;
+	*out = NULL;
+	struct manifest *m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	proto_rd_init(&r, p, n);
+	uint8_t fmt = proto_rd_u8(&r);
+	uint64_t cnt = proto_rd_u64(&r);
+	/* a count the rest of the record cannot hold is corrupt: checked
+	 * before anything is allocated for it */
+	if (fmt != MANIFEST_FORMAT || !proto_rd_ok(&r) || cnt > r.left / MANIFEST_ENTRY_MIN)
+		goto out;
+	for (uint64_t i = 0; i < cnt; i++) {
+		struct cold_stat st;
+		size_t pn;
+		if (!proto_rd_str_copy(&r, path, sizeof(path)))
+			goto out;
+		pn = strlen(path);
+		st.size = proto_rd_u64(&r);
+		st.mtime_ns = proto_rd_i64(&r);
+		st.version = proto_rd_u64(&r);
+		/* the daemon writes only valid paths: anything else is damage,
+		 * not a name to skip */
+		if (!proto_rd_ok(&r) || !manifest_path_valid(path, pn))
+			goto out;
+		rc = manifest_add(m, path, &st, 0);
+		if (rc < 0)
+			goto out;
+		rc = -EINVAL;
+	}
+	if (!proto_rd_done(&r))
+		goto out;
+	manifest_sort(m);
+	for (size_t i = 1; i < m->n; i++)
+		if (strcmp(m->v[i - 1].path, m->v[i].path) == 0)
+			goto out; /* one path twice: lookups would see only one */
+	*out = m;
+	return 0;
+out:
+	manifest_free(m);
+	return rc;
 }
 
 /* First index whose path is >= key (key of length kn, compared as bytes). */

@@ -15,6 +15,8 @@
 
 #include "backend.h"
 
+struct proto_wr;
+
 struct mf_entry {
 	char *path;
 	struct cold_stat st;
@@ -52,6 +54,19 @@ struct mf_dirent {
  * and the cookie to resume at that entry is returned; 0 at the end. */
 uint32_t manifest_listdir(const struct manifest *m, const char *dir, uint32_t cookie,
 			  int (*fn)(void *arg, const struct mf_dirent *de), void *arg);
+
+/* The persisted form (one index record per dataset, so that a restart
+ * knows the versions whose chunks it holds even with the source down):
+ * u8 format, u64 n, n x {str path, u64 size, i64 mtime_ns, u64 version};
+ * entries marked gone are left out. Any thread (the manifest is not
+ * changed). */
+void manifest_encode(const struct manifest *m, struct proto_wr *w);
+/* Decode a record of manifest_encode() into a new sorted manifest whose
+ * entries are all unchecked (checked_ns 0). Returns 0, -EINVAL for a record
+ * that is cut short, too long, of another format, with an invalid path or
+ * with a path twice, or -ENOMEM. Bytes from disk: every length and count is
+ * bounded by what is left of the record. */
+int manifest_decode(const void *p, size_t n, struct manifest **out);
 
 /* A dataset path is valid if it is relative, has no empty, "." or ".."
  * component, no NUL, and components of at most TC_NAME_MAX bytes. */

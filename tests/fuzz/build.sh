@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Build the libFuzzer targets (tests/fuzz/fuzz_*.c: the codec, the connection
-# code on a socketpair) with clang
+# code on a socketpair, the config loader, the persisted manifest) with clang
 # -fsanitize=fuzzer,address,undefined and run each for a bounded number of
 # inputs. Fails when clang is not installed.
 #
 #   tests/fuzz/build.sh              build + run every target, 200000 runs each
+#                                    (fewer for slow targets: runs_for below)
 #   FUZZ_RUNS=1000000 tests/fuzz/build.sh fuzz_proto
+#   FUZZ_TIME=300 tests/fuzz/build.sh    each target for 300 s instead of a
+#                                    count (make fuzz: FUZZ_TIME, default 300)
 #   FUZZ_BUILD_ONLY=1 tests/fuzz/build.sh
 #
 # Binaries go to $FUZZ_OUT (default build/fuzz). Each run starts from the
@@ -21,7 +24,6 @@ if ! command -v clang >/dev/null 2>&1; then
 fi
 
 out=${FUZZ_OUT:-build/fuzz}
-runs=${FUZZ_RUNS:-200000}
 mkdir -p "$out"
 cflags=(-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 	-D_GNU_SOURCE -Iinclude -Icommon -Wall -Wextra -Werror)
@@ -41,6 +43,15 @@ sources_for() {
 		echo cached/api/plan_frame.c cached/plan/plan_stage.c cached/store/manifest.c \
 			cached/util/log.c common/proto.c
 		;;
+	# the config loader as the daemon links it: the key table, the value
+	# parsers, reload's diff, policy specs (which ask the policy registry)
+	fuzz_config)
+		echo cached/conf/config.c cached/conf/config_keys.c cached/conf/config_value.c \
+			cached/conf/config_diff.c cached/conf/policy_spec.c cached/util/log.c \
+			$(ls policy/*.c) common/proto.c
+		;;
+	# the persisted manifest record (store layer: sees cold, conf, util)
+	fuzz_manifest) echo cached/store/manifest.c cached/util/log.c common/proto.c ;;
 	*) echo "fuzz: no source list for $1 in $0" >&2; return 1 ;;
 	esac
 }
@@ -55,6 +66,24 @@ flags_for() {
 		echo -Icached/net -Icached/conf -Icached/util -Ipolicy -DSERVER_OUTQ_MAX=16384 -DSERVER_OUTQ_FDS=4 -DSERVER_WAIT_MAX=4 \
 			"$(pkg-config --libs libevent)"
 		;;
+	fuzz_config) echo -Icached/conf -Icached/util -Ipolicy "$(pkg-config --libs inih)" -lm ;;
+	fuzz_manifest) echo -Icached/store -Icached/cold -Icached/conf -Icached/util -Ipolicy ;;
+	esac
+}
+
+# Inputs per run: $FUZZ_RUNS if set (make fuzz sets it for every target),
+# else 200000, or less for a target whose inputs cost more, so that each
+# stays well under a minute in `make check` on a small machine.
+runs_for() {
+	if [ -n "${FUZZ_RUNS:-}" ]; then
+		echo "$FUZZ_RUNS"
+		return
+	fi
+	case "$1" in
+	# every input is a whole config_load (a 1 MiB read buffer, a memfd
+	# written and read twice): about 4000 inputs/s under ASan
+	fuzz_config) echo 100000 ;;
+	*) echo 200000 ;;
 	esac
 }
 
@@ -133,6 +162,27 @@ write_seeds() {
 			done
 		} >"$dir/held-at-stop"
 		;;
+	fuzz_config)
+		# the demo's config, the reference with every key uncommented
+		# (comments dropped: they are most of its bytes), and small ones
+		cp conf/demo.conf "$dir/demo.conf"
+		sed -E 's/^#(\[|[a-z_]+ = )/\1/' conf/tiercache.conf | grep -Ev '^[[:space:]]*(#|$)' \
+			>"$dir/reference-all-keys.conf"
+		printf '[tier hot]\npath = /t/hot\ncapacity = 1G\n' >"$dir/minimal.conf"
+		printf '[daemon]\nsocket = s.sock\nstate_dir = st\nmetrics_listen = [::1]:9464\nidle_timeout = off\nscrub_rate = 0\n[tier hot]\npath = ./a/../h\ncapacity = 1.5G\nhigh_water = 95%%\nlow_water = 10\n[tier warm]\npath = w/\ncapacity = 3T\n[dataset d]\npath = /c\nchunk_size = 1M\npolicy = lru\nrevalidate_after = 250ms\nserve_stale_on_error = yes\naccess = source\nallow_users = 0, root\n[dataset r]\nbackend = rados\npool = p\nlayout = striper\n' >"$dir/relative-units.conf"
+		printf '[tier hot]\npath = /t\ncapacity = 12Q\nlow_water = 90\nhigh_water = 80\n[dataset x]\npath = /t/x\nbogus = 1\n' >"$dir/errors.conf"
+		;;
+	fuzz_manifest)
+		# records: u8 format 1, u64 count, count x {u32 length, path,
+		# u64 size, i64 mtime_ns, u64 version}, little-endian
+		local ent_a='\x05\x00\x00\x00a/b/c\x10\x00\x00\x00\x00\x00\x00\x00\x01\x02\x03\x04\x05\x06\x07\x08\x00\x00\x00\x00\x00\x00\x00\x00'
+		local ent_b='\x03\x00\x00\x00a/d\x00\x00\x40\x00\x00\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff\x07\x00\x00\x00\x00\x00\x00\x00'
+		local ent_c='\x01\x00\x00\x00z\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00'
+		printf '\x01\x00\x00\x00\x00\x00\x00\x00\x00' >"$dir/empty"
+		printf "\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00$ent_a" >"$dir/one"
+		printf "\\x01\\x03\\x00\\x00\\x00\\x00\\x00\\x00\\x00$ent_c$ent_b$ent_a" >"$dir/three-unsorted"
+		printf "\\x01\\x02\\x00\\x00\\x00\\x00\\x00\\x00\\x00$ent_a$ent_a" >"$dir/twice"
+		;;
 	esac
 }
 
@@ -158,8 +208,16 @@ for name in "${targets[@]}"; do
 	write_seeds "$seeds" "$name"
 	dirs=("$scratch" "$seeds")
 	[ -d "tests/fuzz/corpus/$name" ] && dirs+=("tests/fuzz/corpus/$name")
-	echo "fuzz: running $name for $runs inputs"
-	"$out/$name" -runs="$runs" -max_len=4096 -timeout=10 -print_final_stats=1 \
+	limit=()
+	if [ -n "${FUZZ_TIME:-}" ]; then
+		limit=(-runs=-1 -max_total_time="$FUZZ_TIME")
+		echo "fuzz: running $name for $FUZZ_TIME s"
+	else
+		runs=$(runs_for "$name")
+		limit=(-runs="$runs")
+		echo "fuzz: running $name for $runs inputs"
+	fi
+	"$out/$name" "${limit[@]}" -max_len=4096 -timeout=10 -print_final_stats=1 \
 		-artifact_prefix="$out/" "${dirs[@]}"
 	rm -rf "$scratch" "$seeds"
 	trap - EXIT
