@@ -46,9 +46,7 @@ sources_for() {
 	# the config loader as the daemon links it: the key table, the value
 	# parsers, reload's diff, policy specs (which ask the policy registry)
 	fuzz_config)
-		echo cached/conf/config.c cached/conf/config_keys.c cached/conf/config_value.c \
-			cached/conf/config_diff.c cached/conf/policy_spec.c cached/util/log.c \
-			$(ls policy/*.c) common/proto.c
+		echo cached/conf/*.c cached/util/log.c policy/*.c common/proto.c
 		;;
 	# the persisted manifest record (store layer: sees cold, conf, util)
 	fuzz_manifest) echo cached/store/manifest.c cached/util/log.c common/proto.c ;;
