@@ -45,6 +45,9 @@ struct session {
 	uint32_t nhandles;
 	uint32_t handle_gen;
 	struct tc_job_tag job; /* TC_OP_CONN_JOB: whose plans its reads advance */
+	/* TC_F_CHUNK_RECHECK reports: a token bucket (handlers.c) */
+	uint64_t report_ns;
+	uint32_t report_tokens;
 };
 
 /* The transport's table: arg is the struct api. */
