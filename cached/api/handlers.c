@@ -77,6 +77,7 @@ struct pending {
 	/* OPEN after revalidation */
 	char *path;
 	uint64_t start_ns; /* CHUNK: arrival, for the latency histogram */
+	bool verifying;    /* waits for the check of a resident chunk: a hit, not a miss */
 };
 
 /* ---- handles ---- */
@@ -413,6 +414,8 @@ static void chunk_waited(struct cache *cache, struct waiter *w, struct chunk *ch
 		} else if (!hd) {
 			conn_reply_err(c, TC_OP_CHUNK, p->id, EBADF, "handle closed while its chunk was read");
 		} else {
+			if (p->verifying)
+				count_hit(cache, ch);
 			struct proto_wr pw;
 			int fd;
 			proto_wr_init(&pw);
@@ -527,7 +530,10 @@ static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 		proto_wr_free(&w);
 		histogram_observe(&conn_api(c)->cache->lat_chunk_hit, cache_now_ns() - start_ns);
 	} else if (rc == 0) {
-		count_miss(conn_api(c)->cache, hd->ds);
+		p->verifying = verify_inflight(conn_api(c)->cache, chunk_key(hd->ds->name, hd->path,
+									     &hd->src, idx));
+		if (!p->verifying)
+			count_miss(conn_api(c)->cache, hd->ds);
 		conn_get(c);
 	} else {
 		free(p);
@@ -675,11 +681,13 @@ static void read_have_chunk(struct pending *p, struct chunk *ch)
 static void read_waited(struct cache *cache, struct waiter *w, struct chunk *ch, int err)
 {
 	struct pending *p = (struct pending *)w;
-	(void)cache;
-	if (err < 0 || p->c->dead)
+	if (err < 0 || p->c->dead) {
 		read_finish(p, err);
-	else
+	} else {
+		if (p->verifying)
+			count_hit(cache, ch);
 		read_have_chunk(p, ch);
+	}
 }
 
 static void read_step(struct pending *p)
@@ -705,7 +713,10 @@ static void read_step(struct pending *p)
 		count_hit(conn_api(c)->cache, ch);
 		read_have_chunk(p, ch);
 	} else if (rc == 0) {
-		count_miss(conn_api(c)->cache, hd->ds);
+		p->verifying = verify_inflight(conn_api(c)->cache, chunk_key(hd->ds->name, hd->path,
+									     &hd->src, idx));
+		if (!p->verifying)
+			count_miss(conn_api(c)->cache, hd->ds);
 	} else {
 		read_finish(p, rc == -EHOSTDOWN ? -EIO : rc);
 	}

@@ -4,7 +4,8 @@
  * Pacing: after checking a chunk of n bytes the next step waits n /
  * scrub_rate seconds, so the disk sees at most scrub_rate bytes per second
  * from it on average (the check itself takes time too, so a little less).
- * With scrub_rate = 0 it looks at the config again once a second.
+ * With scrub_rate = 0 it looks at the config again once a second. After a
+ * pass over every chunk it rests a minute before the next.
  */
 #include "scrub.h"
 
@@ -19,6 +20,7 @@
 #include "verify.h"
 
 #define SCRUB_IDLE_NS 1000000000ull /* off, or nothing to check: look again in 1 s */
+#define SCRUB_PASS_GAP_NS (60ull * 1000000000ull) /* between two passes, at least */
 
 struct scrub {
 	struct cache *cache;
@@ -79,10 +81,15 @@ static void scrub_step(evutil_socket_t fd, short what, void *arg)
 		bool wrapped = false;
 		struct chunk *c = chunk_cursor_next(&cache->chunks, &s->cur, &wrapped);
 		if (wrapped && s->pass_chunks) {
+			/* a pass ended: the next one starts after a pause, so a
+			 * small cache is not re-read over and over */
 			cache->ctr.scrub_passes++;
 			s->last_pass_s = cache_wall_s();
-			log_info("op=scrub pass_done chunks=%llu", (unsigned long long)s->pass_chunks);
+			log_debug("op=scrub pass_done chunks=%llu", (unsigned long long)s->pass_chunks);
 			s->pass_chunks = 0;
+			s->cur = (struct chunk_cursor){0, 0}; /* c is the next pass's first */
+			arm(s, SCRUB_PASS_GAP_NS);
+			return;
 		}
 		if (!c)
 			break;
