@@ -269,9 +269,9 @@ static void verify_done(struct job *j)
 		while (w) {
 			struct waiter *next = w->next;
 			int r = verify_join(cache, c, v->why, w, NULL, NULL);
-			if (r == 1) {
-				w->next = NULL;
+			if (r == 1) { /* its file was gone: c is dropped, read it again */
 				refetch(cache, v, w);
+				break;
 			} else if (r < 0) {
 				w->cb(cache, w, NULL, r);
 			}
