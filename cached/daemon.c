@@ -29,6 +29,7 @@
 #include "prefetch.h"
 #include "reload.h"
 #include "residency.h"
+#include "scrub.h"
 #include "server.h"
 #include "status.h"
 
@@ -167,6 +168,10 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 	rc = cache_start(cache, err, errlen);
 	if (rc < 0)
 		return rc;
+	if ((rc = scrub_start(cache)) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return rc;
+	}
 	for (unsigned i = 0; i < cache->nds; i++)
 		dataset_load(cache, cache->ds[i]);
 	d->api = (struct api){
@@ -225,6 +230,7 @@ void daemon_free(struct daemon *d)
 		if (d->retired[i]->opened)
 			cold_quiesce(&d->retired[i]->cold);
 	cache_stop(&d->cache); /* quiesce, drain the workers, sync what waits */
+	scrub_free(&d->cache); /* after the drain: a check in flight told it how it ended */
 	plans_free(d->plans); /* after the workers: prefetch completions use the plans */
 	d->plans = NULL;
 	reload_free_retired(d);

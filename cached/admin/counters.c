@@ -13,8 +13,10 @@
 #include "durable.h"
 #include "fill.h"
 #include "mover.h"
+#include "scrub.h"
 #include "server.h"
 #include "status.h"
+#include "verify.h"
 
 /* ---- values that are not in struct counters ---- */
 
@@ -66,6 +68,17 @@ static uint64_t get_reloads(const struct status *st)
 static uint64_t get_reload_failures(const struct status *st)
 {
 	return st->reload_failures;
+}
+
+static uint64_t get_scrub_last_pass(const struct status *st)
+{
+	int64_t t = scrub_last_pass_s(st->cache);
+	return t > 0 ? (uint64_t)t : 0;
+}
+
+static uint64_t get_verifies_inflight(const struct status *st)
+{
+	return verify_count_inflight(st->cache);
 }
 
 /* ---- the table ---- */
@@ -166,6 +179,23 @@ const struct counter_row counter_rows[] = {
 	 .metric = "tiercache_syncs_skipped_total", .labels = "", .type = COUNTER_COUNTER,
 	 .help = "Filled chunks evicted or moved before their sync was due (never synced).",
 	 CTR(syncs_skipped)},
+	{.status = "scrubbed_bytes", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_scrubbed_bytes_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Bytes of chunk files the scrubber re-read and checked.", CTR(scrubbed_bytes)},
+	{.status = "scrub_passes", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_scrub_passes_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Walks of every resident chunk the scrubber finished.", CTR(scrub_passes)},
+	{.status = "scrub_last_pass", .section = STATUS_DAEMON,
+	 .metric = "tiercache_scrub_last_pass_seconds", .labels = "", .type = COUNTER_GAUGE,
+	 .help = "Wall clock (Unix seconds) the scrubber last finished a pass (0: never).",
+	 .get = get_scrub_last_pass},
+	{.status = "verifies_inflight", .section = STATUS_DAEMON,
+	 .metric = "tiercache_verifies_inflight", .labels = "", .type = COUNTER_GAUGE,
+	 .help = "Chunk files being checked against their checksum.", .get = get_verifies_inflight},
+	{.status = "chunk_reports", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_chunk_reports_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Clients' reports of a chunk descriptor that read short (each re-checked).",
+	 CTR(chunk_reports)},
 
 	{.status = "reloads", .section = STATUS_COUNTERS,
 	 .metric = "tiercache_reloads_total", .labels = "", .type = COUNTER_COUNTER,

@@ -83,6 +83,9 @@ struct session {
 	bool refused_own;        /* the last ENOBUFS: max_held_per_client (else per user) */
 	struct tc_job_tag job;   /* TC_OP_CONN_JOB: whose plans its reads advance */
 	struct access_cred cred; /* whose rights its requests have (access.h) */
+	/* TC_F_CHUNK_RECHECK reports: a token bucket (handlers.c) */
+	uint64_t report_ns;
+	uint32_t report_tokens;
 };
 
 /* The transport's table: arg is the struct api. */

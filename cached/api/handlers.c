@@ -11,6 +11,7 @@
  * bytes clients still hold.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #include "handlers.h"
 #include "target.h"
 #include "status.h"
+#include "verify.h"
 #include "workers.h"
 
 /* A request that waits for something on another thread. */
@@ -43,14 +45,22 @@ struct pending {
 	uint64_t off;
 	uint32_t chunk_size;
 	uint32_t len, got;
-	uint8_t *buf;
+	uint8_t *buf;     /* allocated when the first piece is read, not at parse */
+	size_t work;      /* bytes counted with conn_work_begin */
 	struct job job;
 	int fd;
 	struct cfile *f;
+	uint64_t key;     /* of the chunk being read, and what it must hash to */
+	uint64_t checksum;
+	uint32_t flen;    /* its file's length */
+	bool check;       /* verify the whole file (not an unkept chunk) */
+	uint8_t retries;  /* chunks found bad and read again for this READ */
+	uint64_t found_size;
 	ssize_t rres;
 	/* OPEN after revalidation */
 	char *path;
 	uint64_t start_ns; /* CHUNK: arrival, for the latency histogram */
+	bool verifying;    /* waits for the check of a resident chunk: a hit, not a miss */
 };
 
 /* ---- handles (session.c) ---- */
@@ -167,6 +177,12 @@ static void open_reply(struct conn *c, uint32_t id, uint32_t flags, struct datas
 	struct chunk *ch = NULL;
 	if ((flags & TC_F_WANT_CHUNK0) && hd->nchunks)
 		ch = chunk_find(&conn_api(c)->cache->chunks, chunk_key(ds->name, e->path, &e->st, 0));
+	if (ch && ch->unverified) {
+		/* not checked since startup: answer without it and start the
+		 * check, which the client's CHUNK request then waits for */
+		(void)verify_join(conn_api(c)->cache, ch, VERIFY_FIRST_OPEN, NULL, NULL, NULL);
+		ch = NULL;
+	}
 	if (ch) {
 		proto_wr_u8(&w, 1);
 		if (chunk_answer(c, hd, ch, &w, &fd) == 0) {
@@ -318,6 +334,8 @@ static void chunk_waited(struct cache *cache, struct waiter *w, struct chunk *ch
 		} else if (!hd) {
 			conn_reply_err(c, TC_OP_CHUNK, p->id, EBADF, "handle closed while its chunk was read");
 		} else {
+			if (p->verifying)
+				count_hit(cache, ch);
 			struct proto_wr pw;
 			int fd;
 			proto_wr_init(&pw);
@@ -332,6 +350,52 @@ static void chunk_waited(struct cache *cache, struct waiter *w, struct chunk *ch
 	}
 	conn_put(c);
 	free(p);
+}
+
+/* Reports one connection may make: a burst, then a few per second. */
+#define REPORT_BURST 16u
+#define REPORT_PER_S 4u
+
+static bool report_allowed(struct session *s)
+{
+	uint64_t now = cache_now_ns();
+	uint64_t earned = (now - s->report_ns) / (1000000000ull / REPORT_PER_S);
+	if (!s->report_ns || earned >= REPORT_BURST) {
+		s->report_tokens = REPORT_BURST;
+		s->report_ns = now;
+	} else if (earned) {
+		s->report_tokens += (uint32_t)earned;
+		if (s->report_tokens > REPORT_BURST)
+			s->report_tokens = REPORT_BURST;
+		s->report_ns += earned * (1000000000ull / REPORT_PER_S);
+	}
+	if (!s->report_tokens)
+		return false;
+	s->report_tokens--;
+	return true;
+}
+
+/* The client read chunk idx short through the descriptor it was given
+ * (TC_F_CHUNK_RECHECK): check the file again before answering. The report
+ * is not trusted: only a real mismatch drops the chunk (verify.h). */
+static void chunk_report(struct conn *c, struct handle *hd, uint32_t idx)
+{
+	struct cache *cache = conn_api(c)->cache;
+	struct chunk *ch = chunk_find(&cache->chunks, chunk_key(hd->ds->name, hd->path, &hd->src, idx));
+	if (!ch || ch->state == CHUNK_UNKEPT || ch->unverified || verify_inflight(cache, ch->key))
+		return; /* nothing kept to check, or a check is coming anyway */
+	if (!report_allowed(conn_sess(c))) {
+		log_debug("dataset=%s path=%s chunk=%u op=client_report uid=%u pid=%d "
+			  "err=\"too many reports on this connection: ignored\"",
+			  hd->ds->name, hd->path, idx, (unsigned)c->uid, (int)c->pid);
+		return;
+	}
+	cache->ctr.chunk_reports++;
+	log_info("dataset=%s path=%s chunk=%u op=client_report uid=%u pid=%d "
+		 "msg=\"client read the chunk short: checking its file\"",
+		 hd->ds->name, hd->path, idx, (unsigned)c->uid, (int)c->pid);
+	ch->unverified = true; /* every request for it waits for the check */
+	(void)verify_join(cache, ch, VERIFY_REPORT, NULL, NULL, NULL);
 }
 
 static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
@@ -356,6 +420,8 @@ static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 		conn_reply_err(c, h->op, h->id, ENOMEM, "out of memory");
 		return;
 	}
+	if (h->aux & TC_F_CHUNK_RECHECK)
+		chunk_report(c, hd, idx);
 	p->w.cb = chunk_waited;
 	p->c = c;
 	p->id = h->id;
@@ -383,7 +449,10 @@ static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 		proto_wr_free(&w);
 		histogram_observe(&conn_api(c)->cache->lat_chunk_hit, cache_now_ns() - start_ns);
 	} else if (rc == 0) {
-		count_miss(conn_api(c)->cache, hd->ds);
+		p->verifying = verify_inflight(conn_api(c)->cache, chunk_key(hd->ds->name, hd->path,
+									     &hd->src, idx));
+		if (!p->verifying)
+			count_miss(conn_api(c)->cache, hd->ds);
 		conn_get(c);
 	} else {
 		free(p);
@@ -395,7 +464,22 @@ static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	}
 }
 
-/* ---- streamed READ: chunk by chunk, each pread on a worker ---- */
+/* ---- streamed READ: chunk by chunk, each checked on a worker ----
+ *
+ * A READ sends bytes the daemon read itself, so it checks them first: the
+ * worker reads the chunk's whole file, compares its checksum, and copies
+ * the asked range on the way (the bytes sent are the bytes checked). A
+ * file that does not match is dropped (verify.h) and the chunk read from
+ * the cold store, at most READ_RETRIES times per READ.
+ *
+ * Memory: nothing is allocated at parse. Each READ counts its reply's
+ * bytes with conn_work_begin from parse to reply, so a client pipelining
+ * READs it never collects stops being read once that and its queued
+ * replies reach the connection's bound; the buffer is allocated only when
+ * the first chunk is about to be read, and no work starts for a
+ * connection that closed. */
+
+#define READ_RETRIES 2
 
 static void read_step(struct pending *p);
 
@@ -403,7 +487,12 @@ static void read_finish(struct pending *p, int err)
 {
 	struct conn *c = p->c;
 	if (!c->dead) {
-		if (err < 0) {
+		if (err == -EBADMSG || (err == -EIO && p->retries > READ_RETRIES)) {
+			conn_reply_err(c, TC_OP_READ, p->id, EIO,
+				       "the cached copy failed its checksum again after being read "
+				       "from the cold store; the tier's disk may be failing (see the "
+				       "daemon's log)");
+		} else if (err < 0) {
 			conn_reply_err(c, TC_OP_READ, p->id, -err, "read failed: %s", strerror(-err));
 		} else {
 			struct proto_wr w;
@@ -416,6 +505,7 @@ static void read_finish(struct pending *p, int err)
 		}
 	}
 	free(p->buf);
+	conn_work_end(c, p->work); /* the reply (if any) is queued and counted now */
 	conn_put(c);
 	free(p);
 }
@@ -425,21 +515,53 @@ static void read_work(struct job *j)
 	struct pending *p = (struct pending *)((char *)j - offsetof(struct pending, job));
 	uint64_t want = p->len - p->got;
 	uint64_t in = (p->off + p->got) % p->chunk_size; /* offset inside the chunk */
-	uint64_t room = p->f->len - in;
+	uint64_t room = p->flen - in;
 	if (want > room)
 		want = room;
-	p->rres = pread(p->fd, p->buf + p->got, want, (off_t)in);
-	if (p->rres >= 0 && (uint64_t)p->rres != want)
-		p->rres = -EIO;
-	else if (p->rres < 0)
-		p->rres = -errno;
+	if (p->check) {
+		int rc = verify_fd(p->fd, p->flen, p->checksum, p->buf + p->got, (uint32_t)in,
+				   (uint32_t)want, &p->found_size);
+		p->rres = rc < 0 ? rc : (ssize_t)want;
+	} else {
+		/* unkept: a sealed memfd or a nameless file written for this
+		 * fill, with no checksum to compare */
+		p->rres = pread(p->fd, p->buf + p->got, want, (off_t)in);
+		if (p->rres >= 0 && (uint64_t)p->rres != want)
+			p->rres = -EIO;
+		else if (p->rres < 0)
+			p->rres = -errno;
+	}
 	close(p->fd);
+	p->fd = -1;
 }
 
 static void read_work_done(struct job *j)
 {
 	struct pending *p = (struct pending *)((char *)j - offsetof(struct pending, job));
-	cfile_unref(conn_api(p->c)->cache, p->f);
+	struct cache *cache = conn_api(p->c)->cache;
+	if (p->check && (p->rres == -EBADMSG || p->rres == -EIO)) {
+		struct chunk *ch = chunk_find(&cache->chunks, p->key);
+		if (ch && ch->file == p->f) {
+			char detail[96];
+			if (p->rres == -EBADMSG && p->found_size != p->flen)
+				snprintf(detail, sizeof(detail), "the file is %llu bytes, the chunk %u",
+					 (unsigned long long)p->found_size, p->flen);
+			else
+				snprintf(detail, sizeof(detail), "%s",
+					 p->rres == -EBADMSG ? "checksum mismatch" : "read error");
+			verify_chunk_bad(cache, ch, "read", detail);
+		}
+		cfile_unref(cache, p->f);
+		p->f = NULL;
+		if (++p->retries > READ_RETRIES) {
+			read_finish(p, -EBADMSG);
+			return;
+		}
+		read_step(p); /* the chunk is gone: this reads it from the cold store */
+		return;
+	}
+	cfile_unref(cache, p->f);
+	p->f = NULL;
 	if (p->rres < 0) {
 		read_finish(p, (int)p->rres);
 		return;
@@ -450,6 +572,14 @@ static void read_work_done(struct job *j)
 
 static void read_have_chunk(struct pending *p, struct chunk *ch)
 {
+	if (p->c->dead) { /* nobody to send it to */
+		read_finish(p, 0);
+		return;
+	}
+	if (!p->buf && !(p->buf = malloc(p->len ? p->len : 1))) {
+		read_finish(p, -ENOMEM);
+		return;
+	}
 	p->fd = chunk_open_fd(conn_api(p->c)->cache, ch);
 	if (p->fd < 0) {
 		read_finish(p, p->fd);
@@ -457,6 +587,10 @@ static void read_have_chunk(struct pending *p, struct chunk *ch)
 	}
 	p->f = ch->file;
 	cfile_ref(p->f);
+	p->key = ch->key;
+	p->checksum = ch->checksum;
+	p->flen = ch->len;
+	p->check = ch->state != CHUNK_UNKEPT;
 	chunk_count_read(conn_api(p->c)->cache, ch);
 	p->job.work = read_work;
 	p->job.done = read_work_done;
@@ -466,11 +600,13 @@ static void read_have_chunk(struct pending *p, struct chunk *ch)
 static void read_waited(struct cache *cache, struct waiter *w, struct chunk *ch, int err)
 {
 	struct pending *p = (struct pending *)w;
-	(void)cache;
-	if (err < 0 || p->c->dead)
+	if (err < 0 || p->c->dead) {
 		read_finish(p, err);
-	else
+	} else {
+		if (p->verifying)
+			count_hit(cache, ch);
 		read_have_chunk(p, ch);
+	}
 }
 
 static void read_step(struct pending *p)
@@ -496,7 +632,10 @@ static void read_step(struct pending *p)
 		count_hit(conn_api(c)->cache, ch);
 		read_have_chunk(p, ch);
 	} else if (rc == 0) {
-		count_miss(conn_api(c)->cache, hd->ds);
+		p->verifying = verify_inflight(conn_api(c)->cache, chunk_key(hd->ds->name, hd->path,
+									     &hd->src, idx));
+		if (!p->verifying)
+			count_miss(conn_api(c)->cache, hd->ds);
 	} else {
 		read_finish(p, rc == -EHOSTDOWN ? -EIO : rc);
 	}
@@ -521,8 +660,7 @@ static void op_read(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	else if (len > hd->src.size - off)
 		len = (uint32_t)(hd->src.size - off);
 	struct pending *p = calloc(1, sizeof(*p));
-	if (!p || !(p->buf = malloc(len ? len : 1))) {
-		free(p);
+	if (!p) {
 		conn_reply_err(c, h->op, h->id, ENOMEM, "out of memory");
 		return;
 	}
@@ -531,8 +669,11 @@ static void op_read(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	p->hid = hid;
 	p->off = off;
 	p->len = len;
+	p->fd = -1;
 	p->chunk_size = hd->chunk_size;
+	p->work = len;
 	conn_get(c);
+	conn_work_begin(c, p->work); /* may pause reading c: counted until its reply is queued */
 	read_step(p);
 }
 

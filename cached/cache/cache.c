@@ -27,6 +27,7 @@
 #include "mover.h"
 #include "policy_glue.h"
 #include "tier_health.h"
+#include "verify.h"
 #include "workers.h"
 
 uint64_t cache_now_ns(void)
@@ -130,12 +131,16 @@ int cache_load(struct cache *cache, char *err, size_t errlen)
 		if (chunk_find(&cache->chunks, l->ic.key))
 			continue;
 		tier_adopt(&cache->tiers[l->ic.tier], l->ic.len);
-		if (!chunk_publish(cache, ds, l->path, &l->ic.src, l->ic.idx, l->ic.len, l->ic.checksum,
-				   l->ic.tier, l->ic.atime_s, false)) {
+		struct chunk *c = chunk_publish(cache, ds, l->path, &l->ic.src, l->ic.idx, l->ic.len,
+						l->ic.checksum, l->ic.tier, l->ic.atime_s, false);
+		if (!c) {
 			rc = -ENOMEM;
 			snprintf(err, errlen, "out of memory loading the index");
 			goto out;
 		}
+		/* reconcile checks its size only: its bytes are checked before
+		 * it is first served (verify.h) */
+		c->unverified = true;
 	}
 	for (int t = 0; t < TIER_COUNT; t++) {
 		unsigned orphans;
@@ -198,7 +203,8 @@ int cache_init(struct cache *cache, const struct config *cfg, struct event_base 
 	cache->cfg = cfg;
 	cache->base = base;
 	if ((rc = chunk_table_init(&cache->chunks)) < 0 || (rc = fill_table_init(&cache->fills)) < 0 ||
-	    (rc = chunk_fdcache_init(cache)) < 0 || (rc = mover_init(cache)) < 0) {
+	    (rc = chunk_fdcache_init(cache)) < 0 || (rc = mover_init(cache)) < 0 ||
+	    (rc = verify_init(cache)) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return rc;
 	}
@@ -284,6 +290,7 @@ void cache_free(struct cache *cache)
 	chunk_table_free(&cache->chunks);
 	chunk_fdcache_free(cache);
 	fill_table_free(&cache->fills);
+	verify_free(cache);
 	for (unsigned i = 0; i < cache->nds; i++)
 		dataset_free(cache, cache->ds[i]);
 	free(cache->ds);

@@ -48,6 +48,8 @@ struct plan_store;
 struct mover;
 struct fdslot;
 struct tier_health;
+struct verifier;
+struct scrub;
 
 enum chunk_state {
 	CHUNK_RESIDENT = 0, /* in its tier's policy */
@@ -90,6 +92,8 @@ struct chunk {
 	bool prefetched;      /* brought in by the prefetcher and not read since */
 	bool seen;            /* startup: its file was found on disk */
 	bool pin_after_move;  /* pin it when the move in flight ends (residency.c) */
+	bool unverified;      /* loaded from the index (or reported bad by a client):
+			       * its file is checked before it is served (verify.h) */
 	uint64_t sync_seq;    /* != 0: its file is not fdatasync'ed yet, so it
 			       * has no index record yet (fill.c) */
 };
@@ -143,6 +147,9 @@ struct counters {
 	uint64_t syncs_skipped;  /* fills gone (evicted, moved) before their sync */
 	uint64_t served_unkept; /* chunks read from cold and served without keeping them */
 	uint64_t held_refusals; /* descriptors refused past max_held_per_client / _per_user (api) */
+	uint64_t scrubbed_bytes; /* bytes of chunk files the scrubber checked (scrub.c) */
+	uint64_t scrub_passes;   /* walks of the whole chunk table the scrubber finished */
+	uint64_t chunk_reports;  /* clients' reports of a chunk read short (verify.h) */
 };
 
 struct fill;
@@ -156,6 +163,8 @@ struct fill_table {
  * plans follow a tagged job's reads only (a read tagged with another job
  * does not move its plan); a prefetch is not a read at all. */
 #define READ_PREFETCH 0x1u /* the prefetcher's own fill: no policy or plan hears of it */
+#define READ_REFETCH 0x2u  /* a chunk found bad is read again for requests that
+			    * waited for it: their read was already heard of */
 struct read_ctx {
 	const struct tc_job_tag *job; /* NULL or !job->set: untagged */
 	unsigned flags;               /* READ_* */
@@ -190,6 +199,8 @@ struct cache {
 	struct plan_store *plans;  /* jobs' announced reads, for clairvoyant policies */
 	struct fdslot *fdcache;    /* chunk.c */
 	struct fill_table fills;   /* fill.c */
+	struct verifier *verifier; /* verifications in flight (verify.c) */
+	struct scrub *scrub;       /* the background checker (scrub.c) */
 	struct mover *mover;       /* mover.c */
 	struct durable *dur;       /* chunks waiting for their fdatasync (durable.h) */
 	struct tier_health *health; /* watching the tier disks (tier_health.h) */

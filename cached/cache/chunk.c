@@ -92,6 +92,31 @@ struct chunk *chunk_iter_next(struct chunk_iter *it)
 	return chunk_of_node(u64h_next(&it->it));
 }
 
+struct chunk *chunk_cursor_next(const struct chunk_table *t, struct chunk_cursor *cur, bool *wrapped)
+{
+	const struct u64h *h = &t->h;
+	if (!h->n || !h->nb)
+		return NULL;
+	/* at most every bucket once, plus the one we start in */
+	for (size_t tries = 0; tries <= h->nb; tries++) {
+		if (cur->bucket >= h->nb) { /* the end, or the table shrank */
+			cur->bucket = 0;
+			cur->pos = 0;
+			*wrapped = true;
+		}
+		struct u64h_node *n = h->b[cur->bucket];
+		for (size_t i = 0; n && i < cur->pos; i++)
+			n = n->next;
+		if (n) {
+			cur->pos++;
+			return chunk_of_node(n);
+		}
+		cur->bucket++;
+		cur->pos = 0;
+	}
+	return NULL;
+}
+
 void cfile_ref(struct cfile *f)
 {
 	f->refs++;

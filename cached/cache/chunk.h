@@ -33,6 +33,16 @@ struct chunk_iter {
 struct chunk *chunk_iter_first(struct chunk_iter *it, const struct chunk_table *t);
 struct chunk *chunk_iter_next(struct chunk_iter *it);
 
+/* A walk that spans many loop turns (the scrubber): the chunk after
+ * *cursor, which the call advances. Chunks added or removed between calls
+ * may be skipped or seen twice in that pass, never anything worse. *wrapped
+ * is set when the walk went past the end of the table (a pass ended). NULL
+ * if the table is empty. */
+struct chunk_cursor {
+	size_t bucket, pos;
+};
+struct chunk *chunk_cursor_next(const struct chunk_table *t, struct chunk_cursor *cur, bool *wrapped);
+
 /* A new chunk resident on `tier` with a file of len bytes already counted
  * in the tier's `used`; added to the table, the policy and (if persist) the
  * index. NULL on allocation failure. */

@@ -54,6 +54,7 @@
 #include "mover.h"
 #include "policy_glue.h"
 #include "tier_health.h"
+#include "verify.h"
 #include "workers.h"
 
 /* Memory for unkept chunks when no tier has band left (see above). */
@@ -461,9 +462,17 @@ int fill_get(struct cache *cache, struct dataset *ds, const char *path, const st
 	loop_assert();
 	uint64_t key = chunk_key(ds->name, path, src, idx);
 	bool prefetch = rc && (rc->flags & READ_PREFETCH);
-	if (!prefetch) /* a prefetch is not a read */
+	if (!prefetch && !(rc && (rc->flags & READ_REFETCH))) /* a prefetch is not a read */
 		policy_glue_access(cache, key, rc);
 	struct chunk *c = chunk_find(&cache->chunks, key);
+	if (c && c->unverified) {
+		/* not checked since it was loaded (or reported): wait for that
+		 * like a miss; 1: its file was gone, read it again */
+		int v = verify_join(cache, c, VERIFY_FIRST_OPEN, w, NULL, NULL);
+		if (v <= 0)
+			return v;
+		c = NULL;
+	}
 	if (c) {
 		*out = c;
 		return 1;

@@ -187,6 +187,7 @@ static void move_done(struct job *j)
 	} else {
 		tier_commit(&cache->tiers[m->to], m->len);
 		chunk_move_commit(cache, c, m->to);
+		c->unverified = false; /* its bytes were checked on the way */
 		chunk_policy_insert(cache, c, cache_now_ns());
 		if (m->to > m->from)
 			cache->ctr.demotions++;

@@ -68,15 +68,35 @@ int tiercache_chunk_fd(struct tiercache *tc, int h, uint64_t off, uint64_t *fd_o
 		goto out;
 	}
 	struct stat st;
-	int fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
-	if (fd < 0) {
-		rc = -errno;
-	} else if (fstat(fd, &st) < 0) {
-		rc = -errno;
-	} else if ((uint64_t)st.st_size < clen) {
-		tc_err_detail("%s chunk %llu: cached file shorter than its %llu bytes", hd->path,
-			      (unsigned long long)idx, (unsigned long long)clen);
-		rc = -EIO;
+	int fd = -1;
+	for (int attempt = 0;; attempt++) {
+		fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0) {
+			rc = -errno;
+		} else if (fstat(fd, &st) < 0) {
+			rc = -errno;
+		} else if ((uint64_t)st.st_size < clen) {
+			tc_err_detail("%s chunk %llu: cached file shorter than its %llu bytes", hd->path,
+				      (unsigned long long)idx, (unsigned long long)clen);
+			rc = -EIO;
+		}
+		if (rc != -EIO || attempt)
+			break;
+		/* truncated on the daemon's disk: it checks the file and reads
+		 * the chunk again; once */
+		close(fd);
+		fd = -1;
+		struct tc_chunk *again = NULL;
+		rc = tc_chunk_recheck(tc, hd, c, (uint32_t)clen, &again);
+		tc_chunk_put(tc, hd, c);
+		c = again;
+		if (rc < 0)
+			goto out;
+		if (!c) {
+			tc_err_detail("%s: the daemon streams this file; use pread", hd->path);
+			rc = -ENOTSUP;
+			goto out;
+		}
 	}
 	tc_chunk_put(tc, hd, c);
 	if (rc < 0) {

@@ -186,6 +186,13 @@ void tc_chunks_drop(struct tc_handle *hd);
 int tc_chunk_get(struct tiercache *tc, struct tc_handle *hd, uint32_t idx, uint32_t clen,
 		 struct tc_chunk **out);
 void tc_chunk_put(struct tiercache *tc, struct tc_handle *hd, struct tc_chunk *c);
+/* c (pinned by the caller, who still puts it) read short or failed: drop
+ * it from the handle's cache, tell the daemon (CHUNK with
+ * TC_F_CHUNK_RECHECK: it checks the chunk's file and reads the chunk from
+ * the cold store again if the file is bad) and get the chunk anew, like
+ * tc_chunk_get. */
+int tc_chunk_recheck(struct tiercache *tc, struct tc_handle *hd, struct tc_chunk *c, uint32_t clen,
+		     struct tc_chunk **out);
 /* pread on a handle: >= 0 bytes (exactly min(n, size - off)) or -errno. */
 ssize_t tc_handle_pread(struct tiercache *tc, struct tc_handle *hd, void *buf, size_t n,
 			uint64_t off);

@@ -177,10 +177,11 @@ static int chunk_build(struct tiercache *tc, struct proto_wr *w, void *arg)
 /* Get chunk idx's fd from the daemon into the cache. *out: the pinned
  * entry, or NULL when the daemon answered without an fd (stream it). */
 static int chunk_fetch(struct tiercache *tc, struct tc_handle *hd, uint32_t idx, uint32_t want_len,
-		       struct tc_chunk **out)
+		       uint32_t flags, struct tc_chunk **out)
 {
 	struct chunk_arg a = {.hd = hd, .idx = idx};
-	struct tc_req rq = {.op = TC_OP_CHUNK, .hd = hd, .build = chunk_build, .arg = &a};
+	struct tc_req rq = {
+		.op = TC_OP_CHUNK, .flags = flags, .hd = hd, .build = chunk_build, .arg = &a};
 	struct tc_msg m;
 	struct tc_chunk *c = NULL;
 	uint32_t victim = 0;
@@ -337,12 +338,28 @@ int tc_chunk_get(struct tiercache *tc, struct tc_handle *hd, uint32_t idx, uint3
 	bool streamed = hd->streamed;
 	pthread_mutex_unlock(&tc->tbl_lock);
 	if (!c && !streamed) {
-		int rc = chunk_fetch(tc, hd, idx, clen, &c);
+		int rc = chunk_fetch(tc, hd, idx, clen, 0, &c);
 		if (rc < 0)
 			return rc;
 	}
 	*out = c;
 	return 0;
+}
+
+int tc_chunk_recheck(struct tiercache *tc, struct tc_handle *hd, struct tc_chunk *c, uint32_t clen,
+		     struct tc_chunk **out)
+{
+	*out = NULL;
+	pthread_mutex_lock(&tc->tbl_lock);
+	if (c->live) { /* no other thread dropped it yet: its last put closes it */
+		c->live = false;
+		hd->nlive--;
+	}
+	pthread_mutex_unlock(&tc->tbl_lock);
+	tc_log(1, "path=%s chunk=%u: the cached chunk file read short; asking the daemon to "
+	       "check it", hd->path, c->idx);
+	/* the daemon's answer replaces what it counts as held for idx */
+	return chunk_fetch(tc, hd, c->idx, clen, TC_F_CHUNK_RECHECK, out);
 }
 
 /* n bytes at coff inside chunk idx (all within the chunk). */
@@ -355,9 +372,24 @@ static int read_piece(struct tiercache *tc, struct tc_handle *hd, uint32_t idx, 
 		return rc;
 	if (c) {
 		rc = pread_full(hd, c, dst, n, coff);
+		if (rc == -EIO) {
+			/* a file shorter than its chunk, or a disk error: the
+			 * daemon checks it and reads it again if it is bad; once */
+			struct tc_chunk *again = NULL;
+			rc = tc_chunk_recheck(tc, hd, c, clen, &again);
+			tc_chunk_put(tc, hd, c);
+			if (rc < 0)
+				return rc;
+			if (!again)
+				goto streamed;
+			rc = pread_full(hd, again, dst, n, coff);
+			tc_chunk_put(tc, hd, again);
+			return rc;
+		}
 		tc_chunk_put(tc, hd, c);
 		return rc;
 	}
+streamed:
 	return read_streamed(tc, hd, (uint64_t)idx * hd->chunk_size + coff, dst, n);
 }
 

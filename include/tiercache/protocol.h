@@ -55,6 +55,13 @@ struct tc_hdr {
 /* Request flags (struct tc_hdr.aux of a request). */
 #define TC_F_NOREPLY 0x1u     /* do not answer (RELEASE, CLOSE) */
 #define TC_F_WANT_CHUNK0 0x2u /* OPEN: attach chunk 0's fd if it is resident */
+/* CHUNK: the descriptor this client was given for that chunk read short or
+ * failed (EIO): the daemon checks the chunk's file again (size and
+ * checksum, on its own: the report is never trusted) before answering; a
+ * file that does not match is dropped and the chunk read from the cold
+ * store. Reports beyond a small rate per connection are ignored (answered
+ * as a plain CHUNK). */
+#define TC_F_CHUNK_RECHECK 0x4u
 
 enum tc_op {
 	/* req: u32 client_version
@@ -67,7 +74,7 @@ enum tc_op {
 	 *      (+ one fd) */
 	TC_OP_OPEN = 2,
 
-	/* req: u64 handle, u32 idx
+	/* req: u64 handle, u32 idx (flags: TC_F_CHUNK_RECHECK)
 	 * rep: u32 idx, u64 off, u32 len, u8 tier (+ one fd of the chunk file;
 	 *      the chunk's bytes are the file's bytes [0, len)) */
 	TC_OP_CHUNK = 3,
