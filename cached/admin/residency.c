@@ -553,6 +553,8 @@ static void verify_done(struct job *j)
 		if (same)
 			chunk_drop(cache, c, "checksum");
 	}
+	if (!s->err && same)
+		c->unverified = false; /* checked now: its first use need not check again */
 	cfile_unref(cache, s->f);
 	if (s->err && s->err != -EBADMSG)
 		slot_failed(s, s->err);
