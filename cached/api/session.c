@@ -10,6 +10,7 @@
 
 #include "api.h"
 #include "handlers.h"
+#include "plans.h"
 
 static void *sess_opened(void *arg, struct conn *c)
 {
@@ -42,9 +43,25 @@ static void sess_release(void *arg, struct conn *c)
 	c->sess = NULL;
 }
 
+/* Holds nothing the idle timeout would take: no handle (so no chunk file)
+ * and no plan it registered (a staged registration is dropped). */
+static bool sess_idle(void *arg, struct conn *c)
+{
+	struct session *s = c->sess;
+	(void)arg;
+	for (uint32_t i = 0; i < s->nhandles; i++)
+		if (s->handles[i])
+			return false;
+	for (const struct dplan *p = s->api->plans->list; p; p = p->next)
+		if (p->owner == c)
+			return false;
+	return true;
+}
+
 const struct server_ops api_server_ops = {
 	.opened = sess_opened,
 	.frame = sess_frame,
 	.closed = sess_closed,
 	.release = sess_release,
+	.idle = sess_idle,
 };
