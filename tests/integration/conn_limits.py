@@ -5,7 +5,7 @@ shell turns them into checks) and exits 1 on any failure.
   conn_limits.py emfile SOCK PID N         out of descriptors: no spin, clients turned away
   conn_limits.py chunkflood SOCK PID PATH TCVERIFY COLD
                                            pipelined CHUNKs never read: descriptors bounded
-  conn_limits.py listdir SOCK DIR N        20 pipelined big LISTDIRs read slowly: all answered
+  conn_limits.py listdir SOCK DIR N PID    20 pipelined big LISTDIRs read slowly: all answered
   conn_limits.py hold SOCK N OUT FLAG      open N connections, HELLO on each, report, hold
                                            them until FLAG is gone, report which were closed
   conn_limits.py handle SOCK PATH OUT FLAG one connection holding an open handle
@@ -230,8 +230,18 @@ def cmd_chunkflood(path, pid, rel, tcverify, cold):
     check(nfds(pid) <= base + 2, "descriptors back to the baseline after the flooder closed (%d)" % nfds(pid))
 
 
-def cmd_listdir(path, d, n):
+def rss(pid):
+    with open("/proc/%s/status" % pid) as f:
+        for l in f:
+            if l.startswith("VmRSS:"):
+                return int(l.split()[1]) * 1024
+    return 0
+
+
+def cmd_listdir(path, d, n, pid):
     n = int(n)
+    rss0 = rss(pid)
+    peak = rss0
     s = connect(path, 30)
     p = s_str(d.encode()) + struct.pack("<I", 0)
     s.sendall(b"".join(hdr(OP_LISTDIR, len(p), i + 1) + p for i in range(20)))
@@ -249,13 +259,15 @@ def cmd_listdir(path, d, n):
                 if not c:
                     break
                 body += c
+                peak = max(peak, rss(pid))
                 time.sleep(0.002)
             total += 16 + len(body)
             cnt = struct.unpack("<I", body[4:8])[0] if aux == 0 and len(body) >= 8 else -1
             got.append((rid, aux, cnt))
     except socket.timeout:
         print("timed out waiting for reply %d" % (len(got) + 1))
-    print("replies: %d, %d bytes" % (len(got), total))
+    print("replies: %d, %d bytes; daemon RSS grew by %.1f MiB at most" % (len(got), total, (peak - rss0) / 2**20))
+    check(peak - rss0 < 16 << 20, "the daemon queued no more than about SERVER_OUTQ_MAX for them (RSS +%.1f MiB < 16 MiB)" % ((peak - rss0) / 2**20))
     check(total > 8 << 20, "the replies exceed SERVER_OUTQ_MAX (8 MiB) in total (%d bytes)" % total)
     check(len(got) == 20, "all 20 pipelined LISTDIRs answered (%d)" % len(got))
     check([g[0] for g in got] == list(range(1, 21)), "in order")

@@ -61,7 +61,7 @@ for i in 1 2 3; do "$TC_TESTS/tcverify" file ds/f$i.bin "$T/cold/f$i.bin" >/dev/
 mv "$T/cold/big" "$T/big" # tcverify reads every file of its directory; the manifest keeps it
 pyc chunkflood "$T/sock" "$TC_PID" ds/f1.bin "$TC_TESTS/tcverify" "$T/cold"
 mv "$T/big" "$T/cold/big"
-pyc listdir "$T/sock" ds/big 8192
+pyc listdir "$T/sock" ds/big 8192 "$TC_PID"
 check "the LISTDIR client's connection is gone from the count" \
 	bash -c "for i in \$(seq 1 50); do [ \"\$($TC status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"daemon\"][\"clients\"])')\" = 1 ] && exit 0; sleep 0.1; done; exit 1"
 
