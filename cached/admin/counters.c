@@ -30,6 +30,21 @@ static uint64_t get_bad_frames(const struct status *st)
 	return st->srv ? server_bad_frames(st->srv) : 0;
 }
 
+static uint64_t get_accept_errors(const struct status *st)
+{
+	return st->srv ? server_accept_errors(st->srv) : 0;
+}
+
+static uint64_t get_idle_closed(const struct status *st)
+{
+	return st->srv ? server_idle_closed(st->srv) : 0;
+}
+
+static uint64_t get_clients_refused(const struct status *st)
+{
+	return st->srv ? server_refused(st->srv) : 0;
+}
+
 static uint64_t get_fills_inflight(const struct status *st)
 {
 	return fill_inflight(st->cache);
@@ -151,6 +166,17 @@ const struct counter_row counter_rows[] = {
 	 .help = "Files served without checking them against a cold store that is down "
 		 "(serve_stale_on_error = yes).",
 	 CTR(stale_served)},
+	{.status = "accept_errors", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_errors_total", .labels = "kind=\"accept\"", .type = COUNTER_COUNTER,
+	 .help = HELP_ERRORS, .get = get_accept_errors},
+	{.status = "clients_refused", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_clients_refused_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Connections refused by a limit (max_clients, the admin reserve, max_clients_per_uid).",
+	 .get = get_clients_refused},
+	{.status = "idle_closed", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_idle_closed_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Connections closed by daemon.idle_timeout (idle and holding nothing).",
+	 .get = get_idle_closed},
 
 	{.status = "fills_inflight", .section = STATUS_DAEMON,
 	 .metric = "tiercache_fills_inflight", .labels = "", .type = COUNTER_GAUGE,

@@ -1,9 +1,9 @@
 /*
  * Prometheus text endpoint: see metrics.h.
  *
- * Loop thread: evhttp runs its callbacks on st->cache->base, the loop that owns
- * the counters, tiers and datasets, so a scrape reads them without locks
- * and sees one consistent moment. A scrape costs one pass over the tiers
+ * Loop thread: the HTTP side (at the end of the file) runs on
+ * st->cache->base, the loop that owns the counters, tiers and datasets, so
+ * a scrape reads them without locks and sees one consistent moment. A scrape costs one pass over the tiers
  * and datasets (not the chunks).
  *
  * Names follow the Prometheus conventions: counters end in _total, sizes
@@ -20,10 +20,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
-#include <event2/http.h>
+#include <event2/event.h>
+#include <event2/util.h>
 
 #include "counters.h"
 #include "dataset.h"
@@ -31,8 +36,18 @@
 #include "plans.h"
 #include "prefetch.h"
 
+struct mconn;
+
 struct metrics {
-	struct evhttp *http;
+	struct status *st;
+	struct event_base *base;
+	int lfd;
+	struct event *lev;
+	struct event *pause;   /* re-arms the listener after an accept error */
+	struct mconn *conns;
+	unsigned nconns;
+	uint64_t refused;      /* connections closed at accept: past metrics_max_clients */
+	uint64_t log_ns;       /* when a refusal was last logged */
 };
 
 /* ---- text format ---- */
@@ -281,35 +296,368 @@ int metrics_render(struct status *st, struct evbuffer *b)
 
 /* ---- the HTTP side ---- */
 
-static void on_request(struct evhttp_request *req, void *arg)
+/*
+ * A small HTTP/1.1 server of its own rather than evhttp, for its limits:
+ * libevent 2.1's evhttp has no connection cap, and a connection that
+ * never sends a request costs a descriptor until its 30 s timeout (28,000
+ * idle TCP connections took the daemon to its descriptor limit). Here a
+ * connection past daemon.metrics_max_clients is closed at accept, a
+ * request must be complete within METRICS_REQUEST_S of the connect
+ * (slowloris), the reply must be taken within METRICS_REPLY_S, and every
+ * connection closes after its one reply (Connection: close; Prometheus
+ * opens one per scrape anyway). A request is at most METRICS_HEAD_MAX
+ * bytes of head and METRICS_BODY_MAX of body.
+ */
+#define METRICS_HEAD_MAX 16384u
+#define METRICS_BODY_MAX 4096u
+#define METRICS_REQUEST_S 5
+#define METRICS_REPLY_S 10
+#define METRICS_ACCEPT_BATCH 32
+#define METRICS_PAUSE_MS 100
+#define METRICS_LOG_NS (10ull * 1000000000ull)
+
+struct mconn {
+	struct metrics *m;
+	struct mconn *prev, *next;
+	int fd;
+	struct event *ev;
+	struct timeval deadline;     /* of the phase (request, then reply) */
+	struct evbuffer *out;        /* the reply; NULL while the request comes in */
+	size_t inlen;
+	char in[METRICS_HEAD_MAX + METRICS_BODY_MAX];
+};
+
+static uint64_t mono_ns(void)
 {
-	struct status *st = arg;
-	const char *uri = evhttp_request_get_uri(req);
-	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
-	struct evhttp_uri *u = evhttp_uri_parse(uri ? uri : "");
-	const char *path = u ? evhttp_uri_get_path(u) : NULL;
-	bool is_metrics = path && strcmp(path, "/metrics") == 0;
-	if (u)
-		evhttp_uri_free(u);
-	if (!is_metrics) {
-		evhttp_send_error(req, HTTP_NOTFOUND, "only /metrics is served here");
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void mconn_close(struct mconn *mc)
+{
+	struct metrics *m = mc->m;
+	if (mc->prev)
+		mc->prev->next = mc->next;
+	else
+		m->conns = mc->next;
+	if (mc->next)
+		mc->next->prev = mc->prev;
+	m->nconns--;
+	event_free(mc->ev);
+	if (mc->out)
+		evbuffer_free(mc->out);
+	close(mc->fd);
+	free(mc);
+}
+
+/* Time left until the phase's deadline (at least 1 ms). */
+static struct timeval left(const struct timeval *deadline)
+{
+	struct timeval now, tv;
+	evutil_gettimeofday(&now, NULL);
+	evutil_timersub(deadline, &now, &tv);
+	if (tv.tv_sec < 0 || (tv.tv_sec == 0 && tv.tv_usec < 1000))
+		tv = (struct timeval){.tv_sec = 0, .tv_usec = 1000};
+	return tv;
+}
+
+static void on_conn_write(evutil_socket_t fd, short what, void *arg);
+
+/* Queue the reply and switch the connection to writing it. */
+static void respond(struct mconn *mc, int code, const char *reason, const char *extra_headers,
+		    struct evbuffer *body, bool head_only)
+{
+	mc->out = evbuffer_new();
+	if (!mc->out) {
+		mconn_close(mc);
 		return;
 	}
-	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
-		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, HEAD");
-		evhttp_send_error(req, 405, "use GET");
+	size_t blen = body ? evbuffer_get_length(body) : 0;
+	evbuffer_add_printf(mc->out,
+			    "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
+			    "Connection: close\r\n\r\n",
+			    code, reason,
+			    code == 200 ? "text/plain; version=0.0.4; charset=utf-8"
+					: "text/plain; charset=utf-8",
+			    blen, extra_headers ? extra_headers : "");
+	if (body && !head_only)
+		evbuffer_add_buffer(mc->out, body);
+	event_free(mc->ev);
+	mc->ev = event_new(mc->m->base, mc->fd, EV_WRITE | EV_PERSIST, on_conn_write, mc);
+	evutil_gettimeofday(&mc->deadline, NULL);
+	mc->deadline.tv_sec += METRICS_REPLY_S;
+	struct timeval tv = left(&mc->deadline);
+	if (!mc->ev || event_add(mc->ev, &tv) < 0)
+		mconn_close(mc);
+}
+
+static void respond_text(struct mconn *mc, int code, const char *reason, const char *extra,
+			 const char *text, bool head_only)
+{
+	struct evbuffer *b = evbuffer_new();
+	if (b)
+		evbuffer_add_printf(b, "%s\n", text);
+	respond(mc, code, reason, extra, b, head_only);
+	if (b)
+		evbuffer_free(b);
+}
+
+static void on_conn_write(evutil_socket_t fd, short what, void *arg)
+{
+	struct mconn *mc = arg;
+	if (what & EV_TIMEOUT) {
+		log_debug("op=metrics err=\"reply not taken within %d s: closed\"", METRICS_REPLY_S);
+		mconn_close(mc);
 		return;
+	}
+	int n = evbuffer_write(mc->out, fd);
+	if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+		mconn_close(mc);
+		return;
+	}
+	if (evbuffer_get_length(mc->out) == 0) {
+		mconn_close(mc);
+		return;
+	}
+	struct timeval tv = left(&mc->deadline);
+	event_add(mc->ev, &tv);
+}
+
+/* Length of the head (request line and headers, with the blank line that
+ * ends it), or 0 if it has not all come in. */
+static size_t head_len(const char *in, size_t n)
+{
+	for (size_t i = 0; i + 1 < n; i++) {
+		if (in[i] != '\n')
+			continue;
+		if (in[i + 1] == '\n')
+			return i + 2;
+		if (i + 2 < n && in[i + 1] == '\r' && in[i + 2] == '\n')
+			return i + 3;
+	}
+	return 0;
+}
+
+/* The value of header name (case-insensitive) in the head, copied to
+ * out; false if absent. */
+static bool header(const char *head, size_t n, const char *name, char *out, size_t outn)
+{
+	size_t nl = strlen(name);
+	const char *p = memchr(head, '\n', n), *end = head + n;
+	while (p && p + 1 < end) {
+		p++;
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		if (!eol)
+			break;
+		if ((size_t)(eol - p) > nl && strncasecmp(p, name, nl) == 0 && p[nl] == ':') {
+			const char *v = p + nl + 1;
+			while (v < eol && (*v == ' ' || *v == '\t'))
+				v++;
+			size_t vl = (size_t)(eol - v);
+			while (vl && (v[vl - 1] == '\r' || v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+				vl--;
+			if (vl >= outn)
+				vl = outn - 1;
+			memcpy(out, v, vl);
+			out[vl] = '\0';
+			return true;
+		}
+		p = eol;
+	}
+	return false;
+}
+
+/* A whole request is in (or cannot be): answer it. Returns false while
+ * more bytes are needed. */
+static bool handle_request(struct mconn *mc)
+{
+	size_t hl = head_len(mc->in, mc->inlen);
+	if (!hl) {
+		if (mc->inlen >= METRICS_HEAD_MAX) {
+			respond_text(mc, 431, "Request Header Fields Too Large", NULL,
+				     "request head over 16 KiB", false);
+			return true;
+		}
+		return false;
+	}
+	char v[32];
+	size_t clen = 0;
+	if (header(mc->in, hl, "Transfer-Encoding", v, sizeof(v))) {
+		respond_text(mc, 411, "Length Required", NULL, "send a Content-Length, not a chunked body",
+			     false);
+		return true;
+	}
+	if (header(mc->in, hl, "Content-Length", v, sizeof(v))) {
+		char *e;
+		unsigned long long l = strtoull(v, &e, 10);
+		if (!*v || *e || l > METRICS_BODY_MAX) {
+			respond_text(mc, 413, "Content Too Large", NULL, "request body over 4 KiB", false);
+			return true;
+		}
+		clen = (size_t)l;
+	}
+	if (mc->inlen < hl + clen)
+		return false;
+	/* the request line: METHOD SP TARGET SP VERSION */
+	char method[16], target[1024];
+	const char *sp1 = memchr(mc->in, ' ', hl);
+	const char *sp2 = sp1 ? memchr(sp1 + 1, ' ', hl - (size_t)(sp1 + 1 - mc->in)) : NULL;
+	const char *eol = memchr(mc->in, '\n', hl);
+	if (!sp1 || !sp2 || sp2 > eol || (size_t)(sp1 - mc->in) >= sizeof(method) ||
+	    (size_t)(sp2 - sp1 - 1) >= sizeof(target)) {
+		respond_text(mc, 400, "Bad Request", NULL, "malformed request line", false);
+		return true;
+	}
+	memcpy(method, mc->in, (size_t)(sp1 - mc->in));
+	method[sp1 - mc->in] = '\0';
+	memcpy(target, sp1 + 1, (size_t)(sp2 - sp1 - 1));
+	target[sp2 - sp1 - 1] = '\0';
+	char *q = strchr(target, '?');
+	if (q)
+		*q = '\0';
+	bool head_only = strcmp(method, "HEAD") == 0;
+	if (strcmp(target, "/metrics") != 0) {
+		respond_text(mc, 404, "Not Found", NULL, "only /metrics is served here", head_only);
+		return true;
+	}
+	if (strcmp(method, "GET") != 0 && !head_only) {
+		respond_text(mc, 405, "Method Not Allowed", "Allow: GET, HEAD\r\n", "use GET", false);
+		return true;
 	}
 	struct evbuffer *b = evbuffer_new();
 	if (!b) {
-		evhttp_send_error(req, HTTP_SERVUNAVAIL, "out of memory");
+		respond_text(mc, 503, "Service Unavailable", NULL, "out of memory", head_only);
+		return true;
+	}
+	metrics_render(mc->m->st, b);
+	respond(mc, 200, "OK", NULL, b, head_only);
+	evbuffer_free(b);
+	return true;
+}
+
+static void on_conn_read(evutil_socket_t fd, short what, void *arg)
+{
+	struct mconn *mc = arg;
+	if (what & EV_TIMEOUT) {
+		log_debug("op=metrics err=\"no full request within %d s: closed\"", METRICS_REQUEST_S);
+		mconn_close(mc);
 		return;
 	}
-	metrics_render(st, b);
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-			  "text/plain; version=0.0.4; charset=utf-8");
-	evhttp_send_reply(req, HTTP_OK, "OK", b);
-	evbuffer_free(b);
+	ssize_t n = recv(fd, mc->in + mc->inlen, sizeof(mc->in) - mc->inlen, 0);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return;
+	if (n <= 0) {
+		mconn_close(mc);
+		return;
+	}
+	mc->inlen += (size_t)n;
+	if (!handle_request(mc)) {
+		/* a persistent event's timeout restarts on each wakeup: keep
+		 * the deadline counted from the connect */
+		struct timeval tv = left(&mc->deadline);
+		event_add(mc->ev, &tv);
+	}
+}
+
+static void on_metrics_pause(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct metrics *m = arg;
+	event_add(m->lev, NULL);
+}
+
+/* Too many connections: the new one is closed at once (a scraper retries
+ * at its next interval). Logged at most every METRICS_LOG_NS. */
+static void refuse(struct metrics *m, int fd, unsigned cap)
+{
+	close(fd);
+	m->refused++;
+	uint64_t now = mono_ns();
+	if (m->log_ns && now - m->log_ns < METRICS_LOG_NS)
+		return;
+	log_warn("op=metrics err=\"too many connections: closing new ones\" metrics_max_clients=%u "
+		 "refused_total=%llu", cap, (unsigned long long)m->refused);
+	m->log_ns = now;
+}
+
+static void on_metrics_accept(evutil_socket_t lfd, short what, void *arg)
+{
+	(void)what;
+	struct metrics *m = arg;
+	for (int i = 0; i < METRICS_ACCEPT_BATCH; i++) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
+			    errno == ECONNABORTED)
+				return;
+			/* EMFILE and the like: the listener would wake the loop at
+			 * once again; pause instead of spinning */
+			log_warn("op=metrics err=\"accept: %s\": pausing %d ms", strerror(errno),
+				 METRICS_PAUSE_MS);
+			struct timeval tv = {.tv_sec = 0, .tv_usec = METRICS_PAUSE_MS * 1000};
+			event_del(m->lev);
+			evtimer_add(m->pause, &tv);
+			return;
+		}
+		unsigned cap = m->st->cache->cfg->metrics_max_clients;
+		if (m->nconns >= cap) {
+			refuse(m, fd, cap);
+			continue;
+		}
+		struct mconn *mc = malloc(sizeof(*mc));
+		if (!mc) {
+			close(fd);
+			continue;
+		}
+		*mc = (struct mconn){.m = m, .fd = fd};
+		mc->ev = event_new(m->base, fd, EV_READ | EV_PERSIST, on_conn_read, mc);
+		evutil_gettimeofday(&mc->deadline, NULL);
+		mc->deadline.tv_sec += METRICS_REQUEST_S;
+		struct timeval tv = {.tv_sec = METRICS_REQUEST_S, .tv_usec = 0};
+		if (!mc->ev || event_add(mc->ev, &tv) < 0) {
+			if (mc->ev)
+				event_free(mc->ev);
+			free(mc);
+			close(fd);
+			continue;
+		}
+		mc->next = m->conns;
+		if (m->conns)
+			m->conns->prev = mc;
+		m->conns = mc;
+		m->nconns++;
+	}
+}
+
+/* Bind daemon.metrics_listen: the first address its host resolves to. */
+static int metrics_listen(struct metrics *m, const struct config *cfg, char *err, size_t errlen)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+	struct addrinfo *ai = NULL;
+	char port[8];
+	snprintf(port, sizeof(port), "%u", (unsigned)cfg->metrics_port);
+	int gr = getaddrinfo(cfg->metrics_host[0] ? cfg->metrics_host : NULL, port, &hints, &ai);
+	if (gr != 0) {
+		snprintf(err, errlen, "cannot listen for metrics on %s: %s (daemon.metrics_listen)",
+			 cfg->metrics_listen, gai_strerror(gr));
+		return -EINVAL;
+	}
+	int e = 0;
+	m->lfd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int one = 1;
+	if (m->lfd < 0 || setsockopt(m->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(m->lfd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(m->lfd, 128) < 0)
+		e = errno ? errno : EADDRINUSE;
+	freeaddrinfo(ai);
+	if (e) {
+		snprintf(err, errlen, "cannot listen for metrics on %s: %s (daemon.metrics_listen)",
+			 cfg->metrics_listen, strerror(e));
+		return -e;
+	}
+	return 0;
 }
 
 int metrics_start(struct metrics **out, struct status *st, char *err, size_t errlen)
@@ -318,27 +666,27 @@ int metrics_start(struct metrics **out, struct status *st, char *err, size_t err
 	if (!cfg->metrics_listen[0])
 		return 0;
 	struct metrics *m = calloc(1, sizeof(*m));
-	if (!m || !(m->http = evhttp_new(st->cache->base))) {
-		free(m);
+	if (!m) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	evhttp_set_allowed_methods(m->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
-						    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE);
-	evhttp_set_max_headers_size(m->http, 16384);
-	evhttp_set_max_body_size(m->http, 4096);
-	evhttp_set_timeout(m->http, 30);
-	evhttp_set_gencb(m->http, on_request, st);
-	if (!evhttp_bind_socket_with_handle(m->http, cfg->metrics_host, cfg->metrics_port)) {
-		int e = errno ? errno : EADDRINUSE;
-		snprintf(err, errlen, "cannot listen for metrics on %s: %s (daemon.metrics_listen)",
-			 cfg->metrics_listen, strerror(e));
-		evhttp_free(m->http);
-		free(m);
-		return -e;
+	m->st = st;
+	m->base = st->cache->base;
+	m->lfd = -1;
+	int rc = metrics_listen(m, cfg, err, errlen);
+	if (rc < 0) {
+		metrics_stop(m);
+		return rc;
+	}
+	m->lev = event_new(m->base, m->lfd, EV_READ | EV_PERSIST, on_metrics_accept, m);
+	m->pause = evtimer_new(m->base, on_metrics_pause, m);
+	if (!m->lev || !m->pause || event_add(m->lev, NULL) < 0) {
+		snprintf(err, errlen, "out of memory");
+		metrics_stop(m);
+		return -ENOMEM;
 	}
 	*out = m;
-	log_info("op=metrics listen=%s", cfg->metrics_listen);
+	log_info("op=metrics listen=%s max_clients=%u", cfg->metrics_listen, cfg->metrics_max_clients);
 	return 0;
 }
 
@@ -346,6 +694,18 @@ void metrics_stop(struct metrics *m)
 {
 	if (!m)
 		return;
-	evhttp_free(m->http);
+	while (m->conns)
+		mconn_close(m->conns);
+	if (m->lev)
+		event_free(m->lev);
+	if (m->pause)
+		event_free(m->pause);
+	if (m->lfd >= 0)
+		close(m->lfd);
 	free(m);
+}
+
+unsigned metrics_clients(const struct metrics *m)
+{
+	return m ? m->nconns : 0;
 }

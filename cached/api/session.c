@@ -27,6 +27,7 @@
 #include "handlers.h"
 #include "log.h"
 #include "manifest.h"
+#include "plans.h"
 
 /* Held bytes of one uid over all its connections. */
 struct user_held {
@@ -297,9 +298,24 @@ static void sess_release(void *arg, struct conn *c)
 	c->sess = NULL;
 }
 
+/* Holds nothing the idle timeout would take: no handle (so no chunk file)
+ * and no plan it registered (a staged registration is dropped). */
+static bool sess_idle(void *arg, struct conn *c)
+{
+	struct session *s = c->sess;
+	(void)arg;
+	if (s->nopen) /* open files, and the chunks they hold */
+		return false;
+	for (const struct dplan *p = s->api->plans->list; p; p = p->next)
+		if (p->owner == c)
+			return false;
+	return true;
+}
+
 const struct server_ops api_server_ops = {
 	.opened = sess_opened,
 	.frame = sess_frame,
 	.closed = sess_closed,
 	.release = sess_release,
+	.idle = sess_idle,
 };

@@ -1,22 +1,40 @@
 /*
  * Unix socket server: see server.h.
  *
- * The socket file gets its final mode while it cannot yet accept anyone:
- * bind() under a 0177 umask creates it owner-only, chmod() widens it to
- * the configured mode (daemon.socket_mode) and group (daemon.socket_group),
- * and only then listen() opens it for connections.
+ * The socket file gets its final mode and group before anyone can reach
+ * it, and never through a path someone else could redirect: it is bound
+ * inside a fresh 0700 directory made next to the configured path (under a
+ * 0177 umask: owner-only), given its group and mode there (chown/chmod of
+ * a path in a directory only the daemon can write), then rename()d onto
+ * the configured path (rename replaces a symlink planted there, never its
+ * target), and only then does listen() open it. A socket directory that
+ * other users can write is refused at start: they could swap the socket
+ * for their own between two starts.
+ *
+ * Limits at accept (server_adopt): max_clients, of which the last
+ * SERVER_ADMIN_RESERVE_MAX are kept for admins, and max_clients_per_uid
+ * for everyone but admins; a refused client gets an EBUSY error frame
+ * naming the limit. Out of descriptors (EMFILE/ENFILE), accept() would
+ * fail on every wakeup of a level-triggered listener: the server gives up
+ * a reserve descriptor to accept and hang up on who waits (with an error
+ * frame saying why), logs once per episode and stops accepting for
+ * ACCEPT_PAUSE_MS. One periodic timer closes connections idle past
+ * daemon.idle_timeout that hold nothing.
  */
 #include "server.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -25,6 +43,23 @@
 #include "loop.h"
 
 #define IN_MIN 4096
+/* Out of descriptors: how long accepting pauses, and how many waiting
+ * clients one pause turns away (the listen backlog is 128). */
+#define ACCEPT_PAUSE_MS 100
+#define ACCEPT_DRAIN_MAX 128
+/* Connections one accept wakeup takes. */
+#define ACCEPT_BATCH 32
+/* Refusals are logged at most this often (a client retrying in a loop
+ * must not flood the log); the line counts those not logged. */
+#define REFUSE_LOG_NS (10ull * 1000000000ull)
+#define UID_BUCKETS 256u
+
+/* Connections per uid (max_clients_per_uid). */
+struct uid_count {
+	struct uid_count *next;
+	uid_t uid;
+	unsigned n;
+};
 
 struct out {
 	struct out *next;
@@ -46,6 +81,19 @@ struct server {
 	unsigned nconns;
 	unsigned nmem;  /* connections not freed yet (closed ones held by requests too) */
 	bool stopped;   /* server_stop ran: the last conn_free frees the server */
+	struct uid_count *uids[UID_BUCKETS];
+	/* out of descriptors */
+	int reserve_fd;          /* /dev/null, given up to turn waiting clients away */
+	bool starved;            /* in an EMFILE/ENFILE episode (logged at its start) */
+	uint64_t starved_refused; /* clients turned away in this episode */
+	struct event *accept_pause; /* re-arms the listener after a pause */
+	uint64_t accept_errors;
+	/* limits */
+	uint64_t refused;
+	uint64_t refuse_log_ns;  /* when a refusal was last logged */
+	uint64_t refused_unlogged;
+	struct event *idle_tick;
+	uint64_t idle_closed;
 };
 
 static void conn_close(struct conn *c);
@@ -64,6 +112,70 @@ void conn_count_bad_frame(struct conn *c)
 uint64_t server_bad_frames(const struct server *s)
 {
 	return s->bad_frames;
+}
+
+uint64_t server_accept_errors(const struct server *s)
+{
+	return s->accept_errors;
+}
+
+uint64_t server_idle_closed(const struct server *s)
+{
+	return s->idle_closed;
+}
+
+uint64_t server_refused(const struct server *s)
+{
+	return s->refused;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- connections per uid ---- */
+
+static struct uid_count **uid_slot(struct server *s, uid_t uid)
+{
+	struct uid_count **p = &s->uids[(unsigned)uid % UID_BUCKETS];
+	while (*p && (*p)->uid != uid)
+		p = &(*p)->next;
+	return p;
+}
+
+static unsigned uid_connections(struct server *s, uid_t uid)
+{
+	struct uid_count *u = *uid_slot(s, uid);
+	return u ? u->n : 0;
+}
+
+static int uid_add(struct server *s, uid_t uid)
+{
+	struct uid_count **p = uid_slot(s, uid);
+	if (!*p) {
+		struct uid_count *u = calloc(1, sizeof(*u));
+		if (!u)
+			return -ENOMEM;
+		u->uid = uid;
+		*p = u;
+	}
+	(*p)->n++;
+	return 0;
+}
+
+static void uid_remove(struct server *s, uid_t uid)
+{
+	struct uid_count **p = uid_slot(s, uid);
+	struct uid_count *u = *p;
+	if (!u)
+		return;
+	if (--u->n == 0) {
+		*p = u->next;
+		free(u);
+	}
 }
 
 void server_set_config(struct server *s, const struct config *cfg)
@@ -349,6 +461,7 @@ static void conn_recv(struct conn *c, evutil_socket_t fd)
 	if (n < 0)
 		return;
 	c->inlen += (size_t)n;
+	c->last_rx_ns = now_ns();
 	conn_parse(c);
 }
 
@@ -382,6 +495,7 @@ static void conn_close(struct conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	s->nconns--;
+	uid_remove(s, c->uid);
 	s->ops->closed(s->arg, c);
 	log_debug("client_pid=%d op=disconnect", (int)c->pid);
 	conn_put(c);
@@ -425,6 +539,74 @@ bool conn_require_admin(struct conn *c, const struct tc_hdr *h)
 	return false;
 }
 
+/* Tell a client it is not served (an error frame, id 0) and hang up.
+ * Never blocks: a client that does not read gets the hangup alone. */
+static void refuse_fd(int fd, int err, const char *msg)
+{
+	struct proto_wr w;
+	proto_wr_init(&w);
+	proto_wr_begin(&w);
+	proto_wr_str(&w, msg);
+	if (proto_wr_finish(&w, 0, 0, (uint32_t)err) == 0 &&
+	    send(fd, w.buf, w.len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		log_debug("op=accept err=\"cannot tell a refused client why\"");
+	proto_wr_free(&w);
+	close(fd);
+}
+
+/* A client refused by a limit: told why; logged at most every
+ * REFUSE_LOG_NS (with the count of refusals not logged). */
+static int refuse_limit(struct server *s, int fd, const char *msg, uid_t uid, pid_t pid)
+{
+	s->refused++;
+	refuse_fd(fd, EBUSY, msg);
+	uint64_t now = now_ns();
+	if (s->refuse_log_ns && now - s->refuse_log_ns < REFUSE_LOG_NS) {
+		s->refused_unlogged++;
+		return -EBUSY;
+	}
+	log_warn("op=accept client_uid=%d client_pid=%d refused_since_last_log=%llu err=\"%s\"",
+		 (int)uid, (int)pid, (unsigned long long)s->refused_unlogged, msg);
+	s->refuse_log_ns = now;
+	s->refused_unlogged = 0;
+	return -EBUSY;
+}
+
+static unsigned admin_reserve(unsigned max_clients)
+{
+	unsigned r = max_clients / 4;
+	return r < SERVER_ADMIN_RESERVE_MAX ? r : SERVER_ADMIN_RESERVE_MAX;
+}
+
+/* The limits a new client meets, in order: max_clients for everyone; the
+ * admin reserve and max_clients_per_uid for everyone but admins. */
+static int check_limits(struct server *s, int fd, uid_t uid, pid_t pid, bool admin)
+{
+	const struct config *cfg = s->cfg;
+	char msg[256];
+	if (s->nconns >= cfg->max_clients) {
+		snprintf(msg, sizeof(msg),
+			 "too many clients (daemon.max_clients = %u); try again later", cfg->max_clients);
+		return refuse_limit(s, fd, msg, uid, pid);
+	}
+	if (admin)
+		return 0;
+	unsigned reserve = admin_reserve(cfg->max_clients);
+	if (s->nconns + reserve >= cfg->max_clients) {
+		snprintf(msg, sizeof(msg),
+			 "too many clients (daemon.max_clients = %u, of which the last %u are kept for "
+			 "admins); try again later", cfg->max_clients, reserve);
+		return refuse_limit(s, fd, msg, uid, pid);
+	}
+	if (uid_connections(s, uid) >= cfg->max_clients_per_uid) {
+		snprintf(msg, sizeof(msg),
+			 "too many connections for uid %u (daemon.max_clients_per_uid = %u); close idle ones",
+			 (unsigned)uid, cfg->max_clients_per_uid);
+		return refuse_limit(s, fd, msg, uid, pid);
+	}
+	return 0;
+}
+
 int server_adopt(struct server *s, int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
@@ -433,38 +615,35 @@ int server_adopt(struct server *s, int fd)
 		close(fd);
 		return rc;
 	}
-	if (s->nconns >= s->cfg->max_clients) {
-		struct proto_wr w;
-		proto_wr_init(&w);
-		proto_wr_begin(&w);
-		proto_wr_str(&w, "too many clients (daemon.max_clients); try again later");
-		if (proto_wr_finish(&w, 0, 0, EBUSY) == 0 && send(fd, w.buf, w.len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-			log_debug("op=accept err=\"cannot tell a refused client why\"");
-		proto_wr_free(&w);
-		close(fd);
-		log_warn("op=accept err=\"too many clients\" max_clients=%u", s->cfg->max_clients);
-		return -EBUSY;
-	}
-	struct conn *c = calloc(1, sizeof(*c));
-	if (!c) {
-		close(fd);
-		return -ENOMEM;
-	}
+	uid_t uid = (uid_t)-1;
+	gid_t gid = (gid_t)-1;
+	pid_t pid = 0;
 	struct ucred cr;
 	socklen_t crl = sizeof(cr);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crl) == 0) {
-		c->uid = cr.uid;
-		c->gid = cr.gid;
-		c->pid = cr.pid;
-	} else {
-		c->uid = (uid_t)-1;
-		c->gid = (gid_t)-1;
+		uid = cr.uid;
+		gid = cr.gid;
+		pid = cr.pid;
 	}
-	c->admin = peer_is_admin(fd, c->uid, c->gid, s->cfg->admin_gid);
+	bool admin = peer_is_admin(fd, uid, gid, s->cfg->admin_gid);
+	int rc = check_limits(s, fd, uid, pid, admin);
+	if (rc < 0)
+		return rc;
+	struct conn *c = calloc(1, sizeof(*c));
+	if (!c || uid_add(s, uid) < 0) {
+		free(c);
+		close(fd);
+		return -ENOMEM;
+	}
+	c->uid = uid;
+	c->gid = gid;
+	c->pid = pid;
+	c->admin = admin;
 	c->srv = s;
 	c->fd = fd;
 	c->refs = 1;
 	c->oqtail = &c->oq;
+	c->last_rx_ns = now_ns();
 	c->in = malloc(IN_MIN);
 	c->incap = IN_MIN;
 	c->rev = event_new(s->base, fd, EV_READ | EV_PERSIST, on_read, c);
@@ -476,6 +655,7 @@ int server_adopt(struct server *s, int fd)
 			event_free(c->wev);
 		free(c->in);
 		free(c);
+		uid_remove(s, uid);
 		close(fd);
 		return -ENOMEM;
 	}
@@ -496,14 +676,156 @@ int server_adopt(struct server *s, int fd)
 	return 0;
 }
 
+/* ---- accepting, and running out of descriptors ---- */
+
+/* Descriptors open in this process (needs one free itself). */
+static int count_open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return -1;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1; /* the directory's own descriptor */
+}
+
+static void accept_pause(struct server *s)
+{
+	struct timeval tv = {.tv_sec = 0, .tv_usec = ACCEPT_PAUSE_MS * 1000};
+	event_del(s->lev);
+	evtimer_add(s->accept_pause, &tv);
+}
+
+static void on_accept_pause(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct server *s = arg;
+	if (s->reserve_fd < 0)
+		s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (s->lfd >= 0)
+		event_add(s->lev, NULL);
+}
+
+/* accept() failed with EMFILE/ENFILE: the listener would wake the loop
+ * at once again (level-triggered) and spin. Give up the reserve
+ * descriptor to accept and hang up on the clients that wait (they get an
+ * error frame saying why, not a hang), take it back, log once per
+ * episode, and pause accepting for ACCEPT_PAUSE_MS. */
+static void accept_starved(struct server *s, int err)
+{
+	if (s->reserve_fd >= 0) {
+		close(s->reserve_fd);
+		s->reserve_fd = -1;
+	}
+	if (!s->starved) {
+		struct rlimit rl = {0};
+		getrlimit(RLIMIT_NOFILE, &rl);
+		int open_fds = count_open_fds();
+		log_warn("op=accept err=\"%s\" nofile=%llu open_fds=%d clients=%u: turning new clients "
+			 "away until descriptors are free; raise the limit (LimitNOFILE= in the unit, "
+			 "ulimit -n) or lower daemon.max_clients", strerror(err),
+			 (unsigned long long)rl.rlim_cur, open_fds, s->nconns);
+		s->starved = true;
+		s->starved_refused = 0;
+	}
+	char msg[160];
+	snprintf(msg, sizeof(msg), "tiercached is out of file descriptors (%s); try again later, "
+		 "and tell its admin (see the daemon's log)", strerror(err));
+	for (int i = 0; i < ACCEPT_DRAIN_MAX; i++) {
+		int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			break;
+		refuse_fd(fd, err, msg);
+		s->starved_refused++;
+	}
+	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	accept_pause(s);
+}
+
 static void on_accept(evutil_socket_t lfd, short what, void *arg)
 {
 	(void)what;
-	int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd >= 0)
-		(void)server_adopt(arg, fd); /* it logs and closes what it refuses */
+	struct server *s = arg;
+	for (int i = 0; i < ACCEPT_BATCH; i++) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd >= 0) {
+			if (s->starved) {
+				log_info("op=accept descriptors=available refused_while_out=%llu",
+					 (unsigned long long)s->starved_refused);
+				s->starved = false;
+			}
+			(void)server_adopt(s, fd); /* it logs and closes what it refuses */
+			continue;
+		}
+		int e = errno;
+		if (e == EAGAIN || e == EWOULDBLOCK || e == EINTR || e == ECONNABORTED)
+			return;
+		s->accept_errors++;
+		if (e == EMFILE || e == ENFILE) {
+			accept_starved(s, e);
+			return;
+		}
+		/* ENOBUFS, ENOMEM, ...: pause too rather than spin */
+		log_warn("op=accept err=\"%s\": pausing accepts for %d ms", strerror(e), ACCEPT_PAUSE_MS);
+		accept_pause(s);
+		return;
+	}
 }
 
+/* ---- the idle timeout ---- */
+
+static void idle_arm(struct server *s)
+{
+	uint64_t t = s->cfg->idle_timeout_s;
+	uint64_t ms = t ? t * 1000 / 4 : 10000;
+	if (ms < 250)
+		ms = 250;
+	if (ms > 10000)
+		ms = 10000;
+	struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+	evtimer_add(s->idle_tick, &tv);
+}
+
+/* Nothing in flight, nothing queued either way, and the session holds
+ * nothing (the application's idle()). */
+static bool conn_holds_nothing(struct conn *c)
+{
+	return c->refs == 1 && !c->oq && c->work == 0 && !c->closing &&
+	       c->srv->ops->idle(c->srv->arg, c);
+}
+
+/* One timer for every connection: every quarter of idle_timeout (0.25 s to
+ * 10 s), close the connections that received nothing for idle_timeout and
+ * hold nothing. Re-reads the config each time (reload). */
+static void on_idle_tick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct server *s = arg;
+	uint64_t t = s->cfg->idle_timeout_s;
+	if (t) {
+		uint64_t now = now_ns(), limit = t * 1000000000ull;
+		struct conn *c = s->conns, *next;
+		for (; c; c = next) {
+			next = c->next;
+			if (now - c->last_rx_ns < limit || !conn_holds_nothing(c))
+				continue;
+			log_debug("client_pid=%d client_uid=%d op=idle_close idle_timeout_s=%llu", (int)c->pid,
+				  (int)c->uid, (unsigned long long)t);
+			s->idle_closed++;
+			conn_close(c);
+		}
+	}
+	idle_arm(s);
+}
+
+/* Create the socket's missing parent directories, 0755 (owned by the
+ * daemon's user). */
 static int mkdir_parent(const char *path)
 {
 	char dir[108];
@@ -512,27 +834,75 @@ static int mkdir_parent(const char *path)
 	if (!slash || slash == dir)
 		return 0;
 	*slash = '\0';
+	mode_t old = umask(0022);
+	int rc = 0;
 	for (char *p = dir + 1; *p; p++) {
 		if (*p != '/')
 			continue;
 		*p = '\0';
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-			return -errno;
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+			rc = -errno;
+			break;
+		}
 		*p = '/';
 	}
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
+	if (rc == 0 && mkdir(dir, 0755) < 0 && errno != EEXIST)
+		rc = -errno;
+	umask(old);
+	return rc;
 }
 
-/* A socket file left by a daemon that died is removed; one that a live
- * daemon answers on is not. */
+/* The socket's directory must be the daemon's alone to write: owned by
+ * root or the daemon's user, not writable by others, not writable by a
+ * group other than the daemon's. Whoever can write it can put their own
+ * socket at the path while the daemon is down (clients would take chunk
+ * descriptors from it) or plant a symlink there. A sticky bit does not
+ * help: it keeps others from removing the daemon's socket, not from
+ * creating one at the path when it is gone. */
+static int check_socket_dir(const char *dir, char *err, size_t n)
+{
+	struct stat st;
+	if (stat(dir, &st) < 0) {
+		int e = errno;
+		snprintf(err, n, "cannot stat the socket directory %s: %s", dir, strerror(e));
+		return -e;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, n, "%s (the directory of daemon.socket) is not a directory", dir);
+		return -ENOTDIR;
+	}
+	char what[96];
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		snprintf(what, sizeof(what), "is owned by another user (uid %u)", (unsigned)st.st_uid);
+	else if (st.st_mode & S_IWOTH)
+		snprintf(what, sizeof(what), "is writable by every user (mode %04o)",
+			 (unsigned)(st.st_mode & 07777));
+	else if ((st.st_mode & S_IWGRP) && st.st_gid != getegid())
+		snprintf(what, sizeof(what), "is writable by its group (mode %04o), which is not the daemon's",
+			 (unsigned)(st.st_mode & 07777));
+	else
+		return 0;
+	snprintf(err, n, "socket directory %s %s: another user could replace the socket or plant a "
+		 "symlink there; make it the daemon's alone (chown root %s && chmod 0755 %s) or put "
+		 "daemon.socket in a directory that is", dir, what, dir, dir);
+	return -EPERM;
+}
+
+/* What is at the socket path now. A socket file left by a daemon that died
+ * is replaced, one that a live daemon answers on is not; a symlink (planted
+ * or stale) is replaced itself by the rename, its target untouched; any
+ * other file is left alone and refused. */
 static int claim_path(const char *path, char *err, size_t n)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct stat st;
 	if (lstat(path, &st) < 0)
 		return 0;
+	if (S_ISLNK(st.st_mode)) {
+		log_warn("op=listen socket=%s err=\"a symlink is at the socket path: replacing the "
+			 "link (its target is not touched)\"", path);
+		return 0;
+	}
 	if (!S_ISSOCK(st.st_mode)) {
 		snprintf(err, n, "socket path %s exists and is not a socket; remove it or change daemon.socket", path);
 		return -EEXIST;
@@ -547,8 +917,73 @@ static int claim_path(const char *path, char *err, size_t n)
 		snprintf(err, n, "another tiercached is listening on %s", path);
 		return -EADDRINUSE;
 	}
-	unlink(path);
 	return 0;
+}
+
+/* Bind lfd to path (see the file's comment): in a fresh 0700 directory
+ * next to it, mode and group set there, renamed into place. */
+static int bind_private(int lfd, const struct config *cfg, const char *path, char *err, size_t n)
+{
+	char dir[108], tmpdir[108], tmpsock[112];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	int rc = check_socket_dir(dir, err, n);
+	if (rc < 0)
+		return rc;
+	rc = claim_path(path, err, n);
+	if (rc < 0)
+		return rc;
+	if ((size_t)snprintf(tmpdir, sizeof(tmpdir), "%s/.tcXXXXXX", dir) >= sizeof(tmpdir) - 2) {
+		snprintf(err, n, "socket path %s is too long to bind next to it (at most %zu bytes "
+			 "for its directory)", path, sizeof(tmpdir) - 13);
+		return -ENAMETOOLONG;
+	}
+	if (!mkdtemp(tmpdir)) {
+		rc = -errno;
+		snprintf(err, n, "cannot make a private directory in %s to bind the socket in: %s", dir,
+			 strerror(errno));
+		return rc;
+	}
+	snprintf(tmpsock, sizeof(tmpsock), "%s/s", tmpdir); /* fits: checked above */
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	memcpy(sa.sun_path, tmpsock, strlen(tmpsock) + 1);
+	mode_t old = umask(0177);
+	rc = bind(lfd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (rc < 0) {
+		rc = -errno;
+		snprintf(err, n, "cannot bind %s: %s", tmpsock, strerror(errno));
+		goto out;
+	}
+	/* tmpsock is in a directory only we can write: the path is ours */
+	if (cfg->socket_gid != (gid_t)-1 && chown(tmpsock, (uid_t)-1, cfg->socket_gid) < 0) {
+		rc = -errno;
+		snprintf(err, n, "cannot give %s to group %s: %s (daemon.socket_group)", path,
+			 cfg->socket_group, strerror(errno));
+		goto out;
+	}
+	if (chmod(tmpsock, (mode_t)cfg->socket_mode) < 0) {
+		rc = -errno;
+		snprintf(err, n, "cannot set the mode of %s: %s (daemon.socket_mode)", path, strerror(errno));
+		goto out;
+	}
+	if (rename(tmpsock, path) < 0) {
+		rc = -errno;
+		snprintf(err, n, "cannot put the socket at %s: %s", path, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (rc < 0)
+		unlink(tmpsock);
+	rmdir(tmpdir);
+	return rc;
 }
 
 int server_new(struct event_base *base, const struct config *cfg, const struct server_ops *ops,
@@ -562,6 +997,13 @@ int server_new(struct event_base *base, const struct config *cfg, const struct s
 	s->ops = ops;
 	s->arg = arg;
 	s->lfd = -1;
+	s->reserve_fd = -1;
+	s->idle_tick = evtimer_new(base, on_idle_tick, s);
+	if (!s->idle_tick) {
+		free(s);
+		return -ENOMEM;
+	}
+	idle_arm(s);
 	*out = s;
 	return 0;
 }
@@ -569,7 +1011,6 @@ int server_new(struct event_base *base, const struct config *cfg, const struct s
 int server_start(struct event_base *base, const struct config *cfg, const struct server_ops *ops,
 		 void *arg, struct server **out, char *err, size_t n)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	const char *path = cfg->socket;
 	struct server *s;
 	int rc = server_new(base, cfg, ops, arg, &s);
@@ -578,44 +1019,31 @@ int server_start(struct event_base *base, const struct config *cfg, const struct
 		return rc;
 	}
 	snprintf(s->path, sizeof(s->path), "%s", path);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	rc = mkdir_parent(path);
 	if (rc < 0) {
 		snprintf(err, n, "cannot create the directory of %s: %s", path, strerror(-rc));
 		goto fail;
 	}
-	rc = claim_path(path, err, n);
-	if (rc < 0)
-		goto fail;
 	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (s->lfd < 0) {
 		rc = -errno;
 		snprintf(err, n, "socket: %s", strerror(errno));
 		goto fail;
 	}
-	mode_t old = umask(0177);
-	rc = bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa));
-	umask(old);
-	if (rc < 0) {
-		rc = -errno;
-		snprintf(err, n, "cannot bind %s: %s", path, strerror(errno));
+	rc = bind_private(s->lfd, cfg, path, err, n);
+	if (rc < 0)
 		goto fail;
-	}
-	if (cfg->socket_gid != (gid_t)-1 && chown(path, (uid_t)-1, cfg->socket_gid) < 0) {
-		rc = -errno;
-		snprintf(err, n, "cannot give %s to group %s: %s (daemon.socket_group)", path,
-			 cfg->socket_group, strerror(errno));
-		unlink(path);
-		goto fail;
-	}
-	if (chmod(path, (mode_t)cfg->socket_mode) < 0 || listen(s->lfd, 128) < 0) {
+	if (listen(s->lfd, 128) < 0) {
 		rc = -errno;
 		snprintf(err, n, "cannot listen on %s: %s", path, strerror(errno));
 		unlink(path);
 		goto fail;
 	}
+	/* kept to turn clients away when out of descriptors (on_accept) */
+	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	s->lev = event_new(base, s->lfd, EV_READ | EV_PERSIST, on_accept, s);
-	if (!s->lev || event_add(s->lev, NULL) < 0) {
+	s->accept_pause = evtimer_new(base, on_accept_pause, s);
+	if (s->reserve_fd < 0 || !s->lev || !s->accept_pause || event_add(s->lev, NULL) < 0) {
 		rc = -ENOMEM;
 		snprintf(err, n, "cannot watch the listening socket");
 		unlink(path);
@@ -624,8 +1052,15 @@ int server_start(struct event_base *base, const struct config *cfg, const struct
 	*out = s;
 	return 0;
 fail:
+	if (s->lev)
+		event_free(s->lev);
+	if (s->accept_pause)
+		event_free(s->accept_pause);
+	if (s->reserve_fd >= 0)
+		close(s->reserve_fd);
 	if (s->lfd >= 0)
 		close(s->lfd);
+	event_free(s->idle_tick);
 	free(s);
 	return rc;
 }
@@ -638,6 +1073,16 @@ void server_stop(struct server *s)
 		conn_close(s->conns);
 	if (s->lev)
 		event_free(s->lev);
+	s->lev = NULL;
+	if (s->accept_pause)
+		event_free(s->accept_pause);
+	s->accept_pause = NULL;
+	if (s->idle_tick)
+		event_free(s->idle_tick);
+	s->idle_tick = NULL;
+	if (s->reserve_fd >= 0)
+		close(s->reserve_fd);
+	s->reserve_fd = -1;
 	if (s->lfd >= 0) {
 		close(s->lfd);
 		unlink(s->path);

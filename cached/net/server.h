@@ -57,6 +57,9 @@ struct server_ops {
 	/* The connection's memory goes (closed and no request holds it): free
 	 * the session. */
 	void (*release)(void *arg, struct conn *c);
+	/* true if c's session holds nothing (no open handle, so no chunk file,
+	 * and no plan): the idle timeout may close it. */
+	bool (*idle)(void *arg, struct conn *c);
 };
 
 struct conn {
@@ -78,11 +81,20 @@ struct conn {
 	gid_t gid;
 	pid_t pid;
 	bool admin;        /* root, the daemon's user or in daemon.admin_group */
+	uint64_t last_rx_ns; /* CLOCK_MONOTONIC of the last bytes received (idle timeout) */
 	struct conn *prev, *next;
 };
 
-/* Listen on cfg->socket (socket_mode, socket_group, max_clients, admin_gid
- * are read from cfg, which must outlive the server). */
+/* Connections of max_clients that only admins may take (so that
+ * `tierctl status` works while users hold every other slot): 8, or a
+ * quarter of a smaller max_clients. */
+#define SERVER_ADMIN_RESERVE_MAX 8u
+
+/* Listen on cfg->socket (socket_mode, socket_group, max_clients,
+ * max_clients_per_uid, idle_timeout_s, admin_gid are read from cfg, which
+ * must outlive the server). The socket's directory must not be writable
+ * by other users: it is created 0755 if missing, refused otherwise (err
+ * says why and what to do). */
 int server_start(struct event_base *base, const struct config *cfg, const struct server_ops *ops,
 		 void *arg, struct server **out, char *err, size_t errlen);
 /* A server with no listening socket: clients come only through
@@ -90,10 +102,11 @@ int server_start(struct event_base *base, const struct config *cfg, const struct
 int server_new(struct event_base *base, const struct config *cfg, const struct server_ops *ops,
 	       void *arg, struct server **out);
 /* Take a connected Unix stream socket as a client, exactly as if it had
- * been accepted: credentials from SO_PEERCRED, the max_clients limit, the
- * application's opened(). The fd becomes the server's in every case (made
- * non-blocking; closed on failure). 0, -EBUSY (max_clients: the peer is
- * told why) or -errno. */
+ * been accepted: credentials from SO_PEERCRED, the max_clients,
+ * admin-reserve and max_clients_per_uid limits, the application's
+ * opened(). The fd becomes the server's in every case (made non-blocking;
+ * closed on failure). 0, -EBUSY (a limit: the peer is told which) or
+ * -errno. */
 int server_adopt(struct server *s, int fd);
 /* Close every connection and the listener, remove the socket file. A
  * connection a request still holds (conn_get) outlives it: its conn_put()
@@ -102,6 +115,14 @@ void server_stop(struct server *s);
 unsigned server_clients(const struct server *s);
 /* Frames refused as malformed (the connection was closed). */
 uint64_t server_bad_frames(const struct server *s);
+/* accept() failures (out of descriptors above all: the pending clients
+ * were turned away and accepting paused, see on_accept). */
+uint64_t server_accept_errors(const struct server *s);
+/* Connections closed by the idle timeout (daemon.idle_timeout). */
+uint64_t server_idle_closed(const struct server *s);
+/* Connections refused by a limit (max_clients, the admin reserve,
+ * max_clients_per_uid). */
+uint64_t server_refused(const struct server *s);
 /* Swap the config the server reads its limits from (reload). */
 void server_set_config(struct server *s, const struct config *cfg);
 

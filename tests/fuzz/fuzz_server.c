@@ -114,6 +114,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	g.fd_probe = fcntl(g.devnull, F_DUPFD_CLOEXEC, 0);
 	assert(g.fd_probe >= 0 && close(g.fd_probe) == 0);
 	g.cfg.max_clients = 1;
+	g.cfg.max_clients_per_uid = 1;
 	g.cfg.admin_gid = (gid_t)-1;
 	g.cfg.socket_gid = (gid_t)-1;
 	return 0;
@@ -211,11 +212,21 @@ static void app_release(void *arg, struct conn *c)
 	g.released++;
 }
 
+/* Nothing here outlives a frame but the held requests, which the
+ * server's own refs check covers. */
+static bool app_idle(void *arg, struct conn *c)
+{
+	(void)arg;
+	assert(((struct sess *)c->sess)->magic == SESS_MAGIC);
+	return true;
+}
+
 static const struct server_ops app_ops = {
 	.opened = app_opened,
 	.frame = app_frame,
 	.closed = app_closed,
 	.release = app_release,
+	.idle = app_idle,
 };
 
 /* Answer what was held: on a live connection a reply, on a closed one a
