@@ -156,6 +156,9 @@ const struct counter_row counter_rows[] = {
 	{.status = "bad_frames", .section = STATUS_COUNTERS,
 	 .metric = "tiercache_errors_total", .labels = "kind=\"bad_frame\"", .type = COUNTER_COUNTER,
 	 .help = HELP_ERRORS, .get = get_bad_frames},
+	{.status = "accept_errors", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_errors_total", .labels = "kind=\"accept\"", .type = COUNTER_COUNTER,
+	 .help = HELP_ERRORS, .get = get_accept_errors},
 	{.status = "held_refusals", .section = STATUS_COUNTERS,
 	 .metric = "tiercache_held_refusals_total", .labels = "", .type = COUNTER_COUNTER,
 	 .help = "Chunk descriptors refused (ENOBUFS) because the client held "
@@ -166,9 +169,6 @@ const struct counter_row counter_rows[] = {
 	 .help = "Files served without checking them against a cold store that is down "
 		 "(serve_stale_on_error = yes).",
 	 CTR(stale_served)},
-	{.status = "accept_errors", .section = STATUS_COUNTERS,
-	 .metric = "tiercache_errors_total", .labels = "kind=\"accept\"", .type = COUNTER_COUNTER,
-	 .help = HELP_ERRORS, .get = get_accept_errors},
 	{.status = "clients_refused", .section = STATUS_COUNTERS,
 	 .metric = "tiercache_clients_refused_total", .labels = "", .type = COUNTER_COUNTER,
 	 .help = "Connections refused by a limit (max_clients, the admin reserve, max_clients_per_uid).",
