@@ -884,7 +884,7 @@ static int check_socket_dir(const char *dir, char *err, size_t n)
 		return 0;
 	snprintf(err, n, "socket directory %s %s: another user could replace the socket or plant a "
 		 "symlink there; make it the daemon's alone (chown root %s && chmod 0755 %s) or put "
-		 "daemon.socket in a directory that is", dir, what, dir, dir);
+		 "daemon.socket in a directory only the daemon can write", dir, what, dir, dir);
 	return -EPERM;
 }
 
