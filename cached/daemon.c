@@ -123,10 +123,13 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 	memset(d, 0, sizeof(*d));
 	d->cfg = cfg;
 	log_set_level(cfg->log_level);
-	/* clients, the fd cache, files waiting for their sync, the index,
-	 * the cold stores' sockets: warn when the limit leaves no room */
+	/* clients, the metrics endpoint's, the fd cache, files waiting for
+	 * their sync, the index, the cold stores' sockets: warn when the
+	 * limit leaves no room (running out anyway does not spin: on_accept
+	 * in net/server.c) */
 	uint64_t nofile = tc_nofile_raise();
-	uint64_t need = (uint64_t)cfg->max_clients + FDCACHE_SLOTS + 256u;
+	uint64_t need = (uint64_t)cfg->max_clients + FDCACHE_SLOTS + 256u +
+			(cfg->metrics_listen[0] ? cfg->metrics_max_clients : 0);
 	if (nofile < need)
 		log_warn("op=start nofile=%llu wanted=%llu: the descriptor limit may refuse clients "
 			 "or fills under load; raise it (ulimit -n, or LimitNOFILE= in the unit) or "

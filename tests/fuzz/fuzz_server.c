@@ -85,7 +85,7 @@ static struct {
 	struct event_base *base;
 	struct config cfg;
 	int devnull;
-	int fd_probe; /* the lowest free descriptor between inputs */
+	int fd_probe; /* the lowest free descriptor when this input started */
 	/* this input */
 	const uint8_t *stream;
 	size_t len;
@@ -351,6 +351,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int sv[2];
 	bool eof = false;
 
+	/* taken per input, not once: libFuzzer itself may open descriptors
+	 * between inputs (a pipe to its symbolizer when it first prints a
+	 * NEW_FUNC) */
+	g.fd_probe = fcntl(g.devnull, F_DUPFD_CLOEXEC, 0);
+	assert(g.fd_probe >= 0 && close(g.fd_probe) == 0);
 	memset(&g.want, 0, sizeof(g.want));
 	g.stream = data + 1;
 	g.len = size - 1;
