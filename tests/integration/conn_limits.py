@@ -19,85 +19,10 @@ import subprocess
 import sys
 import time
 
-MAGIC, VERSION = 0x4354, 1
-OP_HELLO, OP_OPEN, OP_CHUNK, OP_LISTDIR = 1, 2, 3, 8
-fails = 0
+from tc_wire import (OP_CHUNK, OP_HELLO, OP_LISTDIR, OP_OPEN, Checks, connect, cpu_ticks,
+                     err_text, hdr, hello, nfds, recv_exact, recv_frame, s_str)
 
-
-def check(cond, what):
-    global fails
-    print(("ok: " if cond else "FAIL: ") + what, flush=True)
-    if not cond:
-        fails += 1
-
-
-def hdr(op, length, rid=1, aux=0):
-    return struct.pack("<HBBIII", MAGIC, VERSION, op, length, rid, aux)
-
-
-def s_str(b):
-    return struct.pack("<I", len(b)) + b
-
-
-def hello(rid=1):
-    return hdr(OP_HELLO, 4, rid) + struct.pack("<I", 1)
-
-
-def connect(path, timeout=10):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    s.connect(path)
-    return s
-
-
-def recv_exact(s, n):
-    buf = b""
-    while len(buf) < n:
-        c = s.recv(n - len(buf))
-        if not c:
-            return None
-        buf += c
-    return buf
-
-
-def recv_frame(s):
-    """(op, id, aux, payload) or None at EOF; descriptors that ride along
-    are closed."""
-    fds = []
-    msg, anc, _, _ = s.recvmsg(16, socket.CMSG_SPACE(4 * 4))
-    for level, typ, data in anc:
-        if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
-            fds += list(struct.unpack("%di" % (len(data) // 4), data[: len(data) // 4 * 4]))
-    for fd in fds:
-        os.close(fd)
-    if not msg:
-        return None
-    rest = recv_exact(s, 16 - len(msg)) if len(msg) < 16 else b""
-    if rest is None:
-        return None
-    h = msg + rest
-    _, _, op, length, rid, aux = struct.unpack("<HBBIII", h)
-    payload = recv_exact(s, length) if length else b""
-    if payload is None:
-        return None
-    return op, rid, aux, payload
-
-
-def err_text(payload):
-    if len(payload) < 4:
-        return ""
-    n = struct.unpack("<I", payload[:4])[0]
-    return payload[4 : 4 + n].decode(errors="replace")
-
-
-def cpu_ticks(pid):
-    with open("/proc/%s/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])  # utime, stime
-
-
-def nfds(pid):
-    return len(os.listdir("/proc/%s/fd" % pid))
+check = Checks()
 
 
 def open_handle(s, path, rid=1):
@@ -385,4 +310,4 @@ def cmd_metricsflood(port, pid, n, cap):
 
 if __name__ == "__main__":
     globals()["cmd_" + sys.argv[1]](*sys.argv[2:])
-    sys.exit(1 if fails else 0)
+    sys.exit(1 if check.failed() else 0)

@@ -19,36 +19,9 @@ import sys
 import threading
 import time
 
-MAGIC, VERSION = 0x4354, 1
-OP_HELLO, OP_OPEN, OP_CHUNK, OP_READ = 1, 2, 3, 4
+from tc_wire import OP_CHUNK, OP_HELLO, OP_OPEN, OP_READ, hdr, recv_exact, recv_frame, rss_bytes, s_str
+
 F_CHUNK_RECHECK = 0x4
-
-
-def hdr(op, length, rid=1, aux=0):
-    return struct.pack("<HBBIII", MAGIC, VERSION, op, length, rid, aux)
-
-
-def s_str(b):
-    return struct.pack("<I", len(b)) + b
-
-
-def recv_exact(s, n):
-    buf = b""
-    while len(buf) < n:
-        c = s.recv(n - len(buf))
-        if not c:
-            return None
-        buf += c
-    return buf
-
-
-def recv_frame(s):
-    h = recv_exact(s, 16)
-    if h is None:
-        return None
-    _, _, op, length, rid, aux = struct.unpack("<HBBIII", h)
-    p = recv_exact(s, length)
-    return op, rid, aux, p
 
 
 def connect(sock):
@@ -70,11 +43,7 @@ def open_handle(s, path):
 
 
 def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
+    return rss_bytes(pid) // 1024
 
 
 def read_frames(handle, n, first_id=100):

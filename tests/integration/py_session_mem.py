@@ -12,30 +12,15 @@ import struct
 import sys
 
 SOCK, PID, LONG, SHORT = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-MAGIC, VERSION = 0x4354, 1
-OP_HELLO, OP_OPEN, OP_PLAN_SET = 1, 2, 14
+from tc_wire import MAGIC, OP_HELLO, OP_OPEN, OP_PLAN_SET, VERSION, Checks, rss_bytes, s_str
+
 PLAN_MORE, PLAN_CONT, PLAN_INDICES = 0x2, 0x4, 2
 MIB = 1 << 20
-fails = 0
-
-
-def check(cond, what):
-    global fails
-    print(("ok: " if cond else "FAIL: ") + what, flush=True)
-    if not cond:
-        fails += 1
+check = Checks()
 
 
 def rss():
-    with open("/proc/%d/status" % PID) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmRSS")
-
-
-def s_str(b):
-    return struct.pack("<I", len(b)) + b
+    return rss_bytes(PID)
 
 
 class Raw:
@@ -159,4 +144,4 @@ check(err == 0, "a new registration replaces the abandoned staged one (got %d)" 
 b.close()
 
 
-sys.exit(1 if fails else 0)
+sys.exit(1 if check.failed() else 0)
