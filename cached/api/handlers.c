@@ -436,19 +436,35 @@ static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	if (rc == 1) {
 		struct proto_wr w;
 		int fd;
-		free(p);
 		proto_wr_init(&w);
 		proto_wr_begin(&w);
 		rc = chunk_answer(c, hd, ch, &w, &fd);
-		if (rc < 0) {
-			session_reply_full(c, h->op, h->id, rc);
+		if (rc == -ENOENT) {
+			/* its file is gone from the tier (a tier directory removed
+			 * before the health check noticed): drop it, read it again */
+			proto_wr_free(&w);
+			chunk_drop(conn_api(c)->cache, ch, "file gone from its tier");
+			rc = fill_get(conn_api(c)->cache, hd->ds, hd->path, &hd->src, idx, &rctx, &p->w,
+				      &ch);
+			if (rc == 1) { /* a move in flight keeps it until the move ends */
+				free(p);
+				conn_reply_err(c, h->op, h->id, EIO, "chunk %u: its file is gone", idx);
+				return;
+			}
 		} else {
-			count_hit(conn_api(c)->cache, ch);
-			conn_reply(c, h->op, h->id, &w, fd);
+			free(p);
+			if (rc < 0) {
+				session_reply_full(c, h->op, h->id, rc);
+			} else {
+				count_hit(conn_api(c)->cache, ch);
+				conn_reply(c, h->op, h->id, &w, fd);
+			}
+			proto_wr_free(&w);
+			histogram_observe(&conn_api(c)->cache->lat_chunk_hit, cache_now_ns() - start_ns);
+			return;
 		}
-		proto_wr_free(&w);
-		histogram_observe(&conn_api(c)->cache->lat_chunk_hit, cache_now_ns() - start_ns);
-	} else if (rc == 0) {
+	}
+	if (rc == 0) {
 		p->verifying = verify_inflight(conn_api(c)->cache, chunk_key(hd->ds->name, hd->path,
 									     &hd->src, idx));
 		if (!p->verifying)

@@ -107,6 +107,10 @@ check "(b) metrics: tiercache_tier_failed{tier=hot} 0" [ "$(metric 'tiercache_ti
 # (c) the tier directory removed while running
 rm -rf "$MNT/hot"
 : >"$T/verify.err"
+# at once, before the health check notices: the daemon's cached descriptor
+# of a chunk still reads the unlinked file; one it must open again is
+# dropped and read from the cold store (op_chunk, on ENOENT)
+check "(c) files resident on the removed tier read correctly at once (failures: $(read_set r))" [ ! -s "$T/verify.err" ]
 check "(c) hot removed: 10 new reads, all bytes correct (failures: $(read_set c))" [ ! -s "$T/verify.err" ]
 check "(c) status: hot failed" wait_for 10 '[ "$(tier state)" = failed ]'
 check "(c) status: no chunks counted on the removed tier" wait_for 10 '[ "$(tier chunks)" = 0 ]'
