@@ -5,6 +5,18 @@ set -uo pipefail
 O=${1:?usage: $0 BUILD}
 TC_BIN=$O/bin
 TC_TESTS=$O/tests
+# Tests that bound the daemon's memory (read from /proc) call
+# tc_measure_memory first: under ASan freed memory is then reused instead of
+# quarantined, and TC_MEM_SCALE (1, or 3 for ASan's redzones and headers)
+# scales their bounds. No effect on other builds.
+TC_MEM_SCALE=1
+tc_measure_memory() {
+	if ldd "$TC_BIN/tiercached" 2>/dev/null | grep -q libasan; then
+		export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0"
+		TC_MEM_SCALE=3
+	fi
+	export TC_MEM_SCALE
+}
 T=$(mktemp -d "${TMPDIR:-/tmp}/tctest.XXXXXX")
 export TIERCACHE_SOCKET=$T/sock
 TC_PID=

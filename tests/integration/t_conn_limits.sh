@@ -56,9 +56,7 @@ for i in range(8192):
 PY
 tc_config 64M none 256K
 sed -i "s/^\[daemon\]$/[daemon]\nmetrics_listen = 127.0.0.1:$PORT\nmetrics_max_clients = 16/" "$T/tc.conf"
-# the RSS bound below means something under ASan only if freed replies are
-# reused rather than quarantined (no effect on other builds)
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0"
+tc_measure_memory # the RSS bound of queued LISTDIR replies (conn_limits.py)
 tc_start || exit 1
 for i in 1 2 3; do "$TC_TESTS/tcverify" file ds/f$i.bin "$T/cold/f$i.bin" >/dev/null || fail "warm f$i"; done
 mv "$T/cold/big" "$T/big" # tcverify reads every file of its directory; the manifest keeps it

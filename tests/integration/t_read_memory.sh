@@ -17,7 +17,8 @@ check "big.bin read whole through the library" "$TC_TESTS/tcverify" file ds/big.
 rss() { awk '/^VmRSS:/ {print $2}' "/proc/$TC_PID/status"; }
 idle=$(rss)
 echo "idle VmRSS: $idle KiB"
-LIMIT=$((200 * 1024)) # KiB above idle
+tc_measure_memory
+LIMIT=$((200 * 1024 * TC_MEM_SCALE)) # KiB above idle
 
 # one client pipelines READs for 6 s and never reads; meanwhile another reads
 $PYF "$T/sock" readflood ds/big.bin "$TC_PID" 6 >"$T/flood.out" 2>&1 &
@@ -32,14 +33,14 @@ cat "$T/flood.out"
 peak=$(awk '/^peak_rss_kib/ {print $2}' "$T/flood.out")
 check "the flood ran" [ -n "$peak" ]
 echo "pipelined READs: peak VmRSS $peak KiB (idle $idle)"
-check "pipelined READs never read: RSS stays under idle + 200 MiB" [ "${peak:-999999999}" -lt $((idle + LIMIT)) ]
+check "pipelined READs never read: RSS stays under idle + $((LIMIT / 1024)) MiB" [ "${peak:-999999999}" -lt $((idle + LIMIT)) ]
 
 # clients that hang up mid-reply
 $PYF "$T/sock" hangup ds/big.bin "$TC_PID" 10 >"$T/hang.out" 2>&1
 cat "$T/hang.out"
 peak=$(awk '/^peak_rss_kib/ {print $2}' "$T/hang.out")
 echo "hang-ups: peak VmRSS $peak KiB (idle $idle)"
-check "clients hanging up mid-reply: RSS stays under idle + 200 MiB" [ "${peak:-999999999}" -lt $((idle + LIMIT)) ]
+check "clients hanging up mid-reply: RSS stays under idle + $((LIMIT / 1024)) MiB" [ "${peak:-999999999}" -lt $((idle + LIMIT)) ]
 
 # the daemon is still well and serves the exact bytes
 check "after the floods: big.bin still matches" "$TC_TESTS/tcverify" file ds/big.bin "$T/cold/big.bin"

@@ -15,6 +15,7 @@ head -c 1000 /dev/urandom >"$T/cold/$long"
 head -c 1000 /dev/urandom >"$T/cold/z.bin"
 tc_config 64M none 64K
 sed -i 's/^workers = 4$/workers = 2\nplan_grace = 1h/' "$T/tc.conf"
+tc_measure_memory
 tc_start || finish
 
 python3 "$(dirname "$0")/py_session_mem.py" "$T/sock" "$TC_PID" "$long" z.bin >"$T/mem.out" 2>&1
