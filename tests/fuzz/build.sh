@@ -34,7 +34,7 @@ sources_for() {
 	# the daemon's transport, as built in the daemon (its layer's include
 	# paths: net, conf, util), with an output queue small enough that
 	# inputs of a few KiB reach backpressure
-	fuzz_server) echo cached/net/server.c cached/util/log.c cached/util/loop.c common/proto.c ;;
+	fuzz_server) echo cached/net/server.c cached/net/sock_path.c cached/util/log.c cached/util/loop.c common/proto.c ;;
 	*) echo "fuzz: no source list for $1 in $0" >&2; return 1 ;;
 	esac
 }
