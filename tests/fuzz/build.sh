@@ -36,7 +36,7 @@ sources_for() {
 	# the daemon's transport, as built in the daemon (its layer's include
 	# paths: net, conf, util), with an output queue small enough that
 	# inputs of a few KiB reach backpressure
-	fuzz_server) echo cached/net/server.c cached/util/log.c cached/util/loop.c common/proto.c ;;
+	fuzz_server) echo cached/net/server.c cached/net/sock_path.c cached/util/log.c cached/util/loop.c common/proto.c ;;
 	# the PLAN_SET decoder and the stager, as handlers_plan.c runs them,
 	# against a real manifest
 	fuzz_plan_stage)
