@@ -11,20 +11,6 @@ TC=$TC_BIN/tierctl
 chmod 0711 "$T" # nobody reaches the socket (mode 0666 below)
 TC_DAEMON_CONF="socket_mode = 0666"
 
-# tc_start with the daemon under an optional wrapper (seccomp_exec)
-start_wrapped() {
-	$WRAP "$TC_BIN/tiercached" -c "$T/tc.conf" >>"$T/daemon.log" 2>&1 &
-	TC_PID=$!
-	for _ in $(seq 1 200); do
-		[ -S "$T/sock" ] && "$TC" status >/dev/null 2>&1 && return 0
-		kill -0 "$TC_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	echo "tiercached did not start; log:"
-	cat "$T/daemon.log"
-	return 1
-}
-
 run_case() { # run_case LABEL
 	local label=$1
 	rm -rf "$T/cold" "$T/outside" "$T/hot" "$T/warm" "$T/state"
@@ -38,7 +24,7 @@ run_case() { # run_case LABEL
 	chmod 0600 "$T/outside/secret"
 	printf 'OUTSIDE DIR FILE %0200000d' 0 >"$T/outside/dir/b.bin"
 	: >"$T/daemon.log"
-	start_wrapped || return 1
+	TC_WRAP=$WRAP tc_start || return 1
 	# listed as regular files, not read yet: then swapped
 	rm "$T/cold/secret.bin" && ln -s "$T/outside/secret" "$T/cold/secret.bin"
 	rm -r "$T/cold/dir" && ln -s "$T/outside/dir" "$T/cold/dir"
