@@ -111,7 +111,7 @@ tc_gen_tree() {
 }
 
 tc_start() { # $TC_WRAP, if set, runs the daemon (e.g. seccomp_exec)
-	$TC_WRAP "$TC_BIN/tiercached" -c "$T/tc.conf" >>"$T/daemon.log" 2>&1 &
+	${TC_WRAP:-} "$TC_BIN/tiercached" -c "$T/tc.conf" >>"$T/daemon.log" 2>&1 &
 	TC_PID=$!
 	for _ in $(seq 1 200); do
 		[ -S "$T/sock" ] && "$TC_BIN/tierctl" status >/dev/null 2>&1 && return 0
