@@ -38,11 +38,11 @@
 #include "log.h"
 #include "manifest.h"
 #include "mover.h"
+#include "pins.h"
 #include "policy_glue.h"
 #include "tiercache/protocol.h"
 #include "workers.h"
 
-#define PIN_NS "pin"
 #define WINDOW_FILL 8u  /* chunks of one op in flight: fills */
 #define WINDOW_MOVE 4u  /* ... copies between tiers (the mover's own limit) */
 #define WINDOW_PIN 2u   /* ... pins: fills must fit the band a full tier keeps */
@@ -50,8 +50,7 @@
 
 struct residency {
 	struct cache *cache;
-	char **pins; /* "DATASET" or "DATASET/PATH" */
-	size_t n, cap;
+	struct pin_set pins;
 };
 
 enum rop_kind {
@@ -115,57 +114,9 @@ static void count(struct res_count *c, uint64_t len)
 
 /* ---- selections ---- */
 
-/* Does path lie at or under rest ("" matches everything)? */
-static bool path_under(const char *path, const char *rest)
-{
-	size_t n = strlen(rest);
-	return n == 0 || (strncmp(path, rest, n) == 0 && (path[n] == '\0' || path[n] == '/'));
-}
-
 static bool chunk_in(const struct chunk *c, const struct dataset *ds, const char *rest)
 {
 	return (!ds || c->ds == ds) && path_under(c->path, rest);
-}
-
-/* "DATASET[/PATH]" of a pin: split without copying. */
-static void pin_split(const char *spec, size_t *dn, const char **rest)
-{
-	const char *slash = strchr(spec, '/');
-	*dn = slash ? (size_t)(slash - spec) : strlen(spec);
-	*rest = slash ? slash + 1 : "";
-}
-
-static bool pin_covers(const char *spec, const struct chunk *c)
-{
-	size_t dn;
-	const char *rest;
-	pin_split(spec, &dn, &rest);
-	return strlen(c->ds->name) == dn && strncmp(spec, c->ds->name, dn) == 0 &&
-	       path_under(c->path, rest);
-}
-
-/* ---- pinning one chunk ---- */
-
-static void pin_chunk(struct cache *cache, struct chunk *c)
-{
-	if (c->state != CHUNK_RESIDENT)
-		return;
-	chunk_policy_remove(cache, c);
-	c->state = CHUNK_PINNED;
-	cache->pinned[c->tier] += c->len;
-	c->ds->pinned_bytes += c->len;
-}
-
-static void unpin_chunk(struct cache *cache, struct chunk *c)
-{
-	c->pin_after_move = false;
-	if (c->state != CHUNK_PINNED)
-		return;
-	c->state = CHUNK_RESIDENT;
-	cache->pinned[c->tier] -= c->len;
-	c->ds->pinned_bytes -= c->len;
-	chunk_policy_insert(cache, c, cache_now_ns());
-	mover_kick(cache); /* the policies may be over their budget now */
 }
 
 void residency_pin_moved(struct residency *res, struct chunk *c)
@@ -176,93 +127,9 @@ void residency_pin_moved(struct residency *res, struct chunk *c)
 	pin_chunk(res->cache, c);
 }
 
-/* Room a tier has left for pins (see the top of the file). */
-static uint64_t pin_room(const struct cache *cache, int t)
-{
-	if (!cache->tiers[t].present)
-		return 0;
-	uint64_t budget = policy_glue_budget(cache, (enum tier_id)t);
-	return cache->pinned[t] >= budget ? 0 : budget - cache->pinned[t];
-}
-
-/* May c be pinned on the tier it is on? */
-static bool d_pin_fits(const struct cache *cache, const struct chunk *c)
-{
-	return pin_room(cache, c->tier) >= c->len;
-}
-
-/* ---- pin specs ---- */
-
-static int pins_add(struct residency *res, const char *spec)
-{
-	for (size_t i = 0; i < res->n; i++)
-		if (strcmp(res->pins[i], spec) == 0)
-			return 0;
-	if (res->n == res->cap) {
-		size_t cap = res->cap ? res->cap * 2 : 16;
-		char **v = realloc(res->pins, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		res->pins = v;
-		res->cap = cap;
-	}
-	if (!(res->pins[res->n] = strdup(spec)))
-		return -ENOMEM;
-	res->n++;
-	return 0;
-}
-
-static bool pinned_by_any(const struct residency *res, const struct chunk *c)
-{
-	for (size_t i = 0; i < res->n; i++)
-		if (pin_covers(res->pins[i], c))
-			return true;
-	return false;
-}
-
-static int pin_load_one(void *arg, const char *key, const void *v, size_t n)
-{
-	struct residency *res = arg;
-	struct cache *cache = res->cache;
-	size_t dn;
-	const char *rest;
-	(void)v;
-	(void)n;
-	pin_split(key, &dn, &rest);
-	if (!cache_dataset(cache, key, dn)) {
-		log_info("op=pin_load pin=\"%s\" dropped=\"its dataset is no longer configured\"", key);
-		index_kv_delete(cache->ix, PIN_NS, key);
-		return 0;
-	}
-	return pins_add(res, key) < 0 ? -ENOMEM : 0;
-}
-
-/* Forget (in memory and in the index) every pin of ds at or under rest
- * ("" = the whole dataset). Returns how many. */
-static size_t pins_remove_under(struct residency *res, const struct dataset *ds, const char *rest)
-{
-	struct cache *cache = res->cache;
-	size_t removed = 0;
-	for (size_t i = 0; i < res->n;) {
-		size_t dn;
-		const char *prest;
-		pin_split(res->pins[i], &dn, &prest);
-		if (dn == strlen(ds->name) && strncmp(res->pins[i], ds->name, dn) == 0 &&
-		    path_under(prest, rest)) {
-			index_kv_delete(cache->ix, PIN_NS, res->pins[i]);
-			free(res->pins[i]);
-			res->pins[i] = res->pins[--res->n];
-			removed++;
-		} else {
-			i++;
-		}
-	}
-	return removed;
-}
-
 void residency_forget_dataset(struct residency *res, const struct dataset *ds)
 {
-	size_t n = res ? pins_remove_under(res, ds, "") : 0;
+	size_t n = res ? pin_set_remove_under(&res->pins, res->cache, ds, "") : 0;
 	if (n)
 		log_info("dataset=%s op=unpin pins=%zu why=\"the dataset left the config\"", ds->name, n);
 }
@@ -274,22 +141,22 @@ int residency_init(struct residency **out, struct cache *cache)
 		return -ENOMEM;
 	*out = res;
 	res->cache = cache;
-	int rc = index_kv_scan(cache->ix, PIN_NS, pin_load_one, res);
+	int rc = pin_set_load(&res->pins, cache);
 	if (rc < 0)
 		return rc;
 	uint64_t chunks = 0;
 	struct chunk_iter it;
-	if (res->n)
+	if (res->pins.n)
 		for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c;
 		     c = chunk_iter_next(&it))
-			if (c->state == CHUNK_RESIDENT && pinned_by_any(res, c)) {
+			if (c->state == CHUNK_RESIDENT && pin_set_covers(&res->pins, c)) {
 				pin_chunk(cache, c);
 				chunks++;
 			}
-	if (res->n)
+	if (res->pins.n)
 		log_info("op=pin_load pins=%zu chunks=%" PRIu64 " hot_bytes=%" PRIu64
 			 " warm_bytes=%" PRIu64,
-			 res->n, chunks, cache->pinned[TIER_HOT], cache->pinned[TIER_WARM]);
+			 res->pins.n, chunks, cache->pinned[TIER_HOT], cache->pinned[TIER_WARM]);
 	return 0;
 }
 
@@ -297,9 +164,7 @@ void residency_free(struct residency *res)
 {
 	if (!res)
 		return;
-	for (size_t i = 0; i < res->n; i++)
-		free(res->pins[i]);
-	free(res->pins);
+	pin_set_free(&res->pins);
 	free(res);
 }
 
@@ -442,7 +307,7 @@ static void rop_finish(struct rop *op)
 				 "resident (%s); free room (tierctl evict, unpin) and try again",
 				 op->pin_spec, op->r.missing.chunks + op->r.failed.chunks,
 				 op->r.selected.chunks, op->stopped ? "interrupted" : "no room on any tier");
-		} else if (pins_add(op->res, op->pin_spec) < 0 ||
+		} else if (pin_set_add(&op->res->pins, op->pin_spec) < 0 ||
 			   index_kv_put(cache->ix, PIN_NS, op->pin_spec, "", 0) < 0) {
 			op->r.err = -EIO;
 			snprintf(op->r.msg, sizeof(op->r.msg),
@@ -635,7 +500,7 @@ static void slot_after_move(struct slot *s, struct chunk *c)
 			count(&op->r.pinned, it->len);
 		} else if (c->state == CHUNK_RESIDENT) {
 			int other = c->tier == TIER_HOT ? TIER_WARM : TIER_HOT;
-			if (d_pin_fits(op->cache, c)) {
+			if (pin_fits(op->cache, c)) {
 				pin_chunk(op->cache, c);
 				it->pinned_here = true;
 				count(&op->r.pinned, it->len);
@@ -889,24 +754,21 @@ int residency_unpin(struct residency *res, struct dataset *ds, const char *rest,
 	char spec[TC_PATH_MAX + TC_DATASET_NAME_MAX + 2];
 	snprintf(spec, sizeof(spec), "%s%s%s", ds->name, *rest ? "/" : "", rest);
 	/* a pin above the selection: unpinning part of it is ambiguous */
-	for (size_t i = 0; i < res->n; i++) {
-		size_t dn;
-		const char *prest;
-		pin_split(res->pins[i], &dn, &prest);
-		if (dn == strlen(ds->name) && strncmp(res->pins[i], ds->name, dn) == 0 &&
-		    strlen(prest) < strlen(rest) && path_under(rest, prest))
+	for (size_t i = 0; i < res->pins.n; i++) {
+		const char *pin = res->pins.specs[i], *prest;
+		if (pin_in(pin, ds, &prest) && strlen(prest) < strlen(rest) && path_under(rest, prest))
 			return fail(r, -EBUSY,
 				    "%s is inside the pin on %s: unpin %s (then pin what should stay)",
-				    spec, res->pins[i], res->pins[i]);
+				    spec, pin, pin);
 	}
-	size_t removed = pins_remove_under(res, ds, rest);
+	size_t removed = pin_set_remove_under(&res->pins, cache, ds, rest);
 	if (!removed)
 		return fail(r, -ENOENT, "nothing is pinned at or under %s (tierctl status shows pinned bytes)",
 			    spec);
 	struct chunk_iter it;
 	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it))
 		if ((c->state == CHUNK_PINNED || c->pin_after_move) && chunk_in(c, ds, rest) &&
-		    !pinned_by_any(res, c)) {
+		    !pin_set_covers(&res->pins, c)) {
 			count(&r->pinned, c->len);
 			unpin_chunk(cache, c);
 		}

@@ -220,6 +220,23 @@ static bool reresolve(struct conn *c, uint8_t op, uint32_t id, const char *path,
 	return ok;
 }
 
+/* The target a file request names, then an optional u32 (COOKIE, else
+ * NULL) and nothing more, and the peer's right to WANT it (access.h).
+ * On any error: replied, false. */
+static bool file_request(struct conn *c, const struct tc_hdr *h, struct proto_rd *r,
+			 const char *name, int want, struct target *t, uint32_t *cookie)
+{
+	if (!target_parse(c, h, r, t))
+		return false;
+	if (cookie)
+		*cookie = proto_rd_u32(r);
+	if (!proto_rd_done(r)) {
+		conn_reply_err(c, h->op, h->id, EBADMSG, "malformed %s", name);
+		return false;
+	}
+	return access_check(c, h->op, h->id, t->ds, t->rest, want);
+}
+
 /* A revalidation said path may not be served (err < 0): tell the client
  * what happened and what to do (dataset_reval_msg). */
 static void reply_reval_err(struct conn *c, uint8_t op, uint32_t id, const struct dataset *ds,
@@ -281,13 +298,7 @@ static void open_after_reval(struct cache *cache, void *arg, int err)
 static void op_open(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 {
 	struct target t;
-	if (!target_parse(c, h, r, &t))
-		return;
-	if (!proto_rd_done(r)) {
-		conn_reply_err(c, h->op, h->id, EBADMSG, "malformed OPEN");
-		return;
-	}
-	if (!access_check(c, h->op, h->id, t.ds, t.rest, ACCESS_OPEN))
+	if (!file_request(c, h, r, "OPEN", ACCESS_OPEN, &t, NULL))
 		return;
 	if (!*t.rest) {
 		conn_reply_err(c, h->op, h->id, EISDIR, "%s is a dataset (a directory); open a file in it",
@@ -775,13 +786,7 @@ static void stat_after_reval(struct cache *cache, void *arg, int err)
 static void op_stat(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 {
 	struct target t;
-	if (!target_parse(c, h, r, &t))
-		return;
-	if (!proto_rd_done(r)) {
-		conn_reply_err(c, h->op, h->id, EBADMSG, "malformed STAT");
-		return;
-	}
-	if (!access_check(c, h->op, h->id, t.ds, t.rest, ACCESS_STAT))
+	if (!file_request(c, h, r, "STAT", ACCESS_STAT, &t, NULL))
 		return;
 	struct mf_entry *e = *t.rest ? manifest_find(t.ds->mf, t.rest) : NULL;
 	if (e) {
@@ -823,14 +828,8 @@ static void op_listdir(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 {
 	struct target t;
 	struct proto_wr w;
-	if (!target_parse(c, h, r, &t))
-		return;
-	uint32_t cookie = proto_rd_u32(r);
-	if (!proto_rd_done(r)) {
-		conn_reply_err(c, h->op, h->id, EBADMSG, "malformed LISTDIR");
-		return;
-	}
-	if (!access_check(c, h->op, h->id, t.ds, t.rest, ACCESS_LIST))
+	uint32_t cookie;
+	if (!file_request(c, h, r, "LISTDIR", ACCESS_LIST, &t, &cookie))
 		return;
 	if (!manifest_dir_exists(t.ds->mf, t.rest)) {
 		if (manifest_find(t.ds->mf, t.rest))

@@ -35,7 +35,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <pwd.h>
 #include <ini.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -711,66 +710,45 @@ static void inherit_daemon_keys(struct load *ld, struct dataset_conf *ds, const 
 	}
 }
 
-/* A user (IS_GROUP false) or group name, or a numeric id, to its id.
- * 0, or -ENOENT when there is no such name. */
-static int allow_id(const char *word, bool is_group, uint32_t *id)
-{
-	char buf[16384];
-	const char *p = word;
-	uint64_t x;
-	if (config_parse_digits(&p, &x) == 0 && !*p)
-		return x < UINT32_MAX ? (*id = (uint32_t)x, 0) : -ENOENT;
-	if (is_group) {
-		struct group gr, *res = NULL;
-		if (getgrnam_r(word, &gr, buf, sizeof(buf), &res) != 0 || !res)
-			return -ENOENT;
-		*id = res->gr_gid;
-	} else {
-		struct passwd pw, *res = NULL;
-		if (getpwnam_r(word, &pw, buf, sizeof(buf), &res) != 0 || !res)
-			return -ENOENT;
-		*id = res->pw_uid;
-	}
-	return 0;
-}
-
 /* allow_users / allow_groups: names or numeric ids separated by commas or
  * blanks, resolved once here (a name that leaves the system later does
  * not change a running daemon until a reload). */
+struct allow_key {
+	struct load *ld;
+	int line;
+	const char *label;
+	const struct key_def *k;
+	const char *what; /* "user" | "group" */
+};
+
+static void allow_unknown(void *arg, const char *word)
+{
+	struct allow_key *ak = arg;
+	char sb[80];
+	key_msg(ak->ld, ak->line, ak->label, ak->k,
+		"unknown %s \"%s\" (use a %s name known to this system or a numeric id)", ak->what,
+		shown(sb, sizeof(sb), word), ak->what);
+}
+
 static void resolve_allow(struct load *ld, struct dataset_conf *ds, const struct sect_state *st,
 			  const char *label, bool is_group)
 {
-	const char *key = is_group ? "allow_groups" : "allow_users";
-	const struct key_def *k = &config_keys[config_key_index(SECT_DATASET, key)];
-	int line = st->key_line[config_key_index(SECT_DATASET, key)];
-	const char *v = is_group ? ds->allow_groups : ds->allow_users;
-	uint32_t *n = is_group ? &ds->nallow_gids : &ds->nallow_uids;
-	char word[256], sb[80];
-	*n = 0;
-	for (const char *p = v;;) {
-		p += strspn(p, ", \t");
-		if (!*p)
-			break;
-		size_t len = strcspn(p, ", \t");
-		snprintf(word, sizeof(word), "%.*s", (int)len, p);
-		p += len;
-		uint32_t id;
-		if (len >= sizeof(word) || allow_id(word, is_group, &id) < 0) {
-			key_msg(ld, line, label, k, "unknown %s \"%s\" (use a %s name known to this system "
-				"or a numeric id)", is_group ? "group" : "user", shown(sb, sizeof(sb), word),
-				is_group ? "group" : "user");
-			continue;
-		}
-		if (*n == CONFIG_ALLOW_MAX) {
-			key_msg(ld, line, label, k, "more than %d %s (list fewer; a group admits many users)",
-				CONFIG_ALLOW_MAX, is_group ? "groups" : "users");
-			return;
-		}
+	size_t ki = config_key_index(SECT_DATASET, is_group ? "allow_groups" : "allow_users");
+	struct allow_key ak = {.ld = ld, .line = st->key_line[ki], .label = label,
+			       .k = &config_keys[ki], .what = is_group ? "group" : "user"};
+	uint32_t ids[CONFIG_ALLOW_MAX];
+	unsigned n;
+	if (config_parse_ids(is_group ? ds->allow_groups : ds->allow_users, is_group, ids,
+			     CONFIG_ALLOW_MAX, &n, allow_unknown, &ak) == -E2BIG)
+		key_msg(ld, ak.line, label, ak.k, "more than %d %ss (list fewer; a group admits many users)",
+			CONFIG_ALLOW_MAX, ak.what);
+	for (unsigned i = 0; i < n; i++) {
 		if (is_group)
-			ds->allow_gids[(*n)++] = (gid_t)id;
+			ds->allow_gids[i] = (gid_t)ids[i];
 		else
-			ds->allow_uids[(*n)++] = (uid_t)id;
+			ds->allow_uids[i] = (uid_t)ids[i];
 	}
+	*(is_group ? &ds->nallow_gids : &ds->nallow_uids) = n;
 }
 
 static void resolved_msg(void *arg, const char *msg)
@@ -878,46 +856,6 @@ static void cross_check(struct load *ld)
 
 /* ---- loading ---- */
 
-/* Read FILE whole into *text (NUL-terminated). */
-static int read_file(const char *file, char **text, size_t *len)
-{
-	char *buf = NULL;
-	size_t n = 0;
-	int rc = 0;
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	buf = malloc(CONFIG_FILE_MAX + 2);
-	if (!buf) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (;;) {
-		ssize_t r = read(fd, buf + n, CONFIG_FILE_MAX + 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			rc = -errno;
-			goto out;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-		if (n > CONFIG_FILE_MAX) {
-			rc = -EFBIG;
-			goto out;
-		}
-	}
-	buf[n] = '\0';
-	*text = buf;
-	*len = n;
-	buf = NULL;
-out:
-	free(buf);
-	close(fd);
-	return rc;
-}
-
 /* cfg->file (absolute, normalised) and ld->dir, its directory. */
 static int load_locate(struct load *ld)
 {
@@ -961,7 +899,7 @@ int config_load(const char *file, struct config **out, char **errors)
 
 	rc = load_locate(&ld);
 	if (rc == 0)
-		rc = read_file(file, &text, &ld.len);
+		rc = config_read_file(file, CONFIG_FILE_MAX, &text, &ld.len);
 	if (rc < 0) {
 		if (rc == -EFBIG)
 			load_msg(&ld, 0, "cannot read: larger than %d bytes", CONFIG_FILE_MAX);

@@ -1,6 +1,6 @@
 /*
  * Value parsing and formatting for the configuration: see config_value.h
- * and the size / duration parsers declared in config.h. Pure functions.
+ * and the size / duration parsers declared in config.h.
  */
 #include "config.h"
 #include "config_value.h"
@@ -9,10 +9,12 @@
 #include <ctype.h>
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -217,4 +219,43 @@ const char *config_parse_listen(const char *v, char *host, size_t hn, uint16_t *
 	memcpy(host, h, strlen(h) + 1);
 	*port = (uint16_t)x;
 	return NULL;
+}
+
+int config_read_file(const char *file, size_t max, char **text, size_t *len)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	int rc = 0;
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(max + 2);
+	if (!buf) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		ssize_t r = read(fd, buf + n, max + 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = -errno;
+			goto out;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > max) {
+			rc = -EFBIG;
+			goto out;
+		}
+	}
+	buf[n] = '\0';
+	*text = buf;
+	*len = n;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return rc;
 }

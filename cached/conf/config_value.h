@@ -1,6 +1,7 @@
 /*
  * Value parsing and formatting for the configuration: sizes, durations,
- * paths. Pure functions, shared by config.c and its tests.
+ * paths, lists of users and groups (config_ids.c); the bounded read of the
+ * file itself. Shared by config.c and its tests.
  */
 #ifndef TIERCACHE_CONFIG_VALUE_H
 #define TIERCACHE_CONFIG_VALUE_H
@@ -26,5 +27,14 @@ void config_store_uint(void *field, size_t size, uint64_t v);
 int config_path_normalize(const char *in, char *out, size_t n);
 /* Is path a equal to or inside path b? */
 bool config_path_inside(const char *a, const char *b);
+/* A list of user (IS_GROUP false) or group names or numeric ids, separated
+ * by commas or blanks, into ids[] (*n of them): 0, or -E2BIG past MAX
+ * (the first MAX kept). Each word that names no one goes to unknown()
+ * and is skipped (config_ids.c). */
+int config_parse_ids(const char *list, bool is_group, uint32_t *ids, unsigned max, unsigned *n,
+		     void (*unknown)(void *arg, const char *word), void *arg);
+/* Read FILE whole (at most MAX bytes: -EFBIG past it) into *text,
+ * NUL-terminated and malloc'd. 0 or -errno. */
+int config_read_file(const char *file, size_t max, char **text, size_t *len);
 
 #endif

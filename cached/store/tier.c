@@ -106,6 +106,20 @@ static void random_id(char out[TIER_ID_LEN + 1])
 }
 
 /* Write DIR/.tiercache-tier atomically (temp name, fsync, rename). */
+/* Write PATH (created or truncated, never through a symlink) with BUF and
+ * fsync it. 0 or -errno; the file may be left behind on error. */
+static int write_synced(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return -errno;
+	int rc = tier_write_all(fd, buf, len);
+	if (rc == 0 && fsync(fd) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
 static int marker_write(const char *dir, const char *name, char id[TIER_ID_LEN + 1])
 {
 	char tmp[PATH_MAX + 64], fin[PATH_MAX + 64], text[256];
@@ -116,13 +130,7 @@ static int marker_write(const char *dir, const char *name, char id[TIER_ID_LEN +
 			 "%s\ntier=%s\nid=%s\n# written by tiercached: this directory holds its chunk "
 			 "files; do not put anything else here\n",
 			 TIER_MARKER_MAGIC, name, id);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640);
-	if (fd < 0)
-		return -errno;
-	int rc = tier_write_all(fd, text, (size_t)n);
-	if (rc == 0 && fsync(fd) < 0)
-		rc = -errno;
-	close(fd);
+	int rc = write_synced(tmp, text, (size_t)n);
 	if (rc == 0 && rename(tmp, fin) < 0)
 		rc = -errno;
 	if (rc < 0)
@@ -293,13 +301,7 @@ int tier_probe(const char *tier_path)
 	char path[PATH_MAX + 64];
 	static const char pattern[4096] = {'t', 'i', 'e', 'r', 'c', 'a', 'c', 'h', 'e'};
 	snprintf(path, sizeof(path), "%s/tmp/probe.%d.tmp", tier_path, (int)getpid());
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640);
-	if (fd < 0)
-		return -errno;
-	int rc = tier_write_all(fd, pattern, sizeof(pattern));
-	if (rc == 0 && fsync(fd) < 0)
-		rc = -errno;
-	close(fd);
+	int rc = write_synced(path, pattern, sizeof(pattern));
 	if (unlink(path) < 0 && rc == 0)
 		rc = -errno;
 	return rc;
