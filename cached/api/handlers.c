@@ -112,7 +112,7 @@ static void count_miss(struct cache *cache, struct dataset *ds)
 	ds->misses++;
 }
 
-/* Write "u32 idx, u64 off, u32 len, u8 tier" and open the chunk's fd. */
+/* Write a chunk record (protocol.h) and open the chunk's fd. */
 static int chunk_answer(struct conn *c, struct handle *hd, struct chunk *ch, struct proto_wr *w, int *fd)
 {
 	*fd = chunk_open_fd(conn_api(c)->cache, ch);
@@ -127,6 +127,7 @@ static int chunk_answer(struct conn *c, struct handle *hd, struct chunk *ch, str
 	proto_wr_u32(w, ch->idx);
 	proto_wr_u64(w, (uint64_t)ch->idx * hd->chunk_size);
 	proto_wr_u32(w, ch->len);
+	proto_wr_u64(w, 0); /* base: a chunk file holds only its chunk */
 	proto_wr_u8(w, ch->state == CHUNK_UNKEPT ? TC_TIER_NONE : ch->tier);
 	conn_api(c)->cache->ctr.bytes_served += ch->len;
 	chunk_count_read(conn_api(c)->cache, ch);

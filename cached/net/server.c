@@ -59,7 +59,8 @@ struct out {
 	struct out *next;
 	uint8_t *buf;
 	size_t len, off;
-	int fd;
+	unsigned nfds; /* descriptors riding on the frame's first bytes */
+	int fds[];
 };
 
 struct server {
@@ -182,8 +183,8 @@ static void conn_free(struct conn *c)
 	struct out *o = c->oq;
 	while (o) {
 		struct out *n = o->next;
-		if (o->fd >= 0)
-			close(o->fd);
+		for (unsigned i = 0; i < o->nfds; i++)
+			close(o->fds[i]);
 		free(o->buf);
 		free(o);
 		o = n;
@@ -264,44 +265,64 @@ void conn_work_end(struct conn *c, size_t bytes)
 	check_resume(c);
 }
 
-static void queue(struct conn *c, uint8_t *buf, size_t len, int fd)
+static void close_fds(const int *fds, unsigned n)
 {
-	struct out *o = malloc(sizeof(*o));
+	for (unsigned i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+/* Queue buf (owned from here) with the descriptors in fds (owned from
+ * here; -1 entries skipped). */
+static void queue(struct conn *c, uint8_t *buf, size_t len, const int *fds, unsigned nfds)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < nfds; i++)
+		n += fds[i] >= 0;
+	struct out *o = malloc(sizeof(*o) + n * sizeof(int));
 	if (!o) {
 		free(buf);
-		if (fd >= 0)
-			close(fd);
+		close_fds(fds, nfds);
 		conn_close(c);
 		return;
 	}
-	*o = (struct out){.buf = buf, .len = len, .fd = fd};
+	*o = (struct out){.buf = buf, .len = len, .nfds = n};
+	n = 0;
+	for (unsigned i = 0; i < nfds; i++)
+		if (fds[i] >= 0)
+			o->fds[n++] = fds[i];
 	*c->oqtail = o;
 	c->oqtail = &o->next;
 	c->oqbytes += len;
-	if (fd >= 0)
-		c->oqfds++;
+	c->oqfds += n;
 	conn_flush(c);
 	check_bound(c);
 }
 
-void conn_reply(struct conn *c, uint8_t op, uint32_t id, struct proto_wr *w, int fd)
+void conn_reply_fds(struct conn *c, uint8_t op, uint32_t id, struct proto_wr *w, const int *fds,
+		    unsigned nfds)
 {
 	loop_assert();
-	if (c->dead) {
-		if (fd >= 0)
-			close(fd);
+	if (c->dead || nfds > TC_REPLY_FDS_MAX) {
+		close_fds(fds, nfds);
+		if (!c->dead)
+			conn_reply_err(c, op, id, EOVERFLOW, "reply with too many descriptors");
 		return;
 	}
 	if (proto_wr_finish(w, op, id, 0) < 0) {
-		if (fd >= 0)
-			close(fd);
+		close_fds(fds, nfds);
 		conn_reply_err(c, op, id, ENOMEM, "reply too large or out of memory");
 		return;
 	}
 	uint8_t *buf = w->buf;
 	size_t len = w->len;
 	proto_wr_init(w); /* the queue owns the buffer now */
-	queue(c, buf, len, fd);
+	queue(c, buf, len, fds, nfds);
+}
+
+void conn_reply(struct conn *c, uint8_t op, uint32_t id, struct proto_wr *w, int fd)
+{
+	conn_reply_fds(c, op, id, w, &fd, 1);
 }
 
 void conn_reply_err(struct conn *c, uint8_t op, uint32_t id, int err, const char *fmt, ...)
@@ -322,7 +343,7 @@ void conn_reply_err(struct conn *c, uint8_t op, uint32_t id, int err, const char
 		conn_close(c);
 		return;
 	}
-	queue(c, w.buf, w.len, -1);
+	queue(c, w.buf, w.len, NULL, 0);
 }
 
 /* Write as much of the queue as the socket takes. */
@@ -331,21 +352,21 @@ static void conn_flush(struct conn *c)
 	while (c->oq && !c->dead) {
 		struct out *o = c->oq;
 		ssize_t n;
-		if (o->fd >= 0 && o->off == 0) {
-			/* the descriptor rides on the frame's first bytes */
+		if (o->nfds && o->off == 0) {
+			/* the descriptors ride on the frame's first bytes */
 			union {
 				struct cmsghdr h;
-				char b[CMSG_SPACE(sizeof(int))];
+				char b[CMSG_SPACE(sizeof(int) * TC_REPLY_FDS_MAX)];
 			} cm;
 			struct iovec iov = {.iov_base = o->buf, .iov_len = o->len};
 			struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b,
-					    .msg_controllen = sizeof(cm.b)};
+					    .msg_controllen = CMSG_SPACE(sizeof(int) * o->nfds)};
 			memset(cm.b, 0, sizeof(cm.b));
 			struct cmsghdr *ch = CMSG_FIRSTHDR(&mh);
 			ch->cmsg_level = SOL_SOCKET;
 			ch->cmsg_type = SCM_RIGHTS;
-			ch->cmsg_len = CMSG_LEN(sizeof(int));
-			memcpy(CMSG_DATA(ch), &o->fd, sizeof(int));
+			ch->cmsg_len = CMSG_LEN(sizeof(int) * o->nfds);
+			memcpy(CMSG_DATA(ch), o->fds, sizeof(int) * o->nfds);
 			n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 		} else {
 			n = send(c->fd, o->buf + o->off, o->len - o->off, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -360,10 +381,10 @@ static void conn_flush(struct conn *c)
 			conn_close(c);
 			return;
 		}
-		if (o->fd >= 0) {
-			close(o->fd); /* the receiver has its own copy now */
-			o->fd = -1;
-			c->oqfds--;
+		if (o->nfds) {
+			close_fds(o->fds, o->nfds); /* the receiver has its own copies now */
+			c->oqfds -= o->nfds;
+			o->nfds = 0;
 		}
 		o->off += (size_t)n;
 		c->oqbytes -= (size_t)n;

@@ -134,6 +134,11 @@ bool conn_require_admin(struct conn *c, const struct tc_hdr *h);
  * proto_wr_begin(w). fd >= 0 travels with it (ownership passes to the
  * server, which closes it once sent). */
 void conn_reply(struct conn *c, uint8_t op, uint32_t id, struct proto_wr *w, int fd);
+/* The same with up to TC_REPLY_FDS_MAX descriptors (-1 entries skipped),
+ * sent in one message with the frame's first bytes; all are owned by the
+ * call, whatever happens. */
+void conn_reply_fds(struct conn *c, uint8_t op, uint32_t id, struct proto_wr *w, const int *fds,
+		    unsigned nfds);
 /* Send an error reply: errno value and a detail line. */
 void conn_reply_err(struct conn *c, uint8_t op, uint32_t id, int err, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));

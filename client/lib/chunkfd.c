@@ -75,7 +75,7 @@ int tiercache_chunk_fd(struct tiercache *tc, int h, uint64_t off, uint64_t *fd_o
 			rc = -errno;
 		} else if (fstat(fd, &st) < 0) {
 			rc = -errno;
-		} else if ((uint64_t)st.st_size < clen) {
+		} else if ((uint64_t)st.st_size < c->base + clen) {
 			tc_err_detail("%s chunk %llu: cached file shorter than its %llu bytes", hd->path,
 				      (unsigned long long)idx, (unsigned long long)clen);
 			rc = -EIO;
@@ -104,7 +104,7 @@ int tiercache_chunk_fd(struct tiercache *tc, int h, uint64_t off, uint64_t *fd_o
 			close(fd);
 		goto out;
 	}
-	*fd_off = off - start;
+	*fd_off = c->base + (off - start);
 	*len = (size_t)(clen - (off - start));
 	tc_handle_put(tc, hd);
 	return fd;

@@ -22,7 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TC_CLIENT_VERSION 1u
 #define TC_RECONNECT_DEFAULT 10.0
 #define TC_BACKOFF_FIRST_MS 10
 #define TC_BACKOFF_MAX_MS 250
@@ -74,6 +73,15 @@ void tc_msg_free(struct tc_msg *m)
 	free(m->payload);
 	m->payload = NULL;
 	m->len = 0;
+}
+
+void tc_chunk_rec_get(struct proto_rd *r, struct tc_chunk_rec *c)
+{
+	c->idx = proto_rd_u32(r);
+	c->off = proto_rd_u64(r);
+	c->len = proto_rd_u32(r);
+	c->base = proto_rd_u64(r);
+	c->tier = proto_rd_u8(r); /* informational */
 }
 
 int tc_msg_take_fd(struct tc_msg *m)
@@ -295,7 +303,7 @@ static int hello(struct tiercache *tc)
 	struct tc_msg m;
 	proto_wr_init(&w);
 	proto_wr_begin(&w);
-	proto_wr_u32(&w, TC_CLIENT_VERSION);
+	proto_wr_u32(&w, TC_PROTO_VERSION);
 	int rc = tc_xfer(tc, TC_OP_HELLO, 0, &w, &m);
 	proto_wr_free(&w);
 	if (rc < 0)

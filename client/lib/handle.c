@@ -23,7 +23,7 @@ struct open_reply {
 	int64_t mtime_ns;
 	uint32_t chunk_size;
 	bool has_chunk;
-	uint32_t chunk_len;
+	struct tc_chunk_rec chunk;
 };
 
 /* Decode and check an OPEN reply; -EPROTO (connection dropped) if bad. */
@@ -36,24 +36,19 @@ static int open_reply_decode(struct tiercache *tc, const struct tc_msg *m, struc
 	o->mtime_ns = proto_rd_i64(&r);
 	o->chunk_size = proto_rd_u32(&r);
 	uint8_t has = proto_rd_u8(&r);
-	uint32_t idx = 0, len = 0;
-	uint64_t off = 0;
-	if (has) {
-		idx = proto_rd_u32(&r);
-		off = proto_rd_u64(&r);
-		len = proto_rd_u32(&r);
-		(void)proto_rd_u8(&r); /* tier: informational */
-	}
+	struct tc_chunk_rec c = {0};
+	if (has)
+		tc_chunk_rec_get(&r, &c);
 	if (!proto_rd_done(&r) || has > 1)
 		return tc_bad_reply(tc, "OPEN");
 	if (o->chunk_size == 0 || o->size > INT64_MAX ||
 	    (o->size > 0 && (o->size - 1) / o->chunk_size > UINT32_MAX))
 		return tc_bad_reply(tc, "OPEN size / chunk_size");
 	uint64_t want = o->size < o->chunk_size ? o->size : o->chunk_size;
-	if (has && (idx != 0 || off != 0 || len != want))
+	if (has && (c.idx != 0 || c.off != 0 || c.len != want || c.base > (uint64_t)INT64_MAX - c.len))
 		return tc_bad_reply(tc, "OPEN chunk 0 bounds");
 	o->has_chunk = has;
-	o->chunk_len = len;
+	o->chunk = c;
 	return 0;
 }
 
@@ -279,7 +274,8 @@ int tiercache_open(struct tiercache *tc, const char *path, int flags)
 		int fd = tc_msg_take_fd(&m);
 		if (fd >= 0 && (c0 = calloc(1, sizeof(*c0)))) {
 			c0->fd = fd;
-			c0->len = o.chunk_len;
+			c0->len = o.chunk.len;
+			c0->base = o.chunk.base;
 			c0->gen = tc->gen;
 			c0->live = true;
 			c0->stamp = ++hd->clock;

@@ -32,7 +32,7 @@
 /* Chunk fds kept per handle; the least recently used is released beyond. */
 #define TC_CHUNK_CACHE 8u
 /* fds one reply may carry; more are closed and the reply is refused. */
-#define TC_MSG_MAXFDS 4
+#define TC_MSG_MAXFDS ((int)TC_REPLY_FDS_MAX)
 /* Internal result of the transport: the connection broke (EOF, EPIPE,
  * ECONNRESET) and the request may be retried on a new connection. Never
  * leaves the library: callers turn it into tc->last_conn_err. */
@@ -49,8 +49,19 @@ struct tc_chunk {
 	uint32_t gen;   /* connection the fd came from: RELEASE only on that one */
 	uint32_t refs;
 	uint64_t stamp; /* LRU clock value of the last use */
+	uint64_t base;  /* where the chunk's bytes start in fd (a segment) */
 	int fd;
 	bool live;
+};
+
+/* A chunk record of an OPEN or CHUNK reply (protocol.h): the chunk's bytes
+ * are the passed descriptor's bytes [base, base + len). */
+struct tc_chunk_rec {
+	uint32_t idx;
+	uint64_t off;  /* the chunk's offset in its file */
+	uint32_t len;
+	uint64_t base;
+	uint8_t tier;
 };
 
 struct tc_handle {
@@ -138,6 +149,8 @@ int tc_xfer(struct tiercache *tc, uint8_t op, uint32_t flags, struct proto_wr *w
 int tc_request_locked(struct tiercache *tc, const struct tc_req *rq, struct tc_msg *rep);
 int tc_request(struct tiercache *tc, const struct tc_req *rq, struct tc_msg *rep);
 void tc_msg_free(struct tc_msg *m);
+/* Read one chunk record (bounds are the caller's to check). */
+void tc_chunk_rec_get(struct proto_rd *r, struct tc_chunk_rec *c);
 /* Take the (only) fd of a reply, or -1; the message no longer owns it. */
 int tc_msg_take_fd(struct tc_msg *m);
 /* The reply payload was malformed: drop the connection (the stream cannot

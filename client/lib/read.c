@@ -204,12 +204,10 @@ static int chunk_fetch(struct tiercache *tc, struct tc_handle *hd, uint32_t idx,
 		goto out;
 	struct proto_rd r;
 	proto_rd_init(&r, m.payload, m.len);
-	uint32_t ridx = proto_rd_u32(&r);
-	uint64_t roff = proto_rd_u64(&r);
-	uint32_t rlen = proto_rd_u32(&r);
-	(void)proto_rd_u8(&r); /* tier */
-	if (!proto_rd_done(&r) || ridx != idx || roff != (uint64_t)idx * hd->chunk_size ||
-	    rlen != want_len) {
+	struct tc_chunk_rec rec;
+	tc_chunk_rec_get(&r, &rec);
+	if (!proto_rd_done(&r) || rec.idx != idx || rec.off != (uint64_t)idx * hd->chunk_size ||
+	    rec.len != want_len || rec.base > (uint64_t)INT64_MAX - rec.len) {
 		rc = tc_bad_reply(tc, "CHUNK");
 		goto out;
 	}
@@ -230,7 +228,8 @@ static int chunk_fetch(struct tiercache *tc, struct tc_handle *hd, uint32_t idx,
 	}
 	c->fd = fd;
 	c->idx = idx;
-	c->len = rlen;
+	c->len = rec.len;
+	c->base = rec.base;
 	c->gen = tc->gen;
 	pthread_mutex_lock(&tc->tbl_lock);
 	release = chunk_insert(tc, hd, c, &victim);
@@ -250,7 +249,7 @@ static int pread_full(struct tc_handle *hd, const struct tc_chunk *c, uint8_t *d
 		      uint64_t off)
 {
 	while (n > 0) {
-		ssize_t r = pread(c->fd, dst, n, (off_t)off);
+		ssize_t r = pread(c->fd, dst, n, (off_t)(c->base + off));
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;

@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #define TC_PROTO_MAGIC 0x4354u   /* "TC" as little-endian bytes 'T','C' */
-#define TC_PROTO_VERSION 1u
+#define TC_PROTO_VERSION 2u
 
 #define TC_HDR_SIZE 16u
 #define TC_FRAME_MAX (1u << 20)  /* payload bytes, either direction */
@@ -40,6 +40,8 @@
 #define TC_DATASET_NAME_MAX 64u  /* a dataset name, bytes */
 #define TC_POLICY_TUNABLES_MAX 32u /* key=value pairs in one POLICY_SET */
 #define TC_POLICY_TUNABLE_MAX 255u /* bytes of one key=value */
+#define TC_REPLY_FDS_MAX 64u     /* descriptors one reply carries */
+#define TC_OPEN_MANY_MAX 64u     /* files one OPEN_MANY names */
 
 /* Header: magic u16, version u8, op u8, len u32, id u32, aux u32.
  * aux: request flags (TC_F_*) in a request, 0 or errno in a reply. */
@@ -70,13 +72,14 @@ enum tc_op {
 
 	/* req: str "dataset/path"
 	 * rep: u64 handle, u64 size, i64 mtime_ns, u32 chunk_size,
-	 *      u8 has_chunk; if has_chunk: u32 idx, u64 off, u32 len, u8 tier
-	 *      (+ one fd) */
+	 *      u8 has_chunk; if has_chunk: a chunk record (+ one fd) */
 	TC_OP_OPEN = 2,
 
 	/* req: u64 handle, u32 idx (flags: TC_F_CHUNK_RECHECK)
-	 * rep: u32 idx, u64 off, u32 len, u8 tier (+ one fd of the chunk file;
-	 *      the chunk's bytes are the file's bytes [0, len)) */
+	 * rep: a chunk record (+ one fd).
+	 * A chunk record: u32 idx, u64 off (the chunk's offset in its file),
+	 * u32 len, u64 base, u8 tier: the chunk's bytes are the passed
+	 * descriptor's bytes [base, base + len) (base > 0: a segment). */
 	TC_OP_CHUNK = 3,
 
 	/* req: u64 handle, u64 off, u32 len (<= TC_READ_MAX)
@@ -195,6 +198,17 @@ enum tc_op {
 	 * rep: empty. Errors: EPERM (not an admin), EINVAL (uid or gid -1,
 	 *      too many groups), EBADMSG. */
 	TC_OP_ACT_AS = 26,
+
+	/* req (flags: TC_F_WANT_CHUNK0): u32 count (1..TC_OPEN_MANY_MAX),
+	 *      count x str "dataset/path"
+	 * rep: u32 count, count x { u32 err; err != 0: str message;
+	 *      err == 0: an OPEN reply's fields }, with one fd for each
+	 *      record whose has_chunk is 1, in record order. Files fail
+	 *      one by one; the frame fails only if it is malformed. */
+	TC_OP_OPEN_MANY = 27,
+
+	/* Reserved for open-ahead from plans (issue 17). */
+	TC_OP_OPEN_AHEAD = 28,
 
 	TC_OP_MAX_
 };

@@ -6,7 +6,7 @@ import struct
 import sys
 
 SOCK = sys.argv[1]
-MAGIC, VERSION = 0x4354, 1
+MAGIC, VERSION = 0x4354, 2
 fails = 0
 
 
@@ -47,7 +47,7 @@ def check(name, cond):
 
 
 def hello(s, rid=7):
-    s.sendall(hdr(1, 4, rid) + struct.pack("<I", 1))
+    s.sendall(hdr(1, 4, rid) + struct.pack("<I", VERSION))
     r = recv_frame(s)
     return r is not None and r[1] == rid and r[2] == 0
 
@@ -94,7 +94,7 @@ check("path with a NUL byte gets EINVAL", r is not None and r[2] == errno.EINVAL
 check("connection still usable after bad payloads", hello(s, 15))
 
 # 5. pipelining: several requests before reading, replies carry their ids
-s.sendall(hdr(1, 4, 21) + struct.pack("<I", 1) + hdr(200, 0, 22) + hdr(1, 4, 23) + struct.pack("<I", 1))
+s.sendall(hdr(1, 4, 21) + struct.pack("<I", VERSION) + hdr(200, 0, 22) + hdr(1, 4, 23) + struct.pack("<I", VERSION))
 ids = [recv_frame(s)[1] for _ in range(3)]
 check("pipelined requests answered with their ids", sorted(ids) == [21, 22, 23])
 
@@ -103,7 +103,7 @@ s2 = conn()
 s2.sendall(hdr(1, 4, 1)[:9])
 s2.close()
 s3 = conn()
-frame = hdr(1, 4, 31) + struct.pack("<I", 1)
+frame = hdr(1, 4, 31) + struct.pack("<I", VERSION)
 for i in range(len(frame)):
     s3.send(frame[i:i + 1])
 r = recv_frame(s3)

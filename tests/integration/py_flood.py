@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 
-from tc_wire import OP_CHUNK, OP_HELLO, OP_OPEN, OP_READ, hdr, recv_exact, recv_frame, rss_bytes, s_str
+from tc_wire import OP_CHUNK, OP_HELLO, OP_OPEN, OP_READ, VERSION, hdr, recv_exact, recv_frame, rss_bytes, s_str
 
 F_CHUNK_RECHECK = 0x4
 
@@ -28,7 +28,7 @@ def connect(sock):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(30)
     s.connect(sock)
-    s.sendall(hdr(OP_HELLO, 4, 1) + struct.pack("<I", 1))
+    s.sendall(hdr(OP_HELLO, 4, 1) + struct.pack("<I", VERSION))
     r = recv_frame(s)
     assert r and r[2] == 0, "HELLO failed"
     return s

@@ -15,7 +15,7 @@ import struct
 import sys
 
 SOCK, COLD, DS, CHUNK, PHASE = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
-MAGIC, VERSION = 0x4354, 1
+MAGIC, VERSION = 0x4354, 2
 OP_HELLO, OP_OPEN, OP_CHUNK, OP_CLOSE = 1, 2, 3, 6
 WANT_CHUNK0 = 0x2
 fails = 0
@@ -37,7 +37,7 @@ class Raw:
         self.s.connect(SOCK)
         self.fds = []
         self.rid = 0
-        op, err, _ = self.call(OP_HELLO, struct.pack("<I", 1))
+        op, err, _ = self.call(OP_HELLO, struct.pack("<I", VERSION))
         assert err == 0
 
     def recv_exact(self, n):

@@ -32,7 +32,7 @@ class Raw:
         self.s.connect(SOCK)
         self.rid = 0
         self.f = self.s.makefile("rb")
-        self.send(OP_HELLO, struct.pack("<I", 1))
+        self.send(OP_HELLO, struct.pack("<I", VERSION))
         assert self.recv()[0] == 0
 
     def send(self, op, payload, aux=0):

@@ -6,7 +6,7 @@ import os
 import socket
 import struct
 
-MAGIC, VERSION = 0x4354, 1
+MAGIC, VERSION = 0x4354, 2
 OP_HELLO, OP_OPEN, OP_CHUNK, OP_READ, OP_LISTDIR, OP_PLAN_SET = 1, 2, 3, 4, 8, 14
 
 
@@ -34,7 +34,7 @@ def s_str(b):
 
 
 def hello(rid=1):
-    return hdr(OP_HELLO, 4, rid) + struct.pack("<I", 1)
+    return hdr(OP_HELLO, 4, rid) + struct.pack("<I", VERSION)
 
 
 def connect(path, timeout=10):

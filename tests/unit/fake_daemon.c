@@ -125,11 +125,13 @@ static int chunk_fd(struct fake *f, int fi, uint32_t idx, uint32_t len)
 	pthread_mutex_lock(&f->lock);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		uint8_t *b = malloc(len ? len : 1);
+		/* the chunk's bytes start at FAKE_BASE, as in a segment */
+		uint8_t *b = malloc(FAKE_BASE + len);
+		memset(b, 0xee, FAKE_BASE);
 		for (uint32_t i = 0; i < len; i++)
-			b[i] = fake_pattern(fi, (uint64_t)idx * CS + i);
+			b[FAKE_BASE + i] = fake_pattern(fi, (uint64_t)idx * CS + i);
 		int w = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		(void)!write(w, b, short_ ? len - 1 : len);
+		(void)!write(w, b, FAKE_BASE + (short_ ? len - 1 : len));
 		close(w);
 		free(b);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -243,7 +245,7 @@ static void dispatch(struct fconn *c, const struct tc_hdr *rq, const uint8_t *p)
 	switch (rq->op) {
 	case TC_OP_HELLO: {
 		uint32_t v = proto_rd_u32(&r);
-		if (!proto_rd_done(&r) || v != 1)
+		if (!proto_rd_done(&r) || v != TC_PROTO_VERSION)
 			goto bad;
 		pthread_mutex_lock(&f->lock);
 		f->n_hello++;
@@ -290,6 +292,7 @@ static void dispatch(struct fconn *c, const struct tc_hdr *rq, const uint8_t *p)
 			proto_wr_u32(&w, 0);
 			proto_wr_u64(&w, 0);
 			proto_wr_u32(&w, len);
+			proto_wr_u64(&w, FAKE_BASE);
 			proto_wr_u8(&w, TC_TIER_HOT);
 			fd = chunk_fd(f, fi, 0, len);
 		}
@@ -320,6 +323,7 @@ static void dispatch(struct fconn *c, const struct tc_hdr *rq, const uint8_t *p)
 		proto_wr_u32(&w, idx);
 		proto_wr_u64(&w, off);
 		proto_wr_u32(&w, len);
+		proto_wr_u64(&w, FAKE_BASE);
 		proto_wr_u8(&w, TC_TIER_WARM);
 		int fd = f->no_fd ? -1 : chunk_fd(f, fi, idx, len);
 		reply(c, rq, &w, 0, fd);

@@ -16,6 +16,9 @@
 #include "proto.h"
 
 #define CS 4096u /* the fake dataset's chunk size */
+/* Junk ahead of every chunk's bytes in its file: the client must read
+ * from the record's base, as it does from a segment. */
+#define FAKE_BASE 7u
 #define MTIME0 1700000000123456789LL
 #define MAXCONN 32
 #define MAXH 64

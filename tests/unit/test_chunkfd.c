@@ -49,7 +49,7 @@ static void test_chunk_fd_bytes(void **state)
 	/* chunk 0 came with OPEN: no CHUNK request */
 	int fd = tiercache_chunk_fd(tc, h, 100, &fd_off, &len);
 	assert_true(fd >= 0);
-	assert_true(fd_off == 100);
+	assert_true(fd_off == FAKE_BASE + 100);
 	assert_true(len == CS - 100);
 	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
 	check_fd_bytes(fd, fd_off, len, 1, 100);
@@ -60,7 +60,7 @@ static void test_chunk_fd_bytes(void **state)
 	for (int i = 0; i < 2; i++) {
 		fd = tiercache_chunk_fd(tc, h, 5 * CS, &fd_off, &len);
 		assert_true(fd >= 0);
-		assert_true(fd_off == 0 && len == CS);
+		assert_true(fd_off == FAKE_BASE && len == CS);
 		check_fd_bytes(fd, fd_off, len, 1, 5 * CS);
 		close(fd);
 		assert_int_equal(fake_counter(f, &f->n_chunk), 1);
@@ -69,7 +69,7 @@ static void test_chunk_fd_bytes(void **state)
 	/* the last chunk holds 123 bytes: len stops at the end of the file */
 	fd = tiercache_chunk_fd(tc, h, 20 * CS + 3, &fd_off, &len);
 	assert_true(fd >= 0);
-	assert_true(fd_off == 3 && len == 120);
+	assert_true(fd_off == FAKE_BASE + 3 && len == 120);
 	check_fd_bytes(fd, fd_off, len, 1, 20 * CS + 3);
 
 	/* at or past the end of the file */
@@ -80,7 +80,7 @@ static void test_chunk_fd_bytes(void **state)
 
 	/* the descriptor stays valid after the handle is closed */
 	assert_int_equal(tiercache_close(tc, h), 0);
-	check_fd_bytes(fd, 3, 120, 1, 20 * CS + 3);
+	check_fd_bytes(fd, FAKE_BASE + 3, 120, 1, 20 * CS + 3);
 	close(fd);
 
 	/* bad handle, bad arguments */

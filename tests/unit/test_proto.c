@@ -145,7 +145,7 @@ static void test_header_round_trip(void **state)
 	proto_wr_u64(&w, 42);
 	proto_wr_u32(&w, 3);
 	assert_int_equal(proto_wr_finish(&w, TC_OP_CHUNK, 0x01020304u, TC_F_NOREPLY), 0);
-	static const uint8_t want[TC_HDR_SIZE] = {'T', 'C', 1, TC_OP_CHUNK, 12, 0, 0, 0,
+	static const uint8_t want[TC_HDR_SIZE] = {'T', 'C', TC_PROTO_VERSION, TC_OP_CHUNK, 12, 0, 0, 0,
 						  4, 3, 2, 1, 1, 0, 0, 0};
 	assert_memory_equal(w.buf, want, TC_HDR_SIZE);
 
@@ -190,7 +190,7 @@ static void test_header_decode_errors(void **state)
 	assert_int_equal(proto_hdr_decode(b, &h), -EPROTO);
 
 	h.magic = TC_PROTO_MAGIC;
-	h.version = 2;
+	h.version = TC_PROTO_VERSION + 1;
 	proto_hdr_encode(b, &h);
 	assert_int_equal(proto_hdr_decode(b, &h), -EPROTO);
 	h.version = 0;
