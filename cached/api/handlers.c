@@ -158,23 +158,20 @@ static void op_hello(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	proto_wr_free(&w);
 }
 
-static void open_reply(struct conn *c, uint32_t id, uint32_t flags, struct dataset *ds, struct mf_entry *e)
+int handlers_open_record(struct conn *c, struct proto_wr *w, uint32_t flags, struct dataset *ds,
+			 struct mf_entry *e, int *fd)
 {
-	struct proto_wr w;
 	uint64_t hid;
-	int fd = -1;
+	*fd = -1;
 	int rc = session_handle_new(c, ds, e, &hid);
-	if (rc < 0) {
-		session_reply_full(c, TC_OP_OPEN, id, rc);
-		return;
-	}
+	if (rc < 0)
+		return rc;
 	struct handle *hd = handle_get(c, hid);
-	proto_wr_init(&w);
-	proto_wr_begin(&w);
-	proto_wr_u64(&w, hid);
-	proto_wr_u64(&w, e->st.size);
-	proto_wr_i64(&w, e->st.mtime_ns);
-	proto_wr_u32(&w, hd->chunk_size);
+	proto_wr_u64(w, hid);
+	proto_wr_u64(w, e->st.size);
+	proto_wr_i64(w, e->st.mtime_ns);
+	proto_wr_u32(w, hd->chunk_size);
+	size_t mark = w->len;
 	struct chunk *ch = NULL;
 	if ((flags & TC_F_WANT_CHUNK0) && hd->nchunks)
 		ch = chunk_find(&conn_api(c)->cache->chunks, chunk_key(ds->name, e->path, &e->st, 0));
@@ -185,22 +182,31 @@ static void open_reply(struct conn *c, uint32_t id, uint32_t flags, struct datas
 		ch = NULL;
 	}
 	if (ch) {
-		proto_wr_u8(&w, 1);
-		if (chunk_answer(c, hd, ch, &w, &fd) == 0) {
+		proto_wr_u8(w, 1);
+		if (chunk_answer(c, hd, ch, w, fd) == 0) {
 			const struct read_ctx rc_open = conn_read_ctx(c);
 			policy_glue_access(conn_api(c)->cache, ch->key, &rc_open);
 			count_hit(conn_api(c)->cache, ch);
-		} else {
-			/* the file vanished under us: answer without it */
-			proto_wr_begin(&w);
-			proto_wr_u64(&w, hid);
-			proto_wr_u64(&w, e->st.size);
-			proto_wr_i64(&w, e->st.mtime_ns);
-			proto_wr_u32(&w, hd->chunk_size);
-			proto_wr_u8(&w, 0);
+			return 0;
 		}
-	} else {
-		proto_wr_u8(&w, 0);
+		/* the file vanished under us: answer without it */
+		w->len = mark;
+	}
+	proto_wr_u8(w, 0);
+	return 0;
+}
+
+static void open_reply(struct conn *c, uint32_t id, uint32_t flags, struct dataset *ds, struct mf_entry *e)
+{
+	struct proto_wr w;
+	int fd;
+	proto_wr_init(&w);
+	proto_wr_begin(&w);
+	int rc = handlers_open_record(c, &w, flags, ds, e, &fd);
+	if (rc < 0) {
+		proto_wr_free(&w);
+		session_reply_full(c, TC_OP_OPEN, id, rc);
+		return;
 	}
 	conn_reply(c, TC_OP_OPEN, id, &w, fd);
 	proto_wr_free(&w);

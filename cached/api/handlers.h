@@ -22,6 +22,12 @@ void handlers_plan_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 void handlers_plan_cancel(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 /* TC_OP_CONN_JOB: tag the connection's reads with a job. */
 void handlers_conn_job(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+/* handlers.c: open e for c and append an OPEN reply's fields to w (with
+ * chunk 0's record if flags has TC_F_WANT_CHUNK0 and it is resident and
+ * checked; its fd in *fd, else -1). -errno (nothing written) if c may not
+ * open another file (session_reply_full says why). Counts the hit. */
+int handlers_open_record(struct conn *c, struct proto_wr *w, uint32_t flags, struct dataset *ds,
+			 struct mf_entry *e, int *fd);
 /* handlers.c: release everything a connection holds (it is closing). */
 void handlers_conn_closed(struct conn *c);
 

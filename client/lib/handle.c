@@ -17,29 +17,19 @@
 #include <string.h>
 #include <unistd.h>
 
-struct open_reply {
-	uint64_t dh;
-	uint64_t size;
-	int64_t mtime_ns;
-	uint32_t chunk_size;
-	bool has_chunk;
-	struct tc_chunk_rec chunk;
-};
-
-/* Decode and check an OPEN reply; -EPROTO (connection dropped) if bad. */
-static int open_reply_decode(struct tiercache *tc, const struct tc_msg *m, struct open_reply *o)
+/* Read one open record (the fields of an OPEN reply) from r and check it;
+ * -EPROTO (connection dropped) if it is bad. */
+int tc_open_rec_read(struct tiercache *tc, struct proto_rd *r, struct tc_open_rec *o)
 {
-	struct proto_rd r;
-	proto_rd_init(&r, m->payload, m->len);
-	o->dh = proto_rd_u64(&r);
-	o->size = proto_rd_u64(&r);
-	o->mtime_ns = proto_rd_i64(&r);
-	o->chunk_size = proto_rd_u32(&r);
-	uint8_t has = proto_rd_u8(&r);
+	o->dh = proto_rd_u64(r);
+	o->size = proto_rd_u64(r);
+	o->mtime_ns = proto_rd_i64(r);
+	o->chunk_size = proto_rd_u32(r);
+	uint8_t has = proto_rd_u8(r);
 	struct tc_chunk_rec c = {0};
 	if (has)
-		tc_chunk_rec_get(&r, &c);
-	if (!proto_rd_done(&r) || has > 1)
+		tc_chunk_rec_get(r, &c);
+	if (!proto_rd_ok(r) || has > 1)
 		return tc_bad_reply(tc, "OPEN");
 	if (o->chunk_size == 0 || o->size > INT64_MAX ||
 	    (o->size > 0 && (o->size - 1) / o->chunk_size > UINT32_MAX))
@@ -50,6 +40,17 @@ static int open_reply_decode(struct tiercache *tc, const struct tc_msg *m, struc
 	o->has_chunk = has;
 	o->chunk = c;
 	return 0;
+}
+
+/* Decode and check a whole OPEN reply. */
+static int open_reply_decode(struct tiercache *tc, const struct tc_msg *m, struct tc_open_rec *o)
+{
+	struct proto_rd r;
+	proto_rd_init(&r, m->payload, m->len);
+	int rc = tc_open_rec_read(tc, &r, o);
+	if (rc == 0 && !proto_rd_done(&r))
+		return tc_bad_reply(tc, "OPEN");
+	return rc;
 }
 
 /* Tell the daemon we are done with dh (no reply wanted). io_lock held. */
@@ -156,7 +157,7 @@ int tc_handle_ensure(struct tiercache *tc, struct tc_handle *hd)
 
 	struct proto_wr w;
 	struct tc_msg m;
-	struct open_reply o;
+	struct tc_open_rec o;
 	proto_wr_init(&w);
 	proto_wr_begin(&w);
 	proto_wr_str(&w, hd->path);
@@ -239,63 +240,61 @@ int tiercache_open(struct tiercache *tc, const char *path, int flags)
 	}
 	tc_enter(tc);
 
-	struct tc_handle *hd = calloc(1, sizeof(*hd));
-	if (!hd || !(hd->path = strdup(path))) {
-		free(hd);
-		return tc_err_fail(-ENOMEM);
-	}
-	hd->refs = 1;
-
 	struct tc_msg m;
-	struct open_reply o;
-	struct tc_chunk *c0 = NULL;
+	struct tc_open_rec o;
 	struct tc_req rq = {
 		.op = TC_OP_OPEN,
 		.flags = tc->no_fd_passing ? 0 : TC_F_WANT_CHUNK0,
 		.build = open_build,
-		.arg = hd->path,
+		.arg = (void *)path,
 	};
 	tc_io_lock(tc);
 	rc = tc_request_locked(tc, &rq, &m);
 	if (rc == 0)
 		rc = open_reply_decode(tc, &m, &o);
-	if (rc < 0) {
-		tc_io_unlock(tc);
-		tc_msg_free(&m);
-		handle_free(hd);
-		return tc_err_fail(rc);
-	}
-	hd->dh = o.dh;
-	hd->gen = tc->gen;
-	hd->size = o.size;
-	hd->mtime_ns = o.mtime_ns;
-	hd->chunk_size = o.chunk_size;
-	if (o.has_chunk && !tc->no_fd_passing) {
-		int fd = tc_msg_take_fd(&m);
-		if (fd >= 0 && (c0 = calloc(1, sizeof(*c0)))) {
-			c0->fd = fd;
-			c0->len = o.chunk.len;
-			c0->base = o.chunk.base;
-			c0->gen = tc->gen;
-			c0->live = true;
-			c0->stamp = ++hd->clock;
-			hd->chunks = c0;
-			hd->nlive = 1;
-		} else if (fd >= 0) {
-			close(fd); /* out of memory: stream it later instead */
-		}
-	}
+	if (rc == 0)
+		rc = tc_handle_install(tc, path, &o, o.has_chunk ? tc_msg_take_fd(&m) : -1);
+	tc_io_unlock(tc);
 	tc_msg_free(&m);
+	return rc < 0 ? tc_err_fail(rc) : rc;
+}
+
+int tc_handle_install(struct tiercache *tc, const char *path, const struct tc_open_rec *o, int fd)
+{
+	struct tc_handle *hd = calloc(1, sizeof(*hd));
+	if (!hd || !(hd->path = strdup(path))) {
+		free(hd);
+		if (fd >= 0)
+			close(fd);
+		close_remote(tc, o->dh);
+		return -ENOMEM;
+	}
+	hd->refs = 1;
+	hd->dh = o->dh;
+	hd->gen = tc->gen;
+	hd->size = o->size;
+	hd->mtime_ns = o->mtime_ns;
+	hd->chunk_size = o->chunk_size;
+	struct tc_chunk *c0 = NULL;
+	if (fd >= 0 && o->has_chunk && !tc->no_fd_passing && (c0 = calloc(1, sizeof(*c0)))) {
+		c0->fd = fd;
+		c0->len = o->chunk.len;
+		c0->base = o->chunk.base;
+		c0->gen = tc->gen;
+		c0->live = true;
+		c0->stamp = ++hd->clock;
+		hd->chunks = c0;
+		hd->nlive = 1;
+	} else if (fd >= 0) {
+		close(fd); /* out of memory: stream it later instead */
+	}
 
 	pthread_mutex_lock(&tc->tbl_lock);
 	int h = slot_alloc(tc, hd);
 	pthread_mutex_unlock(&tc->tbl_lock);
-	if (h < 0)
-		close_remote(tc, o.dh);
-	tc_io_unlock(tc);
 	if (h < 0) {
+		close_remote(tc, o->dh);
 		handle_free(hd);
-		return tc_err_fail(h);
 	}
 	return h;
 }

@@ -178,6 +178,22 @@ int tc_act_send(struct tiercache *tc);
 int tc_job_from_env(struct tiercache *tc);
 
 /* ---- handle.c ---- */
+/* The fields of an OPEN reply (one record of an OPEN_MANY reply). */
+struct tc_open_rec {
+	uint64_t dh;
+	uint64_t size;
+	int64_t mtime_ns;
+	uint32_t chunk_size;
+	bool has_chunk;
+	struct tc_chunk_rec chunk;
+};
+/* Read and check one open record; -EPROTO (connection dropped) if bad.
+ * io_lock held. */
+int tc_open_rec_read(struct tiercache *tc, struct proto_rd *r, struct tc_open_rec *o);
+/* A new handle for path from o, with chunk 0's fd (owned from here; -1:
+ * none): the handle number, or -errno (the daemon's handle is closed).
+ * io_lock held. */
+int tc_handle_install(struct tiercache *tc, const char *path, const struct tc_open_rec *o, int fd);
 /* Take a reference on handle h (NULL: no such handle), drop it. */
 struct tc_handle *tc_handle_get(struct tiercache *tc, int h);
 void tc_handle_put(struct tiercache *tc, struct tc_handle *hd);
