@@ -94,6 +94,18 @@ check(sorted(seen) == list(range(len(rels))), "DataLoader: every index once (%d 
 check(bad == 0, "DataLoader: every sample equals its source file")
 check(kinds == {"batch"}, "DataLoader called __getitems__ for every batch")
 check(len(pids) == 2 and os.getpid() not in pids, "DataLoader: read in 2 worker processes")
+
+
+class Labelled(Dataset):
+    """Overrides only __getitem__: its items must stay its own."""
+
+    def __getitem__(self, i):
+        return ("label", i, sha(super().__getitem__(i)))
+
+
+lab = Labelled(DS)
+check(lab.__getitems__([2, 5]) == [("label", 2, want[2]), ("label", 5, want[5])],
+      "a subclass overriding only __getitem__ keeps its items in batches")
 nb = (len(rels) + 63) // 64
 check(frames() - n0 == nb, "DataLoader: one OPEN_MANY frame per batch (%d batches, %d frames)" % (nb, frames() - n0))
 finish()
