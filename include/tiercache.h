@@ -64,6 +64,21 @@ void tiercache_disconnect(struct tiercache *tc);
 /* Open "DATASET/PATH" for reading. flags: 0 (O_RDONLY implied; any write
  * flag fails with EROFS). Returns a handle >= 0. */
 int tiercache_open(struct tiercache *tc, const char *path, int flags);
+/* Open n files ("DATASET/PATH" each) with one round trip per 64 of them
+ * (TC_OPEN_MANY_MAX): for a batch of small files, what n tiercache_open
+ * calls do without a round trip each. The first chunk of each resident
+ * file comes with the reply, so a read of a small cached file then costs
+ * no further request; a file not resident yet is opened and its fill
+ * started at once. Files fail one by one: handles[i] is a handle >= 0 and
+ * errs[i] 0, or handles[i] -1 and errs[i] the errno tiercache_open would
+ * have set for that file (ENOENT, EISDIR, EACCES, EMFILE past the
+ * connection's handle limit, ENAMETOOLONG, ...). Returns how many were
+ * opened, or -1 with errno if nothing could be asked (EINVAL: bad
+ * arguments; EROFS: a write flag; the daemon unreachable: errno as for
+ * tiercache_open, and every errs[i] set to it). flags as for
+ * tiercache_open. Close each handle with tiercache_close. */
+int tiercache_open_many(struct tiercache *tc, const char *const paths[], size_t n, int handles[],
+			int errs[], int flags);
 ssize_t tiercache_pread(struct tiercache *tc, int h, void *buf, size_t n, uint64_t off);
 /* Reads at the handle's position and advances it. */
 ssize_t tiercache_read(struct tiercache *tc, int h, void *buf, size_t n);

@@ -222,6 +222,12 @@ const struct counter_row counter_rows[] = {
 	 .metric = "tiercache_chunk_reports_total", .labels = "", .type = COUNTER_COUNTER,
 	 .help = "Clients' reports of a chunk descriptor that read short (each re-checked).",
 	 CTR(chunk_reports)},
+	{.status = "open_many_frames", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_open_many_frames_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Batched open requests (OPEN_MANY frames) answered.", CTR(open_many_frames)},
+	{.status = "open_many_files", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_open_many_files_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Files named by batched open requests (opened or refused).", CTR(open_many_files)},
 
 	{.status = "reloads", .section = STATUS_COUNTERS,
 	 .metric = "tiercache_reloads_total", .labels = "", .type = COUNTER_COUNTER,

@@ -966,6 +966,7 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 	case TC_OP_PLAN_CANCEL: handlers_plan_cancel(c, h, &r); break;
 	case TC_OP_CONN_JOB: handlers_conn_job(c, h, &r); break;
 	case TC_OP_ACT_AS: access_op_act_as(c, h, &r); break;
+	case TC_OP_OPEN_MANY: handlers_open_many(c, h, &r); break;
 	default:
 		conn_count_bad_frame(c);
 		conn_reply_err(c, h->op, h->id, ENOSYS, "unknown operation %u", h->op);

@@ -28,6 +28,8 @@ void handlers_conn_job(struct conn *c, const struct tc_hdr *h, struct proto_rd *
  * open another file (session_reply_full says why). Counts the hit. */
 int handlers_open_record(struct conn *c, struct proto_wr *w, uint32_t flags, struct dataset *ds,
 			 struct mf_entry *e, int *fd);
+/* open_many.c: TC_OP_OPEN_MANY (several OPENs in one reply). */
+void handlers_open_many(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 /* handlers.c: release everything a connection holds (it is closing). */
 void handlers_conn_closed(struct conn *c);
 

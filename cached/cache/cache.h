@@ -150,6 +150,8 @@ struct counters {
 	uint64_t scrubbed_bytes; /* bytes of chunk files the scrubber checked (scrub.c) */
 	uint64_t scrub_passes;   /* walks of the whole chunk table the scrubber finished */
 	uint64_t chunk_reports;  /* clients' reports of a chunk read short (verify.h) */
+	uint64_t open_many_frames; /* OPEN_MANY requests answered (api/open_many.c) */
+	uint64_t open_many_files;  /* files those named */
 };
 
 struct fill;

@@ -330,6 +330,15 @@ void conn_reply_err(struct conn *c, uint8_t op, uint32_t id, int err, const char
 	char msg[1024];
 	struct proto_wr w;
 	va_list ap;
+	if (c->err_sink) {
+		if (!c->err_sink->err) {
+			va_start(ap, fmt);
+			vsnprintf(c->err_sink->msg, sizeof(c->err_sink->msg), fmt, ap);
+			va_end(ap);
+			c->err_sink->err = err ? err : EIO;
+		}
+		return;
+	}
 	if (c->dead)
 		return;
 	va_start(ap, fmt);

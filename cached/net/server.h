@@ -82,6 +82,7 @@ struct conn {
 	pid_t pid;
 	bool admin;        /* root, the daemon's user or in daemon.admin_group */
 	uint64_t last_rx_ns; /* CLOCK_MONOTONIC of the last bytes received (idle timeout) */
+	struct conn_err *err_sink; /* set: conn_reply_err records here, sends nothing */
 	struct conn *prev, *next;
 };
 
@@ -139,7 +140,15 @@ void conn_reply(struct conn *c, uint8_t op, uint32_t id, struct proto_wr *w, int
  * call, whatever happens. */
 void conn_reply_fds(struct conn *c, uint8_t op, uint32_t id, struct proto_wr *w, const int *fds,
 		    unsigned nfds);
-/* Send an error reply: errno value and a detail line. */
+/* An error conn_reply_err recorded instead of sending it (a batched
+ * request answers each item's error inside its one reply). */
+struct conn_err {
+	int err;       /* 0: none recorded */
+	char msg[512];
+};
+/* Send an error reply: errno value and a detail line. While c->err_sink
+ * is set (the caller sets and clears it around one item of a batch), the
+ * first error is recorded there instead and nothing is sent. */
 void conn_reply_err(struct conn *c, uint8_t op, uint32_t id, int err, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 

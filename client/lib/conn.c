@@ -226,7 +226,8 @@ static int recv_reply(struct tiercache *tc, uint8_t op, uint32_t id, struct tc_m
 		}
 		m->len = m->hdr.len;
 	}
-	if (m->nfds > 1)
+	/* only the batched replies carry several (one per record with a chunk) */
+	if (m->nfds > 1 && m->hdr.op != TC_OP_OPEN_MANY && m->hdr.op != TC_OP_OPEN_AHEAD)
 		return tc_bad_reply(tc, "more than one descriptor in a reply");
 	return 0;
 }

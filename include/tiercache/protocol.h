@@ -204,7 +204,13 @@ enum tc_op {
 	 * rep: u32 count, count x { u32 err; err != 0: str message;
 	 *      err == 0: an OPEN reply's fields }, with one fd for each
 	 *      record whose has_chunk is 1, in record order. Files fail
-	 *      one by one; the frame fails only if it is malformed. */
+	 *      one by one; the frame fails only if it is malformed (EBADMSG)
+	 *      or its count is 0 or past TC_OPEN_MANY_MAX (EINVAL).
+	 * Each file gets an OPEN's checks and errors (ENOENT, EISDIR, EACCES,
+	 * EINVAL, ENAMETOOLONG, EIO, EMFILE past the connection's handles);
+	 * the reply waits for every revalidation. A file whose chunk 0 is not
+	 * resident has has_chunk 0 and its fill is started (the client's
+	 * CHUNK joins it). */
 	TC_OP_OPEN_MANY = 27,
 
 	/* Reserved for open-ahead from plans (issue 17). */

@@ -85,6 +85,11 @@ _LAZY_SIGNATURES = {
     "tiercache_set_job": (ctypes.c_int, [_P, ctypes.c_uint64, ctypes.c_uint32]),
     "tiercache_clear_job": (ctypes.c_int, [_P]),
     "tiercache_ping": (ctypes.c_int, [_P]),
+    "tiercache_open_many": (
+        ctypes.c_int,
+        [_P, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.POINTER(ctypes.c_int),
+         ctypes.POINTER(ctypes.c_int), ctypes.c_int],
+    ),
 }
 RANK_ANY = 0xFFFFFFFF
 

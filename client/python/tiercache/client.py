@@ -380,6 +380,75 @@ class Client:
             raise e
         return File(self, os.fsdecode(p), h, st.size, st.mtime_ns, st.chunk_size)
 
+    def _open_many(self, paths):
+        """(encoded paths, handles, errnos) of one tiercache_open_many call."""
+        tc = self._check()
+        enc = [_path(p) for p in paths]
+        n = len(enc)
+        if n == 0:
+            return enc, [], []
+        fn = _lib.lazy("tiercache_open_many")
+        if fn is None:
+            raise make_error(errno.ENOSYS, "Function not implemented", None,
+                             "the loaded libtiercache has no tiercache_open_many")
+        hs = (ctypes.c_int * n)()
+        errs = (ctypes.c_int * n)()
+        if fn(tc, (ctypes.c_char_p * n)(*enc), n, hs, errs, 0) < 0:
+            raise _fail()
+        return enc, list(hs), list(errs)
+
+    def open_many(self, paths):
+        """Open many "DATASET/PATH" files with one round trip per 64 of them
+        (tiercache_open_many). Returns a list in the order of paths: a
+        tiercache.File for each file opened, and for each one that could not
+        be, its error (a tiercache.Error, the OSError subclass its errno
+        names: FileNotFoundError, PermissionError, ...), returned, not
+        raised. Raises only if nothing could be asked (daemon unreachable,
+        bad arguments). Close the Files you get (or use them in a with)."""
+        enc, hs, errs = self._open_many(paths)
+        lib = _lib.load()
+        tc = self._tc
+        out = []
+        for p, h, err in zip(enc, hs, errs):
+            name = os.fsdecode(p)
+            if h < 0:
+                out.append(make_error(err, os.strerror(err), name))
+                continue
+            st = _lib.c_stat()
+            if lib.tiercache_fstat(tc, h, ctypes.byref(st)) < 0:
+                out.append(_fail(p))
+                lib.tiercache_close(tc, h)
+                continue
+            out.append(File(self, name, h, st.size, st.mtime_ns, st.chunk_size))
+        return out
+
+    def read_many(self, paths, errors="raise"):
+        """The whole bytes of each "DATASET/PATH", opened with one round trip
+        per 64 files (open_many) and read through the descriptors that came
+        with the reply. Returns a list of bytes in the order of paths.
+        errors="raise" (the default): if any file fails, raise the error of
+        the first that did (its .filename is the path), after closing every
+        file; errors="return": that file's entry is its error instead (a
+        tiercache.Error, not raised)."""
+        if errors not in ("raise", "return"):
+            raise ValueError('errors must be "raise" or "return", not %r' % (errors,))
+        out = []
+        for f in self.open_many(paths):
+            if isinstance(f, Exception):
+                out.append(f)
+                continue
+            try:
+                out.append(f.readall())
+            except OSError as e:
+                out.append(e)
+            finally:
+                f.close()
+        if errors == "raise":
+            for x in out:
+                if isinstance(x, Exception):
+                    raise x
+        return out
+
     def stat(self, path):
         """StatResult of "DATASET/PATH" ("DATASET" alone: its root directory)."""
         tc = self._check()

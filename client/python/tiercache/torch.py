@@ -110,6 +110,22 @@ class Dataset(_tud.Dataset):
             data = f.readall()
         return self.transform(data) if self.transform is not None else data
 
+    def __getitems__(self, indices):
+        """The items of a whole batch (PyTorch's DataLoader calls this with
+        a batch's indices when the Dataset has it): the same items as
+        __getitem__ gives one by one, with the batch's files opened in one
+        round trip per 64 (Client.read_many). A file that fails raises its
+        error, as __getitem__ would. A subclass that overrides __getitem__
+        but not __getitems__ gets its own __getitem__ per item (its items
+        stay what it made them)."""
+        cls = type(self)
+        if cls.__getitem__ is not Dataset.__getitem__ and cls.__getitems__ is Dataset.__getitems__:
+            return [self[i] for i in indices]
+        data = self.client.read_many([self.paths[i] for i in indices])
+        if self.transform is None:
+            return data
+        return [self.transform(d) for d in data]
+
     def relpath(self, i):
         """Item i's path relative to the dataset ("train/0001.tar")."""
         return self.paths[i].split("/", 1)[1]

@@ -1,0 +1,158 @@
+/*
+ * open_many: warm small files, open+read+close, three ways in the same run:
+ * local page-cache reads (the baseline), tiercache_open one file at a time,
+ * and tiercache_open_many in batches of 64. Medians of RUNS runs (the modes
+ * interleaved within each run), ratios to local, and CPU per file on both
+ * sides: this process's rusage and the daemon's utime+stime from
+ * /proc/PID/stat.
+ *
+ *   open_many DATASET/DIR LOCALDIR DAEMON_PID [RUNS]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "lib_bench.h"
+
+#define BATCH 64
+#define MODES 3
+
+static char buf[1 << 20];
+static const char *mode_name[MODES] = {"local", "tiercache_open", "tiercache_open_many(64)"};
+
+static double cpu_self(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
+}
+
+/* The daemon's utime + stime, seconds (fields 14 and 15 of its stat). */
+static double cpu_daemon(int pid)
+{
+	char path[64], line[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t n = fread(line, 1, sizeof(line) - 1, f);
+	fclose(f);
+	line[n] = '\0';
+	char *p = strrchr(line, ')');
+	unsigned long ut = 0, st = 0;
+	if (p)
+		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st);
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static int read_local(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+	return 0;
+}
+
+static int read_handle(struct tiercache *tc, int h)
+{
+	uint64_t off = 0;
+	ssize_t r;
+	while ((r = tiercache_pread(tc, h, buf, sizeof(buf), off)) > 0)
+		off += (uint64_t)r;
+	tiercache_close(tc, h);
+	return r < 0 ? -1 : 0;
+}
+
+/* One pass of mode m over every file. */
+static int pass(int m, struct tiercache *tc, const struct bench_list *l, char **local)
+{
+	if (m == 0) {
+		for (size_t i = 0; i < l->n; i++)
+			if (read_local(local[i]) < 0)
+				return -1;
+	} else if (m == 1) {
+		for (size_t i = 0; i < l->n; i++) {
+			int h = tiercache_open(tc, l->v[i].path, 0);
+			if (h < 0 || read_handle(tc, h) < 0)
+				return -1;
+		}
+	} else {
+		const char *paths[BATCH];
+		int hs[BATCH], errs[BATCH];
+		for (size_t i = 0; i < l->n; i += BATCH) {
+			size_t n = l->n - i < BATCH ? l->n - i : BATCH;
+			for (size_t k = 0; k < n; k++)
+				paths[k] = l->v[i + k].path;
+			if (tiercache_open_many(tc, paths, n, hs, errs, 0) != (int)n)
+				return -1;
+			for (size_t k = 0; k < n; k++)
+				if (read_handle(tc, hs[k]) < 0)
+					return -1;
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 4) {
+		fprintf(stderr, "usage: open_many DATASET/DIR LOCALDIR DAEMON_PID [RUNS]\n");
+		return 2;
+	}
+	int dpid = atoi(argv[3]);
+	int runs = argc > 4 ? atoi(argv[4]) : 7;
+	if (runs < 1 || runs > 99)
+		runs = 7;
+	struct tiercache *tc = tiercache_connect(NULL);
+	struct bench_list l = {0};
+	if (!tc || bench_list_dataset(tc, argv[1], &l) < 0 || l.n == 0) {
+		fprintf(stderr, "open_many: cannot list %s: %s\n", argv[1], tiercache_strerror(errno));
+		return 1;
+	}
+	size_t pre = strlen(argv[1]);
+	char **local = calloc(l.n, sizeof(*local));
+	for (size_t i = 0; i < l.n; i++)
+		if (asprintf(&local[i], "%s%s", argv[2], l.v[i].path + pre) < 0)
+			return 1;
+	/* warm: every file resident and in the page cache */
+	if (pass(1, tc, &l, local) < 0 || pass(0, tc, &l, local) < 0) {
+		fprintf(stderr, "open_many: warm-up failed: %s\n", tiercache_strerror(errno));
+		return 1;
+	}
+	double rate[MODES][99], cself[MODES][99], cd[MODES][99];
+	for (int r = 0; r < runs; r++) {
+		for (int m = 0; m < MODES; m++) {
+			double c0 = cpu_self(), d0 = cpu_daemon(dpid), t0 = bench_now();
+			if (pass(m, tc, &l, local) < 0) {
+				fprintf(stderr, "open_many: %s failed: %s\n", mode_name[m], tiercache_strerror(errno));
+				return 1;
+			}
+			double dt = bench_now() - t0;
+			rate[m][r] = (double)l.n / dt;
+			cself[m][r] = (cpu_self() - c0) / (double)l.n * 1e6;
+			cd[m][r] = (cpu_daemon(dpid) - d0) / (double)l.n * 1e6;
+		}
+	}
+	double base = bench_median(rate[0], (size_t)runs);
+	printf("%zu files, %.0f KB on average, warm; medians of %d runs\n", l.n,
+	       (double)l.bytes / (double)l.n / 1000, runs);
+	for (int m = 0; m < MODES; m++) {
+		double mr = bench_median(rate[m], (size_t)runs);
+		printf("%-24s %9.0f files/s  ratio %.2f  cpu/file client %6.1f us  daemon %6.1f us\n",
+		       mode_name[m], mr, mr / base, bench_median(cself[m], (size_t)runs),
+		       bench_median(cd[m], (size_t)runs));
+	}
+	printf("goal: tiercache_open_many(64) >= 0.90 of local: %s\n",
+	       bench_median(rate[2], (size_t)runs) / base >= 0.9 ? "met" : "not met");
+	bench_list_free(&l);
+	tiercache_disconnect(tc);
+	return 0;
+}

@@ -1,0 +1,38 @@
+# Batched opens (issue 17): warm 100 KB files, open+read+close one at a
+# time vs tiercache_open_many in batches of 64 vs local page-cache reads
+# (bench/open_many.c), then a PyTorch DataLoader (4 workers, batch 64) over
+# tiercache.torch.Dataset vs local files (bench/torch_loader.py), each in
+# the same run. BENCH_QUICK=1: fewer files and runs.
+set -uo pipefail
+O=${1:-build/default}
+cd "$(dirname "$0")/.."
+B=$(mktemp -d "${TMPDIR:-/tmp}/tcbench_om.XXXXXX")
+. bench/lib_daemon.sh
+trap 'stop_daemon; rm -rf "$B"' EXIT
+n=${BENCH_FILES:-2000}
+runs=7
+if [ "${BENCH_QUICK:-0}" = 1 ]; then n=500; runs=3; fi
+mkdir -p "$B/cold/small"
+for i in $(seq 1 "$n"); do head -c 102400 /dev/urandom >"$B/cold/small/f$i.bin"; done
+cat >"$B/tc.conf" <<CONF
+[daemon]
+socket = $B/sock
+state_dir = $B/state
+log_level = warn
+[tier hot]
+path = $B/hot
+capacity = 2G
+[dataset bench]
+path = $B/cold
+chunk_size = 4M
+CONF
+export TIERCACHE_SOCKET=$B/sock
+start_daemon open_many
+"$O/bin/open_many" bench/small "$B/cold/small" "$pid" "$runs"
+if /usr/bin/python3 -c "import torch" 2>/dev/null; then
+	echo
+	PYTHONPATH=$PWD/client/python TIERCACHE_LIBRARY=$PWD/$O/lib/libtiercache.so.0 \
+		/usr/bin/python3 bench/torch_loader.py bench/small "$B/cold/small" "$runs"
+else
+	echo "torch_loader: skipped (/usr/bin/python3 cannot import torch)"
+fi
