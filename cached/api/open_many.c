@@ -41,6 +41,7 @@ struct om_item {
 	struct dataset *ds;  /* valid while the batch has not waited */
 	struct mf_entry *e;
 	char *path;          /* "dataset/path" as checked, for after a wait */
+	int reval_err;       /* < 0: its revalidation on a worker said no */
 };
 
 struct om_batch {
@@ -139,8 +140,16 @@ static void batch_answer(struct om_batch *b)
 		struct om_item *it = &b->items[i];
 		int fd = -1;
 		c->err_sink = &it->err;
-		if (!it->err.err && b->deferred)
+		if (!it->err.err && b->deferred) {
+			/* the datasets may have been reloaded meanwhile: only
+			 * the path is trusted after a wait */
 			it->e = item_resolve(c, b, it);
+			if (it->e && it->reval_err < 0) {
+				it->err.err = -it->reval_err;
+				dataset_reval_msg(it->ds, it->path + strlen(it->ds->name) + 1,
+						  it->reval_err, it->err.msg, sizeof(it->err.msg));
+			}
+		}
 		if (!it->err.err) {
 			size_t mark = w.len;
 			proto_wr_u32(&w, 0);
@@ -185,12 +194,9 @@ static void item_after_reval(struct cache *cache, void *arg, int err)
 	struct om_batch *b = rv->b;
 	struct om_item *it = &b->items[rv->i];
 	free(rv);
-	if (err < 0 && err != -ENOENT) {
-		it->err.err = -err;
-		dataset_reval_msg(it->ds, it->path + strlen(it->ds->name) + 1, err, it->err.msg,
-				  sizeof(it->err.msg));
-	}
 	/* -ENOENT: the file went: item_resolve finds it gone and says so */
+	if (err < 0 && err != -ENOENT)
+		it->reval_err = err;
 	(void)cache;
 	batch_put(b);
 }
