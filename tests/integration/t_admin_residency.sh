@@ -168,7 +168,7 @@ s.connect(sys.argv[1])
 def string(b):
     return struct.pack("<I", len(b)) + b
 def call(op, payload, rid):
-    s.sendall(struct.pack("<HBBIII", 0x4354, 1, op, len(payload), rid, 0) + payload)
+    s.sendall(struct.pack("<HBBIII", 0x4354, 2, op, len(payload), rid, 0) + payload)
     h = b""
     while len(h) < 16:
         h += s.recv(16 - len(h))

@@ -117,7 +117,7 @@ cat >"$T/holder.py" <<'PY'
 import os, socket, struct, sys, time
 sock, t = sys.argv[1], sys.argv[2]
 def frame(op, payload, rid):
-    return struct.pack("<HBBIII", 0x4354, 1, op, len(payload), rid, 0) + payload
+    return struct.pack("<HBBIII", 0x4354, 2, op, len(payload), rid, 0) + payload
 def recv(s):
     b = b""
     while len(b) < 16:
