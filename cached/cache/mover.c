@@ -42,6 +42,8 @@ struct move {
 	mover_done_fn cb; /* mover_move(): told how it ended */
 	void *arg;
 	char src[PATH_MAX + 96];
+	uint64_t src_off;  /* the chunk's offset in src (a segment) */
+	bool src_seg;
 	char tmp[PATH_MAX + 96];
 	char dst[PATH_MAX + 96];
 };
@@ -113,11 +115,55 @@ void mover_evict(struct cache *cache, struct chunk *c)
 	chunk_drop(cache, c, "evict");
 }
 
+/* Reclaim segment g of tier t now: its live items are dropped (the cold
+ * store has them), which unlinks it; its bytes leave the tier once no
+ * client holds it. Items being moved or pinned keep it named: false then. */
+static bool reclaim_drop(struct cache *cache, enum tier_id t, struct segment *g)
+{
+	uint64_t id = g->id;
+	struct chunk_iter it;
+	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it)) {
+		if (c->file->seg != g || c->tier != t || c->state != CHUNK_RESIDENT)
+			continue;
+		cache->ctr.evictions++;
+		bool last = g->items == 1;
+		chunk_drop(cache, c, "segment_reclaim");
+		if (last)
+			return true; /* g is unlinked (and maybe freed) */
+	}
+	return segstore_find(&cache->segs[t], id) == NULL;
+}
+
+/* Give back segments that are mostly dead: those with at most
+ * RECLAIM_LIVE_PCT % live (their live items are dropped, see
+ * reclaim_drop). */
+#define RECLAIM_LIVE_PCT 25u
+static void reclaim_sparse(struct cache *cache, enum tier_id t)
+{
+	struct segment *g;
+	for (int n = 0; n < 64 && (g = segstore_reclaim_candidate(&cache->segs[t], RECLAIM_LIVE_PCT)); n++)
+		if (!reclaim_drop(cache, t, g))
+			break;
+}
+
+bool mover_reclaim(struct cache *cache, enum tier_id t, uint64_t len)
+{
+	struct tier *tr = &cache->tiers[t];
+	struct segment *g;
+	/* dead bytes in segments come back only with their segment: reclaim
+	 * the deadest before giving up any live chunk */
+	while (tier_free(tr) < len && cache->segs[t].bytes_dead &&
+	       (g = segstore_reclaim_candidate(&cache->segs[t], 100)) && reclaim_drop(cache, t, g))
+		;
+	return tier_free(tr) >= len;
+}
+
 int mover_make_room(struct cache *cache, enum tier_id t, uint64_t len)
 {
 	struct tier *tr = &cache->tiers[t];
 	if (!tr->present || tr->failed || len > tier_capacity_now(tr))
 		return -ENOSPC;
+	mover_reclaim(cache, t, len);
 	while (tier_free(tr) < len) {
 		struct chunk *v = mover_victim(cache, t);
 		if (!v)
@@ -137,7 +183,8 @@ static void move_work(struct job *j)
 		m->err = -ENOMEM;
 		return;
 	}
-	m->err = tier_file_read(m->src, buf, m->len);
+	m->err = m->src_seg ? segment_pread(m->src, buf, m->len, m->src_off)
+			    : tier_file_read(m->src, buf, m->len);
 	if (!m->err && chunk_checksum(buf, m->len) != m->checksum)
 		m->err = -EBADMSG;
 	if (!m->err) {
@@ -220,7 +267,9 @@ static int move_start(struct cache *cache, struct chunk *c, uint8_t to, mover_do
 	m->to = to;
 	m->len = c->len;
 	m->checksum = c->checksum;
-	tier_chunk_path(&cache->tiers[m->from], c->key, m->src, sizeof(m->src));
+	chunk_loc_path(cache, c, m->src, sizeof(m->src));
+	m->src_off = chunk_base(c);
+	m->src_seg = c->file->seg != NULL;
 	tier_tmp_path(&cache->tiers[to], c->key, m->tmp, sizeof(m->tmp));
 	tier_chunk_path(&cache->tiers[to], c->key, m->dst, sizeof(m->dst));
 	m->job.work = move_work;
@@ -261,7 +310,10 @@ void mover_promote(struct cache *cache, struct chunk *c)
 static uint64_t tier_load(const struct cache *cache, enum tier_id t)
 {
 	const struct tier *tr = &cache->tiers[t];
-	return tr->used + tr->reserved - cache->mover->moving_bytes[t];
+	/* dead bytes of segments are not the policies': reclaim returns them */
+	uint64_t load = tr->used + tr->reserved - cache->mover->moving_bytes[t];
+	uint64_t dead = cache->segs[t].bytes_dead;
+	return load > dead ? load - dead : 0;
 }
 
 enum give_up {
@@ -330,4 +382,7 @@ static void mover_run(evutil_socket_t fd, short what, void *arg)
 		return;
 	drain(cache, TIER_WARM);
 	drain(cache, TIER_HOT);
+	for (int t = 0; t < TIER_COUNT; t++)
+		if (cache->tiers[t].present)
+			reclaim_sparse(cache, (enum tier_id)t);
 }
