@@ -333,7 +333,8 @@ void chunk_loc_path(const struct cache *cache, const struct chunk *c, char *buf,
 		tier_chunk_path(&cache->tiers[c->tier], c->key, buf, n);
 }
 
-void chunk_move_commit(struct cache *cache, struct chunk *c, uint8_t new_tier)
+void chunk_move_commit(struct cache *cache, struct chunk *c, uint8_t new_tier, struct segment *seg,
+		       uint64_t off)
 {
 	struct cfile *old = c->file;
 	struct cfile *nf = calloc(1, sizeof(*nf));
@@ -347,6 +348,8 @@ void chunk_move_commit(struct cache *cache, struct chunk *c, uint8_t new_tier)
 	*nf = (struct cfile){
 		.chunk = c, .key = c->key, .len = c->len, .tier = new_tier, .refs = 1, .fd = -1};
 	c->file = nf;
+	if (seg)
+		chunk_set_segment(c, seg, off);
 	tier_chunk_named(&cache->tiers[new_tier]);
 	/* index first: after a crash here the record names the new file, the
 	 * old one is an orphan that startup removes. The new file was synced

@@ -92,8 +92,10 @@ void chunk_segment_item_dead(struct cache *cache, uint8_t tier, struct segment *
 /* A segment of size bytes with refs references left was unlinked. */
 void chunk_segment_gone(struct cache *cache, uint8_t tier, uint64_t size, uint32_t refs);
 
-/* Replace a chunk's file by a new copy on another tier (after a move). */
-void chunk_move_commit(struct cache *cache, struct chunk *c, uint8_t new_tier);
+/* Replace a chunk's file by a new copy on another tier (after a move):
+ * its own file, or (seg != NULL) the item at off in segment seg. */
+void chunk_move_commit(struct cache *cache, struct chunk *c, uint8_t new_tier, struct segment *seg,
+		       uint64_t off);
 
 /* A new read-only descriptor of the chunk's current file (for handing to a
  * client; the caller closes it). */

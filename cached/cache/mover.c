@@ -15,6 +15,7 @@
 #include "mover.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -44,6 +45,9 @@ struct move {
 	char src[PATH_MAX + 96];
 	uint64_t src_off;  /* the chunk's offset in src (a segment) */
 	bool src_seg;
+	struct segment *dseg; /* a small chunk goes into the target's segment ... */
+	uint64_t doff;        /* ... at this offset */
+	int dwfd;
 	char tmp[PATH_MAX + 96];
 	char dst[PATH_MAX + 96];
 };
@@ -187,7 +191,13 @@ static void move_work(struct job *j)
 			    : tier_file_read(m->src, buf, m->len);
 	if (!m->err && chunk_checksum(buf, m->len) != m->checksum)
 		m->err = -EBADMSG;
-	if (!m->err) {
+	if (!m->err && m->dseg) {
+		/* synced before the record names it, as a chunk file is */
+		m->err = segment_pwrite(m->dwfd, buf, m->len, m->doff);
+		if (!m->err)
+			m->err = segment_sync(m->dst);
+		m->write_failed = m->err < 0;
+	} else if (!m->err) {
 		m->err = tier_file_write(m->tmp, m->dst, buf, m->len, &fd);
 		m->write_failed = m->err < 0;
 	}
@@ -206,6 +216,16 @@ static void move_done(struct job *j)
 	cache->mover->moving_bytes[m->from] -= m->len;
 	policy_glue_arrived(c->ds, m->to, m->len);
 	c->state = CHUNK_RESIDENT;
+	struct segment *dseg = m->dseg;
+	if (dseg && err) {
+		/* its place in the target's segment is dead bytes from now */
+		uint64_t size = dseg->size;
+		uint32_t refs = dseg->refs;
+		tier_adopt(&cache->tiers[m->to], m->len);
+		if (segment_write_end(&cache->segs[m->to], dseg, m->len, false))
+			chunk_segment_gone(cache, m->to, size, refs);
+		m->dseg = NULL;
+	}
 	if (m->write_failed && !c->doomed && tier_health_is_tier_error(m->err)) {
 		/* the target tier could not take it (full, read-only, failing,
 		 * removed): the tier hears of it, the chunk stays where it is */
@@ -217,7 +237,7 @@ static void move_done(struct job *j)
 		chunk_policy_insert(cache, c, cache_now_ns());
 	} else if (m->err || c->doomed) {
 		tier_unreserve(&cache->tiers[m->to], m->len);
-		if (!m->err)
+		if (!m->err && !dseg)
 			unlink(m->dst);
 		chunk_policy_insert(cache, c, cache_now_ns());
 		if (m->err == -EBADMSG) {
@@ -233,7 +253,9 @@ static void move_done(struct job *j)
 		chunk_drop(cache, c, m->err == -EBADMSG ? "checksum" : "move_failed");
 	} else {
 		tier_commit(&cache->tiers[m->to], m->len);
-		chunk_move_commit(cache, c, m->to);
+		chunk_move_commit(cache, c, m->to, m->dseg, m->doff);
+		if (m->dseg)
+			segment_write_end(&cache->segs[m->to], m->dseg, m->len, true);
 		c->unverified = false; /* its bytes were checked on the way */
 		chunk_policy_insert(cache, c, cache_now_ns());
 		if (m->to > m->from)
@@ -272,6 +294,11 @@ static int move_start(struct cache *cache, struct chunk *c, uint8_t to, mover_do
 	m->src_seg = c->file->seg != NULL;
 	tier_tmp_path(&cache->tiers[to], c->key, m->tmp, sizeof(m->tmp));
 	tier_chunk_path(&cache->tiers[to], c->key, m->dst, sizeof(m->dst));
+	if (cache->seg_threshold && c->len <= cache->seg_threshold &&
+	    segstore_assign(&cache->segs[to], c->len, &m->dseg, &m->doff) == 0) {
+		m->dwfd = m->dseg->wfd;
+		snprintf(m->dst, sizeof(m->dst), "%s", m->dseg->path);
+	}
 	m->job.work = move_work;
 	m->job.done = move_done;
 	cache->mover->moves_inflight++;
