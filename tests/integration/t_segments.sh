@@ -53,6 +53,8 @@ for t in hot warm; do
 		[ $(( $(seg_bytes $t) + $(chunk_bytes $t) )) = "$(tc_json "s['tiers'][$i]['used_bytes']")" ]
 done
 check "never over capacity" [ "$(tc_json "all(t['used_bytes'] + t['reserved_bytes'] <= t['capacity_bytes'] for t in s['tiers'])")" = True ]
+check "tierctl verify checks every segment item and finds them good" "$TC_BIN/tierctl" verify ds
+check "... and dropped none" [ "$(tc_json "s['counters']['checksum_errors']")" = 0 ]
 before=$(tc_json "sum(t['chunks'] for t in s['tiers'])")
 check "graceful stop" tc_stop
 tc_start || exit 1
