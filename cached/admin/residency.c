@@ -102,6 +102,7 @@ struct slot {
 	int fd;
 	struct cfile *f;
 	uint64_t checksum;
+	uint64_t base;  /* the chunk's offset in fd (a segment item), else 0 */
 	uint32_t len;
 	int err;
 };
@@ -382,7 +383,7 @@ static void verify_work(struct job *j)
 	size_t got = 0;
 	s->err = buf ? 0 : -ENOMEM;
 	while (!s->err && got < s->len) {
-		ssize_t r = pread(s->fd, buf + got, s->len - got, (off_t)got);
+		ssize_t r = pread(s->fd, buf + got, s->len - got, (off_t)(s->base + got));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -477,6 +478,7 @@ static void slot_verify(struct slot *s, struct chunk *c)
 	s->f = c->file;
 	cfile_ref(s->f);
 	s->checksum = c->checksum;
+	s->base = chunk_base(c);
 	s->len = c->len;
 	s->job.work = verify_work;
 	s->job.done = verify_done;

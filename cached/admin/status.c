@@ -171,6 +171,13 @@ void status_fill(struct status *st, struct proto_rs *rs)
 		proto_rs_u64(rs, "read_bytes", tr->read_bytes);
 		proto_rs_u64(rs, "read_rate_bytes", read_rate(st, t));
 		proto_rs_u64(rs, "pinned_bytes", st->cache->pinned[t]);
+		/* small chunks packed in segments (store/segment.h) */
+		const struct segstore *ss = &st->cache->segs[t];
+		proto_rs_u64(rs, "segments", ss->nsegs);
+		proto_rs_u64(rs, "segment_bytes_live", ss->bytes_live);
+		proto_rs_u64(rs, "segment_bytes_dead", ss->bytes_dead);
+		proto_rs_u64(rs, "segments_sealed", ss->sealed);
+		proto_rs_u64(rs, "segments_reclaimed", ss->reclaimed);
 	}
 
 	proto_rs_section(rs, "counters", TC_SHAPE_OBJECT);

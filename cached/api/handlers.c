@@ -52,6 +52,8 @@ struct pending {
 	struct cfile *f;
 	uint64_t key;     /* of the chunk being read, and what it must hash to */
 	uint64_t checksum;
+	uint64_t base;    /* the chunk's offset in fd (a segment), else 0 */
+	bool in_segment;
 	uint32_t flen;    /* its file's length */
 	bool check;       /* verify the whole file (not an unkept chunk) */
 	uint8_t retries;  /* chunks found bad and read again for this READ */
@@ -127,7 +129,7 @@ static int chunk_answer(struct conn *c, struct handle *hd, struct chunk *ch, str
 	proto_wr_u32(w, ch->idx);
 	proto_wr_u64(w, (uint64_t)ch->idx * hd->chunk_size);
 	proto_wr_u32(w, ch->len);
-	proto_wr_u64(w, 0); /* base: a chunk file holds only its chunk */
+	proto_wr_u64(w, chunk_base(ch)); /* a chunk file: 0; a segment: the item's offset */
 	proto_wr_u8(w, ch->state == CHUNK_UNKEPT ? TC_TIER_NONE : ch->tier);
 	conn_api(c)->cache->ctr.bytes_served += ch->len;
 	chunk_count_read(conn_api(c)->cache, ch);
@@ -553,8 +555,8 @@ static void read_work(struct job *j)
 	if (want > room)
 		want = room;
 	if (p->check) {
-		int rc = verify_fd(p->fd, p->flen, p->checksum, p->buf + p->got, (uint32_t)in,
-				   (uint32_t)want, &p->found_size);
+		int rc = verify_fd_at(p->fd, p->base, p->in_segment, p->flen, p->checksum,
+				      p->buf + p->got, (uint32_t)in, (uint32_t)want, &p->found_size);
 		p->rres = rc < 0 ? rc : (ssize_t)want;
 	} else {
 		/* unkept: a sealed memfd or a nameless file written for this
@@ -624,6 +626,8 @@ static void read_have_chunk(struct pending *p, struct chunk *ch)
 	p->key = ch->key;
 	p->checksum = ch->checksum;
 	p->flen = ch->len;
+	p->base = chunk_base(ch);
+	p->in_segment = ch->file->seg != NULL;
 	p->check = ch->state != CHUNK_UNKEPT;
 	chunk_count_read(conn_api(p->c)->cache, ch);
 	p->job.work = read_work;

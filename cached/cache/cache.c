@@ -103,11 +103,66 @@ static int by_atime(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+struct seg_keep {
+	struct load_ctx *lc;
+	uint8_t tier;
+};
+
+/* A segment file is kept if a record names it (and the record's item fits
+ * in it; linking checks each item). */
+static bool seg_known(void *arg, uint64_t id, uint64_t size)
+{
+	struct seg_keep *k = arg;
+	(void)size;
+	for (size_t i = 0; i < k->lc->n; i++)
+		if (k->lc->v[i].ic.seg == id && k->lc->v[i].ic.tier == k->tier)
+			return true;
+	return false;
+}
+
+/* Startup: link each loaded chunk of a segment to it, if its bytes are
+ * there; the rest are left unseen and dropped. Then the segments' sizes
+ * replace the items' lengths in the tiers' used. */
+static int load_segments(struct cache *cache, struct load_ctx *lc, unsigned *removed)
+{
+	for (int t = 0; t < TIER_COUNT; t++) {
+		if (!cache->tiers[t].present)
+			continue;
+		struct seg_keep k = {.lc = lc, .tier = (uint8_t)t};
+		unsigned r = 0;
+		int rc = segstore_load(&cache->segs[t], seg_known, &k, &r);
+		if (rc < 0)
+			return rc;
+		*removed += r;
+	}
+	for (size_t i = 0; i < lc->n; i++) {
+		const struct index_chunk *ic = &lc->v[i].ic;
+		if (!ic->seg)
+			continue;
+		struct chunk *c = chunk_find(&cache->chunks, ic->key);
+		struct segstore *ss = &cache->segs[ic->tier];
+		struct segment *g = segstore_find(ss, ic->seg);
+		if (!c || c->file->seg || c->tier != ic->tier || !g || ic->seg_off + ic->len > g->size)
+			continue;
+		chunk_set_segment(c, g, ic->seg_off);
+		segment_adopt_item(ss, g, ic->len);
+		tier_release(&cache->tiers[ic->tier], ic->len); /* counted with its segment below */
+		c->seen = true;
+	}
+	for (int t = 0; t < TIER_COUNT; t++) {
+		segstore_load_done(&cache->segs[t]);
+		for (struct segment *g = cache->segs[t].list; g; g = g->next)
+			if (g->named)
+				tier_adopt(&cache->tiers[t], g->size);
+	}
+	return 0;
+}
+
 static bool file_known(void *arg, struct tier *t, uint64_t key, uint64_t size)
 {
 	struct cache *cache = arg;
 	struct chunk *c = chunk_find(&cache->chunks, key);
-	if (!c || c->tier != t->id || c->len != size)
+	if (!c || c->tier != t->id || c->len != size || c->file->seg)
 		return false;
 	c->seen = true;
 	return true;
@@ -151,6 +206,11 @@ int cache_load(struct cache *cache, char *err, size_t errlen)
 			goto out;
 		}
 		orphans_total += orphans;
+	}
+	rc = load_segments(cache, &lc, &orphans_total);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot scan the segments: %s", strerror(-rc));
+		goto out;
 	}
 	/* records whose file is missing or the wrong size */
 	struct chunk_iter it;
@@ -228,7 +288,17 @@ int cache_init(struct cache *cache, const struct config *cfg, struct event_base 
 		if (rc < 0)
 			return rc;
 		tier_health_record_id(cache, (enum tier_id)t, id, false);
+		if (!cache->tiers[t].present)
+			continue;
+		rc = segstore_init(&cache->segs[t], cache->tiers[t].path, cache->tiers[t].name,
+				   cfg->segment_size);
+		if (rc < 0) {
+			snprintf(err, errlen, "tier %s: cannot create %s/" SEGMENT_DIR ": %s",
+				 cache->tiers[t].name, cache->tiers[t].path, strerror(-rc));
+			return rc;
+		}
 	}
+	cache->seg_threshold = cfg->segment_threshold;
 	if ((rc = tier_health_init(cache)) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return rc;
@@ -273,6 +343,8 @@ void cache_stop(struct cache *cache)
 			cold_quiesce(&cache->ds[i]->cold);
 	workers_stop(cache->workers); /* runs what is queued, delivers completions */
 	cache->workers = NULL;
+	for (int t = 0; t < TIER_COUNT; t++)
+		segstore_seal_open(&cache->segs[t]);
 	durable_flush(cache); /* a graceful stop keeps every chunk: sync and record */
 	durable_free(cache);
 }
@@ -299,6 +371,8 @@ void cache_free(struct cache *cache)
 	policy_glue_free(cache);
 	mover_free(cache);
 	tier_health_free(cache);
+	for (int t = 0; t < TIER_COUNT; t++)
+		segstore_free(&cache->segs[t]);
 	index_close(cache->ix);
 	cache->ix = NULL;
 }

@@ -34,6 +34,7 @@
 #include "placement.h"
 #include "policy.h"
 #include "policy_spec.h"
+#include "segment.h"
 #include "proto_job.h"
 #include "tier.h"
 #include "u64hash.h"
@@ -72,6 +73,8 @@ struct cfile {
 	uint32_t refs;
 	int fd;              /* an unkept chunk's open, already unlinked file; else -1 */
 	uint8_t tier;
+	struct segment *seg; /* a small chunk: the segment holding it (a reference), else NULL */
+	uint64_t off;        /* ... at this offset (the chunk record's base) */
 };
 
 struct chunk {
@@ -213,6 +216,8 @@ struct cache {
 	uint64_t unkept_ram; /* bytes of unkept chunks in memory (filling or held) */
 	uint64_t sync_seq;   /* last chunk.sync_seq handed out */
 	uint64_t pinned[TIER_COUNT]; /* bytes of pinned chunks per tier */
+	struct segstore segs[TIER_COUNT]; /* small chunks packed per tier (store/segment.h) */
+	uint64_t seg_threshold;    /* chunks up to this size go into segments (0: none) */
 	bool stopping;
 	/* latency (admin/metrics.c exports them): CHUNK requests from dispatch
 	 * to reply, by hit / miss; fills from the miss to the chunk being ready */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -134,6 +135,15 @@ void cfile_unref(struct cache *cache, struct cfile *f)
 		return;
 	}
 	struct tier *t = &cache->tiers[f->tier];
+	if (f->seg) {
+		/* an item of a segment: the segment's bytes leave the tier when
+		 * it is unlinked and its last reference goes */
+		uint64_t size = f->seg->size;
+		if (segment_unref(&cache->segs[f->tier], f->seg))
+			tier_unhold(t, size);
+		free(f);
+		return;
+	}
 	/* the last holder of a detached (already unlinked) file let go: its
 	 * blocks are free now */
 	tier_unhold(t, f->len);
@@ -194,11 +204,36 @@ static void fdcache_forget(struct cache *cache, const struct cfile *f)
 	}
 }
 
+void chunk_segment_gone(struct cache *cache, uint8_t tier, uint64_t size, uint32_t refs)
+{
+	struct tier *t = &cache->tiers[tier];
+	if (refs)
+		tier_hold_segment(t, size); /* tier_unhold when the last goes */
+	else
+		tier_release(t, size);
+}
+
+void chunk_segment_item_dead(struct cache *cache, uint8_t tier, struct segment *g, uint32_t len)
+{
+	uint64_t size = g->size;
+	uint32_t refs = g->refs;
+	if (segment_item_dead(&cache->segs[tier], g, len))
+		chunk_segment_gone(cache, tier, size, refs);
+}
+
 /* Unlink a chunk's current file and let go of the chunk's reference. */
 static void cfile_detach(struct cache *cache, struct cfile *f)
 {
 	char path[PATH_MAX + 64];
 	struct tier *t = &cache->tiers[f->tier];
+	if (f->seg) {
+		/* its bytes stay in the segment, dead, until the segment goes */
+		f->chunk = NULL;
+		tier_item_dead(t);
+		chunk_segment_item_dead(cache, f->tier, f->seg, f->len);
+		cfile_unref(cache, f);
+		return;
+	}
 	fdcache_forget(cache, f);
 	tier_chunk_path(t, f->key, path, sizeof(path));
 	if (unlink(path) < 0 && errno != ENOENT)
@@ -234,6 +269,8 @@ static void persist(struct cache *cache, const struct chunk *c)
 		.src = c->src,
 		.dataset = c->ds->name,
 		.path = c->path,
+		.seg = c->file->seg ? c->file->seg->id : 0,
+		.seg_off = c->file->seg ? c->file->off : 0,
 	};
 	if (index_chunk_put(cache->ix, &ic) < 0)
 		log_err("dataset=%s path=%s chunk=%u op=index_put err=\"index write failed\"",
@@ -281,7 +318,23 @@ struct chunk *chunk_publish(struct cache *cache, struct dataset *ds, const char 
 	return c;
 }
 
-void chunk_move_commit(struct cache *cache, struct chunk *c, uint8_t new_tier)
+void chunk_set_segment(struct chunk *c, struct segment *g, uint64_t off)
+{
+	c->file->seg = g;
+	c->file->off = off;
+	segment_ref(g);
+}
+
+void chunk_loc_path(const struct cache *cache, const struct chunk *c, char *buf, size_t n)
+{
+	if (c->file->seg)
+		snprintf(buf, n, "%s", c->file->seg->path);
+	else
+		tier_chunk_path(&cache->tiers[c->tier], c->key, buf, n);
+}
+
+void chunk_move_commit(struct cache *cache, struct chunk *c, uint8_t new_tier, struct segment *seg,
+		       uint64_t off)
 {
 	struct cfile *old = c->file;
 	struct cfile *nf = calloc(1, sizeof(*nf));
@@ -295,6 +348,8 @@ void chunk_move_commit(struct cache *cache, struct chunk *c, uint8_t new_tier)
 	*nf = (struct cfile){
 		.chunk = c, .key = c->key, .len = c->len, .tier = new_tier, .refs = 1, .fd = -1};
 	c->file = nf;
+	if (seg)
+		chunk_set_segment(c, seg, off);
 	tier_chunk_named(&cache->tiers[new_tier]);
 	/* index first: after a crash here the record names the new file, the
 	 * old one is an orphan that startup removes. The new file was synced
@@ -379,6 +434,8 @@ int chunk_open_fd(struct cache *cache, const struct chunk *c)
 {
 	char path[PATH_MAX + 64];
 	struct fdslot *s = &cache->fdcache[c->key & (FDCACHE_SLOTS - 1)];
+	if (c->file->seg)
+		return segment_open_fd(c->file->seg);
 	if (c->file->fd >= 0) { /* unkept: no name to open */
 		int fd = fcntl(c->file->fd, F_DUPFD_CLOEXEC, 0);
 		return fd < 0 ? -errno : fd;

@@ -76,8 +76,26 @@ void chunk_policy_remove(struct cache *cache, struct chunk *c);
 /* Write a resident chunk's index record (its file is durable). */
 void chunk_persist(struct cache *cache, const struct chunk *c);
 
-/* Replace a chunk's file by a new copy on another tier (after a move). */
-void chunk_move_commit(struct cache *cache, struct chunk *c, uint8_t new_tier);
+/* A chunk just published lives in segment g at off (takes a reference). */
+void chunk_set_segment(struct chunk *c, struct segment *g, uint64_t off);
+/* Where the chunk's bytes start in the descriptor chunk_open_fd gives (the
+ * chunk record's base): its offset in its segment, else 0. */
+static inline uint64_t chunk_base(const struct chunk *c)
+{
+	return c->file->seg ? c->file->off : 0;
+}
+/* The path of the file holding the chunk (its chunk file or segment). */
+void chunk_loc_path(const struct cache *cache, const struct chunk *c, char *buf, size_t n);
+/* An item of segment g on `tier` died; if that emptied a sealed segment,
+ * its bytes leave the tier (or become held, see below). */
+void chunk_segment_item_dead(struct cache *cache, uint8_t tier, struct segment *g, uint32_t len);
+/* A segment of size bytes with refs references left was unlinked. */
+void chunk_segment_gone(struct cache *cache, uint8_t tier, uint64_t size, uint32_t refs);
+
+/* Replace a chunk's file by a new copy on another tier (after a move):
+ * its own file, or (seg != NULL) the item at off in segment seg. */
+void chunk_move_commit(struct cache *cache, struct chunk *c, uint8_t new_tier, struct segment *seg,
+		       uint64_t off);
 
 /* A new read-only descriptor of the chunk's current file (for handing to a
  * client; the caller closes it). */

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -122,7 +123,13 @@ static void batch_work(struct job *j)
 	struct batch *b = (struct batch *)j;
 	int *fds = calloc(b->n ? b->n : 1, sizeof(*fds));
 	size_t i = 0;
-	for (struct pending *p = b->head; p; p = p->next, i++) {
+	struct pending *prev = NULL;
+	for (struct pending *p = b->head; p; prev = p, p = p->next, i++) {
+		if (fds && i && strcmp(b->paths[i], b->paths[i - 1]) == 0) {
+			/* the same segment as the entry before: its one sync covers both */
+			fds[i] = -2;
+			continue;
+		}
 		int fd = open(b->paths[i], O_RDONLY | O_CLOEXEC);
 		if (fds)
 			fds[i] = fd;
@@ -141,7 +148,12 @@ static void batch_work(struct job *j)
 	if (!fds)
 		return;
 	i = 0;
-	for (struct pending *p = b->head; p; p = p->next, i++) {
+	prev = NULL;
+	for (struct pending *p = b->head; p; prev = p, p = p->next, i++) {
+		if (fds[i] == -2 && prev) {
+			p->err = prev->err;
+			continue;
+		}
 		if (fds[i] < 0)
 			continue;
 		if (fdatasync(fds[i]) < 0)
@@ -215,8 +227,15 @@ static struct batch *take_due(struct cache *cache, bool all)
 	b->head = head;
 	b->n = n;
 	size_t i = 0;
-	for (struct pending *p = head; p; p = p->next, i++)
-		tier_chunk_path(&cache->tiers[p->tier], p->key, b->paths[i], sizeof(b->paths[i]));
+	for (struct pending *p = head; p; p = p->next, i++) {
+		/* a small chunk's bytes are in its segment: an fdatasync of
+		 * the segment that starts now covers them */
+		struct chunk *c = pending_chunk(cache, p);
+		if (c && c->file->seg)
+			snprintf(b->paths[i], sizeof(b->paths[i]), "%s", c->file->seg->path);
+		else
+			tier_chunk_path(&cache->tiers[p->tier], p->key, b->paths[i], sizeof(b->paths[i]));
+	}
 	b->job.work = batch_work;
 	b->job.done = batch_done;
 	return b;

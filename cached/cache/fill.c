@@ -78,6 +78,9 @@ struct fill {
 	bool keep;   /* admitted: publish; else serve from a nameless file */
 	bool prefetch; /* started by the prefetcher (READ_PREFETCH), not a read */
 	int fd;      /* !keep: the written, unlinked file; keep: the published one */
+	struct segment *seg; /* keep, small: the segment it is appended to (else NULL) */
+	uint64_t seg_off;
+	int seg_wfd;         /* the segment's descriptor for the worker's pwrite */
 	struct cold_io io;
 	void *buf;
 	uint64_t checksum;
@@ -164,8 +167,19 @@ static void fill_write(struct fill *f)
 		f->err = -ENOMEM;
 		return;
 	}
-	f->werr = tier_file_write_pieces(f->tmp, f->final, f->buf, f->len, false, fill_sum_piece, st,
-					 &f->fd);
+	if (f->seg) {
+		/* a small chunk: appended to its segment at the offset the loop
+		 * gave it, checksummed piece by piece just before each write */
+		const char *p = f->buf;
+		for (uint32_t at = 0; at < f->len && !f->werr; at += TIER_PIECE) {
+			uint32_t n = f->len - at < TIER_PIECE ? f->len - at : TIER_PIECE;
+			XXH3_64bits_update(st, p + at, n);
+			f->werr = segment_pwrite(f->seg_wfd, p + at, n, f->seg_off + at);
+		}
+	} else {
+		f->werr = tier_file_write_pieces(f->tmp, f->final, f->buf, f->len, false, fill_sum_piece,
+						 st, &f->fd);
+	}
 	f->checksum = XXH3_64bits_digest(st);
 	XXH3_freeState(st);
 }
@@ -292,6 +306,16 @@ static void fill_done(struct job *j)
 	struct fill *f = (struct fill *)j;
 	struct cache *cache = f->cache;
 
+	if (f->seg && (f->err || f->werr)) {
+		/* its place in the segment is dead bytes on the tier from now */
+		struct segment *g = f->seg;
+		uint64_t size = g->size;
+		uint32_t refs = g->refs;
+		f->seg = NULL;
+		tier_adopt(&cache->tiers[f->tier], f->len);
+		if (segment_write_end(&cache->segs[f->tier], g, f->len, false))
+			chunk_segment_gone(cache, f->tier, size, refs);
+	}
 	if (!f->err && f->werr && fill_retry(f))
 		return;
 	bool in_ram = f->tier == CFILE_IN_RAM;
@@ -329,13 +353,27 @@ static void fill_done(struct job *j)
 		tier_commit(t, f->len);
 		c = chunk_publish(cache, f->ds, f->path, &f->src, f->idx, f->len, f->checksum, f->tier,
 				  cache_wall_s(), false);
-		if (!c) {
+		bool in_seg = f->seg != NULL;
+		if (in_seg) {
+			struct segment *g = f->seg;
+			uint64_t size = g->size;
+			uint32_t refs = g->refs;
+			if (c)
+				chunk_set_segment(c, g, f->seg_off);
+			if (segment_write_end(&cache->segs[f->tier], g, f->len, c != NULL))
+				chunk_segment_gone(cache, f->tier, size, refs);
+			if (!c) {
+				err = -ENOMEM;
+				f->seg = NULL;
+			}
+		}
+		if (!c && !in_seg) {
 			err = -ENOMEM;
 			close(f->fd);
 			f->fd = -1;
 			unlink(f->final);
 			tier_release(t, f->len);
-		} else {
+		} else if (c) {
 			c->sync_seq = ++cache->sync_seq;
 			cache->ctr.bytes_from_cold += f->len;
 			f->ds->bytes_from_cold += f->len;
@@ -446,7 +484,9 @@ static int fill_place(struct cache *cache, struct dataset *ds, uint64_t key, uin
 {
 	/* a prefetch goes hot: the prefetcher checked it displaces nothing needed sooner */
 	int to = prefetch ? TIER_HOT : policy_glue_fill(cache, ds, key, len);
-	if (to != TIER_NONE && tier_reserve(&cache->tiers[to], len)) {
+	if (to != TIER_NONE && (tier_reserve(&cache->tiers[to], len) ||
+				(cache->segs[to].bytes_dead >= len && mover_reclaim(cache, to, len) &&
+				 tier_reserve(&cache->tiers[to], len)))) {
 		*tier = (uint8_t)to;
 		*keep = true;
 		policy_glue_arriving(ds, to, len);
@@ -532,6 +572,9 @@ int fill_get(struct cache *cache, struct dataset *ds, const char *path, const st
 		tier_tmp_path(&cache->tiers[f->tier], key, f->tmp, sizeof(f->tmp));
 		tier_chunk_path(&cache->tiers[f->tier], key, f->final, sizeof(f->final));
 	}
+	if (f->keep && cache->seg_threshold && len <= cache->seg_threshold &&
+	    segstore_assign(&cache->segs[f->tier], len, &f->seg, &f->seg_off) == 0)
+		f->seg_wfd = f->seg->wfd; /* else: its own file, as a large chunk */
 	f->io = (struct cold_io){
 		.path = f->path,
 		.expect = *src,

@@ -15,6 +15,7 @@
 #include "mover.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -42,6 +43,11 @@ struct move {
 	mover_done_fn cb; /* mover_move(): told how it ended */
 	void *arg;
 	char src[PATH_MAX + 96];
+	uint64_t src_off;  /* the chunk's offset in src (a segment) */
+	bool src_seg;
+	struct segment *dseg; /* a small chunk goes into the target's segment ... */
+	uint64_t doff;        /* ... at this offset */
+	int dwfd;
 	char tmp[PATH_MAX + 96];
 	char dst[PATH_MAX + 96];
 };
@@ -113,11 +119,55 @@ void mover_evict(struct cache *cache, struct chunk *c)
 	chunk_drop(cache, c, "evict");
 }
 
+/* Reclaim segment g of tier t now: its live items are dropped (the cold
+ * store has them), which unlinks it; its bytes leave the tier once no
+ * client holds it. Items being moved or pinned keep it named: false then. */
+static bool reclaim_drop(struct cache *cache, enum tier_id t, struct segment *g)
+{
+	uint64_t id = g->id;
+	struct chunk_iter it;
+	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it)) {
+		if (c->file->seg != g || c->tier != t || c->state != CHUNK_RESIDENT)
+			continue;
+		cache->ctr.evictions++;
+		bool last = g->items == 1;
+		chunk_drop(cache, c, "segment_reclaim");
+		if (last)
+			return true; /* g is unlinked (and maybe freed) */
+	}
+	return segstore_find(&cache->segs[t], id) == NULL;
+}
+
+/* Give back segments that are mostly dead: those with at most
+ * RECLAIM_LIVE_PCT % live (their live items are dropped, see
+ * reclaim_drop). */
+#define RECLAIM_LIVE_PCT 25u
+static void reclaim_sparse(struct cache *cache, enum tier_id t)
+{
+	struct segment *g;
+	for (int n = 0; n < 64 && (g = segstore_reclaim_candidate(&cache->segs[t], RECLAIM_LIVE_PCT)); n++)
+		if (!reclaim_drop(cache, t, g))
+			break;
+}
+
+bool mover_reclaim(struct cache *cache, enum tier_id t, uint64_t len)
+{
+	struct tier *tr = &cache->tiers[t];
+	struct segment *g;
+	/* dead bytes in segments come back only with their segment: reclaim
+	 * the deadest before giving up any live chunk */
+	while (tier_free(tr) < len && cache->segs[t].bytes_dead &&
+	       (g = segstore_reclaim_candidate(&cache->segs[t], 100)) && reclaim_drop(cache, t, g))
+		;
+	return tier_free(tr) >= len;
+}
+
 int mover_make_room(struct cache *cache, enum tier_id t, uint64_t len)
 {
 	struct tier *tr = &cache->tiers[t];
 	if (!tr->present || tr->failed || len > tier_capacity_now(tr))
 		return -ENOSPC;
+	mover_reclaim(cache, t, len);
 	while (tier_free(tr) < len) {
 		struct chunk *v = mover_victim(cache, t);
 		if (!v)
@@ -137,10 +187,17 @@ static void move_work(struct job *j)
 		m->err = -ENOMEM;
 		return;
 	}
-	m->err = tier_file_read(m->src, buf, m->len);
+	m->err = m->src_seg ? segment_pread(m->src, buf, m->len, m->src_off)
+			    : tier_file_read(m->src, buf, m->len);
 	if (!m->err && chunk_checksum(buf, m->len) != m->checksum)
 		m->err = -EBADMSG;
-	if (!m->err) {
+	if (!m->err && m->dseg) {
+		/* synced before the record names it, as a chunk file is */
+		m->err = segment_pwrite(m->dwfd, buf, m->len, m->doff);
+		if (!m->err)
+			m->err = segment_sync(m->dst);
+		m->write_failed = m->err < 0;
+	} else if (!m->err) {
 		m->err = tier_file_write(m->tmp, m->dst, buf, m->len, &fd);
 		m->write_failed = m->err < 0;
 	}
@@ -159,6 +216,16 @@ static void move_done(struct job *j)
 	cache->mover->moving_bytes[m->from] -= m->len;
 	policy_glue_arrived(c->ds, m->to, m->len);
 	c->state = CHUNK_RESIDENT;
+	struct segment *dseg = m->dseg;
+	if (dseg && err) {
+		/* its place in the target's segment is dead bytes from now */
+		uint64_t size = dseg->size;
+		uint32_t refs = dseg->refs;
+		tier_adopt(&cache->tiers[m->to], m->len);
+		if (segment_write_end(&cache->segs[m->to], dseg, m->len, false))
+			chunk_segment_gone(cache, m->to, size, refs);
+		m->dseg = NULL;
+	}
 	if (m->write_failed && !c->doomed && tier_health_is_tier_error(m->err)) {
 		/* the target tier could not take it (full, read-only, failing,
 		 * removed): the tier hears of it, the chunk stays where it is */
@@ -170,7 +237,7 @@ static void move_done(struct job *j)
 		chunk_policy_insert(cache, c, cache_now_ns());
 	} else if (m->err || c->doomed) {
 		tier_unreserve(&cache->tiers[m->to], m->len);
-		if (!m->err)
+		if (!m->err && !dseg)
 			unlink(m->dst);
 		chunk_policy_insert(cache, c, cache_now_ns());
 		if (m->err == -EBADMSG) {
@@ -186,7 +253,9 @@ static void move_done(struct job *j)
 		chunk_drop(cache, c, m->err == -EBADMSG ? "checksum" : "move_failed");
 	} else {
 		tier_commit(&cache->tiers[m->to], m->len);
-		chunk_move_commit(cache, c, m->to);
+		chunk_move_commit(cache, c, m->to, m->dseg, m->doff);
+		if (m->dseg)
+			segment_write_end(&cache->segs[m->to], m->dseg, m->len, true);
 		c->unverified = false; /* its bytes were checked on the way */
 		chunk_policy_insert(cache, c, cache_now_ns());
 		if (m->to > m->from)
@@ -220,9 +289,16 @@ static int move_start(struct cache *cache, struct chunk *c, uint8_t to, mover_do
 	m->to = to;
 	m->len = c->len;
 	m->checksum = c->checksum;
-	tier_chunk_path(&cache->tiers[m->from], c->key, m->src, sizeof(m->src));
+	chunk_loc_path(cache, c, m->src, sizeof(m->src));
+	m->src_off = chunk_base(c);
+	m->src_seg = c->file->seg != NULL;
 	tier_tmp_path(&cache->tiers[to], c->key, m->tmp, sizeof(m->tmp));
 	tier_chunk_path(&cache->tiers[to], c->key, m->dst, sizeof(m->dst));
+	if (cache->seg_threshold && c->len <= cache->seg_threshold &&
+	    segstore_assign(&cache->segs[to], c->len, &m->dseg, &m->doff) == 0) {
+		m->dwfd = m->dseg->wfd;
+		snprintf(m->dst, sizeof(m->dst), "%s", m->dseg->path);
+	}
 	m->job.work = move_work;
 	m->job.done = move_done;
 	cache->mover->moves_inflight++;
@@ -261,7 +337,10 @@ void mover_promote(struct cache *cache, struct chunk *c)
 static uint64_t tier_load(const struct cache *cache, enum tier_id t)
 {
 	const struct tier *tr = &cache->tiers[t];
-	return tr->used + tr->reserved - cache->mover->moving_bytes[t];
+	/* dead bytes of segments are not the policies': reclaim returns them */
+	uint64_t load = tr->used + tr->reserved - cache->mover->moving_bytes[t];
+	uint64_t dead = cache->segs[t].bytes_dead;
+	return load > dead ? load - dead : 0;
 }
 
 enum give_up {
@@ -330,4 +409,7 @@ static void mover_run(evutil_socket_t fd, short what, void *arg)
 		return;
 	drain(cache, TIER_WARM);
 	drain(cache, TIER_HOT);
+	for (int t = 0; t < TIER_COUNT; t++)
+		if (cache->tiers[t].present)
+			reclaim_sparse(cache, (enum tier_id)t);
 }

@@ -36,6 +36,8 @@ struct verify {
 	struct cache *cache;
 	struct cfile *f;  /* referenced: the file being checked */
 	int fd;
+	uint64_t base;   /* the chunk's offset in fd (a segment) */
+	bool in_segment;
 	uint32_t len;
 	uint64_t checksum;
 	uint64_t found_size;
@@ -109,11 +111,23 @@ size_t verify_count_inflight(const struct cache *cache)
 int verify_fd(int fd, uint32_t len, uint64_t checksum, void *dst, uint32_t copy_off,
 	      uint32_t copy_len, uint64_t *found_size)
 {
+	return verify_fd_at(fd, 0, false, len, checksum, dst, copy_off, copy_len, found_size);
+}
+
+int verify_fd_at(int fd, uint64_t base, bool in_segment, uint32_t len, uint64_t checksum, void *dst,
+		 uint32_t copy_off, uint32_t copy_len, uint64_t *found_size)
+{
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	*found_size = (uint64_t)st.st_size;
-	if ((uint64_t)st.st_size != len)
+	if (in_segment && (uint64_t)st.st_size < base + len) {
+		*found_size = (uint64_t)st.st_size > base ? (uint64_t)st.st_size - base : 0;
+		return -EBADMSG; /* the segment was cut short */
+	}
+	if (in_segment)
+		*found_size = len;
+	if (!in_segment && (uint64_t)st.st_size != len)
 		return -EBADMSG; /* truncated or grown: never the chunk */
 	uint8_t *buf = malloc(VERIFY_PIECE);
 	XXH3_state_t *xs = XXH3_createState();
@@ -125,7 +139,7 @@ int verify_fd(int fd, uint32_t len, uint64_t checksum, void *dst, uint32_t copy_
 	uint64_t at = 0;
 	while (at < len) {
 		size_t want = len - at < VERIFY_PIECE ? (size_t)(len - at) : VERIFY_PIECE;
-		ssize_t r = pread(fd, buf, want, (off_t)at);
+		ssize_t r = pread(fd, buf, want, (off_t)(base + at));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
@@ -160,7 +174,8 @@ out:
 static void verify_work(struct job *j)
 {
 	struct verify *v = (struct verify *)j;
-	v->err = verify_fd(v->fd, v->len, v->checksum, NULL, 0, 0, &v->found_size);
+	v->err = verify_fd_at(v->fd, v->base, v->in_segment, v->len, v->checksum, NULL, 0, 0,
+			      &v->found_size);
 	close(v->fd);
 	v->fd = -1;
 }
@@ -319,6 +334,8 @@ int verify_join(struct cache *cache, struct chunk *c, enum verify_why why, struc
 	v->f = c->file;
 	cfile_ref(v->f);
 	v->fd = fd;
+	v->base = chunk_base(c);
+	v->in_segment = c->file->seg != NULL;
 	v->len = c->len;
 	v->checksum = c->checksum;
 	v->why = why;

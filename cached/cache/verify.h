@@ -61,5 +61,9 @@ void verify_chunk_bad(struct cache *cache, struct chunk *c, const char *op, cons
  * which), or -errno of a read. */
 int verify_fd(int fd, uint32_t len, uint64_t checksum, void *dst, uint32_t copy_off,
 	      uint32_t copy_len, uint64_t *found_size);
+/* The same for a chunk at base in a segment (base 0 with in_segment false
+ * is verify_fd): the segment must hold [base, base + len). */
+int verify_fd_at(int fd, uint64_t base, bool in_segment, uint32_t len, uint64_t checksum, void *dst,
+		 uint32_t copy_off, uint32_t copy_len, uint64_t *found_size);
 
 #endif

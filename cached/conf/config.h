@@ -89,6 +89,8 @@ struct config {
 	unsigned readahead_chunks; /* sequential readahead depth without a plan (0: off) */
 	uint64_t sync_delay_ms;    /* a filled chunk is fdatasync'ed and recorded this late */
 	uint64_t sync_backlog;     /* ... or sooner, oldest first, past this many bytes */
+	uint64_t segment_threshold; /* chunks up to this size go into segment files (0: off) */
+	uint64_t segment_size;     /* a segment file is sealed at this size */
 	/* limits per client (docs/security.md) */
 	unsigned max_clients_per_uid; /* connections of one uid at once */
 	uint64_t idle_timeout_s;   /* close a connection idle and holding nothing (0: never) */

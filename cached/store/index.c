@@ -121,6 +121,10 @@ int index_chunk_put(struct index *ix, const struct index_chunk *c)
 	proto_wr_u64(&w, c->src.version);
 	proto_wr_str(&w, c->dataset);
 	proto_wr_str(&w, c->path);
+	if (c->seg) { /* optional trailer: records of chunk files end before it */
+		proto_wr_u64(&w, c->seg);
+		proto_wr_u64(&w, c->seg_off);
+	}
 	rc = w.oom ? -ENOMEM : db_put(ix, k, sizeof(k), w.buf, w.len);
 	proto_wr_free(&w);
 	return rc;
@@ -161,6 +165,13 @@ static bool chunk_decode(const char *k, size_t kn, const char *v, size_t vn, str
 	proto_rd_str_copy(&r, path, pathn);
 	c->dataset = ds;
 	c->path = path;
+	c->seg = c->seg_off = 0;
+	if (r.left && !r.bad) {
+		c->seg = proto_rd_u64(&r);
+		c->seg_off = proto_rd_u64(&r);
+		if (!c->seg)
+			return false;
+	}
 	return proto_rd_done(&r);
 }
 

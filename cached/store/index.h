@@ -34,6 +34,8 @@ struct index_chunk {
 	struct cold_stat src; /* source version the bytes came from */
 	const char *dataset;
 	const char *path;
+	uint64_t seg;        /* != 0: the item is in segment `seg` of the tier ... */
+	uint64_t seg_off;    /* ... at this offset; 0: its own chunk file */
 };
 
 int index_open(struct index **out, const char *state_dir, char *err, size_t errlen);

@@ -142,6 +142,20 @@ static inline void tier_chunk_unnamed(struct tier *t, uint64_t len)
 	t->held_dead += len;
 }
 
+/* An item of a segment died (store/segment.h): its bytes stay in used,
+ * dead, until the whole segment is unlinked. */
+static inline void tier_item_dead(struct tier *t)
+{
+	t->chunks--;
+}
+
+/* A segment left the tier's namespace (reclaimed) with descriptors still
+ * open: its bytes are held until the last closes (tier_unhold). */
+static inline void tier_hold_segment(struct tier *t, uint64_t size)
+{
+	t->held_dead += size;
+}
+
 /* Bytes on the tier under no name from the start (a chunk served without
  * being kept), held by descriptors until tier_unhold. */
 static inline void tier_hold_unnamed(struct tier *t, uint64_t len)

@@ -16,6 +16,10 @@
  *                                         connection
  *   tcverify errno PATH ERRNO_NAME        opening PATH fails with that errno
  *   tcverify hold DATASET/PATH SECONDS    keep chunk fds open for a while
+ *   tcverify holdcheck DATASET/PATH SRCFILE SECONDS
+ *                                         take chunk 0's descriptor (and
+ *                                         base), hold it, then read it
+ *                                         again: the bytes still equal SRCFILE
  *
  * Prints one line per check; exits 0 only if everything matched.
  */
@@ -316,6 +320,28 @@ int main(int argc, char **argv)
 			fflush(stdout);
 			sleep((unsigned)atoi(argv[3]));
 		}
+		tiercache_disconnect(tc);
+	} else if (strcmp(cmd, "holdcheck") == 0 && argc == 5) {
+		struct tiercache *tc = connect_or_die();
+		size_t sn = 0, len = 0;
+		uint64_t fd_off = 0;
+		char *src = slurp(argv[3], &sn);
+		int h = tiercache_open(tc, argv[2], 0);
+		int fd = h >= 0 ? tiercache_chunk_fd(tc, h, 0, &fd_off, &len) : -1;
+		char *b = malloc(len ? len : 1);
+		if (!src || fd < 0 || !b || len > sn) {
+			FAIL("holdcheck %s: %s", argv[2], tiercache_strerror(errno));
+		} else {
+			printf("holding %s base=%llu len=%zu\n", argv[2], (unsigned long long)fd_off, len);
+			fflush(stdout);
+			sleep((unsigned)atoi(argv[4]));
+			if (pread(fd, b, len, (off_t)fd_off) != (ssize_t)len || memcmp(b, src, len) != 0)
+				FAIL("holdcheck %s: the held descriptor no longer reads the file's bytes", argv[2]);
+			else
+				printf("ok held descriptor still reads %s\n", argv[2]);
+		}
+		free(b);
+		free(src);
 		tiercache_disconnect(tc);
 	} else {
 		fprintf(stderr, "tcverify: unknown command or wrong arguments\n");

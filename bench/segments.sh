@@ -1,0 +1,58 @@
+#!/bin/bash
+# Cold misses of many small files (60-140 KB) from a posix cold directory,
+# one reader through the library (tcverify tree: open, read, compare), tiers
+# smaller than the data so misses evict: file per chunk (segment_threshold
+# 0) against segments. Prints files/s and the daemon's CPU per miss
+# (utime + stime of tiercached / files), median of RUNS runs each.
+# Usage: bench/segments.sh [BUILD_DIR] [FILES] [RUNS] [TIER_ROOT]
+set -u
+B=${1:-build/default}; N=${2:-2000}; RUNS=${3:-3}; ROOT=${4:-/tmp}
+W=$(mktemp -d "$ROOT/tcseg.XXXXXX")
+trap 'kill ${PID:-} 2>/dev/null; wait 2>/dev/null; rm -rf "$W"' EXIT
+mkdir -p "$W/cold"
+python3 - "$W/cold" "$N" <<'PY'
+import os, random, sys
+r = random.Random(5)
+for i in range(int(sys.argv[2])):
+    with open(os.path.join(sys.argv[1], "f%05d.bin" % i), "wb") as f:
+        f.write(os.urandom(r.randint(60, 140) * 1024))
+PY
+total=$(du -sb "$W/cold" | cut -f1)
+hot=$((total / 3 / 1048576))M; warm=$((total / 3 / 1048576))M
+run() { # threshold -> "files/s cpu_us_per_miss"
+	rm -rf "$W/state" "$W/hot" "$W/warm"
+	cat >"$W/tc.conf" <<CONF
+[daemon]
+socket = $W/sock
+state_dir = $W/state
+log_level = warn
+workers = 4
+segment_threshold = $1
+[tier hot]
+path = $W/hot
+capacity = $hot
+[tier warm]
+path = $W/warm
+capacity = $warm
+[dataset ds]
+backend = posix
+path = $W/cold
+chunk_size = 1M
+CONF
+	"$B/bin/tiercached" -c "$W/tc.conf" >>"$W/log" 2>&1 &
+	PID=$!
+	for _ in $(seq 1 200); do [ -S "$W/sock" ] && TIERCACHE_SOCKET=$W/sock "$B/bin/tierctl" status >/dev/null 2>&1 && break; sleep 0.05; done
+	local c0 t0 t1 c1
+	c0=$(awk '{print $14 + $15}' /proc/$PID/stat)
+	t0=$(date +%s.%N)
+	TIERCACHE_SOCKET=$W/sock "$B/tests/tcverify" tree ds "$W/cold" 1 >/dev/null || echo "BYTES DIFFER" >&2
+	t1=$(date +%s.%N)
+	c1=$(awk '{print $14 + $15}' /proc/$PID/stat)
+	kill $PID; wait $PID 2>/dev/null
+	python3 -c "import os; hz=os.sysconf('SC_CLK_TCK'); print('%.0f %.0f' % ($N/($t1-$t0), ($c1-$c0)/hz*1e6/$N))"
+}
+echo "date=$(date -u +%F) files=$N data=$total hot=$hot warm=$warm root=$ROOT ($(df -T "$ROOT" | awk 'NR==2{print $2}')) load=shared"
+for th in 0 256K; do
+	rs=(); for i in $(seq 1 "$RUNS"); do rs+=("$(run $th)"); done
+	printf '%s\n' "${rs[@]}" | sort -n | awk -v th=$th -v n="$RUNS" '{f[NR]=$1; c[NR]=$2} END {m=int((n+1)/2); printf "segment_threshold=%s median files/s=%s daemon_cpu_us_per_miss=%s runs=%d\n", th, f[m], c[m], n}'
+done

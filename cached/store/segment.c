@@ -1,0 +1,385 @@
+/*
+ * Segment files: see segment.h.
+ */
+#include "segment.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static void seg_path(const struct segstore *s, uint64_t id, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s/seg-%s-%016" PRIx64, s->dir, s->tier_name, id);
+}
+
+/* The id of a file named like one of this store's segments, or 0. */
+static uint64_t seg_name_id(const struct segstore *s, const char *name)
+{
+	char want[64];
+	int n = snprintf(want, sizeof(want), "seg-%s-", s->tier_name);
+	if (n <= 0 || (size_t)n >= sizeof(want) || strncmp(name, want, (size_t)n) != 0)
+		return 0;
+	const char *hex = name + n;
+	if (strlen(hex) != 16)
+		return 0;
+	uint64_t id = 0;
+	for (int i = 0; i < 16; i++) {
+		char c = hex[i];
+		unsigned v;
+		if (c >= '0' && c <= '9')
+			v = (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = (unsigned)(c - 'a' + 10);
+		else
+			return 0;
+		id = (id << 4) | v;
+	}
+	return id;
+}
+
+int segstore_init(struct segstore *s, const char *tier_path, const char *tier_name, uint64_t seg_size)
+{
+	memset(s, 0, sizeof(*s));
+	if ((size_t)snprintf(s->dir, sizeof(s->dir), "%s/" SEGMENT_DIR, tier_path) >= sizeof(s->dir))
+		return -ENAMETOOLONG;
+	snprintf(s->tier_name, sizeof(s->tier_name), "%s", tier_name);
+	s->seg_size = seg_size ? seg_size : SEGMENT_SIZE_DEFAULT;
+	s->next_id = 1;
+	if (mkdir(s->dir, 0750) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static void seg_close_fds(struct segment *g)
+{
+	if (g->wfd >= 0)
+		close(g->wfd);
+	if (g->rfd >= 0)
+		close(g->rfd);
+	g->wfd = g->rfd = -1;
+}
+
+void segstore_free(struct segstore *s)
+{
+	struct segment *g = s->list;
+	while (g) {
+		struct segment *next = g->next;
+		seg_close_fds(g);
+		free(g);
+		g = next;
+	}
+	s->list = s->open = NULL;
+}
+
+static struct segment *seg_new(struct segstore *s, uint64_t id)
+{
+	struct segment *g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	g->id = id;
+	g->named = true;
+	g->wfd = g->rfd = -1;
+	seg_path(s, id, g->path, sizeof(g->path));
+	g->next = s->list;
+	s->list = g;
+	s->nsegs++;
+	if (id >= s->next_id)
+		s->next_id = id + 1;
+	return g;
+}
+
+static void seg_remove_from_list(struct segstore *s, struct segment *g)
+{
+	for (struct segment **p = &s->list; *p; p = &(*p)->next)
+		if (*p == g) {
+			*p = g->next;
+			return;
+		}
+}
+
+static int seg_create(struct segstore *s, struct segment **out)
+{
+	uint64_t id = s->next_id;
+	struct segment *g = seg_new(s, id);
+	if (!g)
+		return -ENOMEM;
+	/* O_EXCL: never append to a file we did not start */
+	g->wfd = open(g->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	if (g->wfd >= 0)
+		g->rfd = open(g->path, O_RDONLY | O_CLOEXEC);
+	if (g->wfd < 0 || g->rfd < 0) {
+		int rc = -errno;
+		if (g->wfd >= 0)
+			unlink(g->path);
+		seg_close_fds(g);
+		seg_remove_from_list(s, g);
+		s->nsegs--;
+		free(g);
+		return rc;
+	}
+	s->created++;
+	*out = g;
+	return 0;
+}
+
+static void seg_seal(struct segstore *s, struct segment *g)
+{
+	if (g->sealed)
+		return;
+	g->sealed = true;
+	s->sealed++;
+	if (s->open == g)
+		s->open = NULL;
+	if (!g->writers && g->wfd >= 0) {
+		close(g->wfd);
+		g->wfd = -1;
+	}
+}
+
+void segstore_seal_open(struct segstore *s)
+{
+	if (s->open)
+		seg_seal(s, s->open);
+}
+
+int segstore_assign(struct segstore *s, uint32_t len, struct segment **seg, uint64_t *off)
+{
+	if (s->open && s->open->size + len > s->seg_size && s->open->size > 0)
+		seg_seal(s, s->open);
+	if (!s->open) {
+		int rc = seg_create(s, &s->open);
+		if (rc < 0)
+			return rc;
+	}
+	struct segment *g = s->open;
+	*seg = g;
+	*off = g->size;
+	g->size += len;
+	g->writers++;
+	s->bytes_dead += len; /* dead until written and live */
+	return 0;
+}
+
+static bool seg_empty_sealed(const struct segment *g)
+{
+	return g->named && g->sealed && !g->writers && !g->items;
+}
+
+bool segment_write_end(struct segstore *s, struct segment *g, uint32_t len, bool ok)
+{
+	g->writers--;
+	if (ok) {
+		g->live += len;
+		g->items++;
+		s->bytes_dead -= len;
+		s->bytes_live += len;
+	}
+	if (g->sealed && !g->writers && g->wfd >= 0) {
+		close(g->wfd);
+		g->wfd = -1;
+	}
+	if (seg_empty_sealed(g)) {
+		segment_unlink(s, g);
+		return true;
+	}
+	return false;
+}
+
+bool segment_item_dead(struct segstore *s, struct segment *g, uint32_t len)
+{
+	g->live -= len;
+	g->items--;
+	if (g->named) {
+		s->bytes_live -= len;
+		s->bytes_dead += len;
+	}
+	if (seg_empty_sealed(g)) {
+		segment_unlink(s, g);
+		return true;
+	}
+	return false;
+}
+
+void segment_unlink(struct segstore *s, struct segment *g)
+{
+	if (!g->named)
+		return;
+	if (s->open == g)
+		seg_seal(s, g);
+	if (unlink(g->path) < 0 && errno != ENOENT)
+		log_warn("op=segment_unlink path=%s err=\"%s\"", g->path, strerror(errno));
+	g->named = false;
+	s->nsegs--;
+	s->bytes_live -= g->live;
+	s->bytes_dead -= g->size - g->live;
+	s->reclaimed++;
+	if (!g->refs && !g->writers) {
+		seg_remove_from_list(s, g);
+		seg_close_fds(g);
+		free(g);
+	}
+}
+
+void segment_ref(struct segment *g)
+{
+	g->refs++;
+}
+
+bool segment_unref(struct segstore *s, struct segment *g)
+{
+	if (--g->refs || g->named || g->writers)
+		return false;
+	seg_remove_from_list(s, g);
+	seg_close_fds(g);
+	free(g);
+	return true;
+}
+
+struct segment *segstore_reclaim_candidate(struct segstore *s, unsigned max_live_pct)
+{
+	struct segment *best = NULL;
+	for (struct segment *g = s->list; g; g = g->next) {
+		if (!g->named || !g->sealed || g->writers || !g->size)
+			continue;
+		if (g->live * 100 > g->size * max_live_pct)
+			continue;
+		if (!best || g->size - g->live > best->size - best->live)
+			best = g;
+	}
+	return best;
+}
+
+struct segment *segstore_find(const struct segstore *s, uint64_t id)
+{
+	for (struct segment *g = s->list; g; g = g->next)
+		if (g->id == id && g->named)
+			return g;
+	return NULL;
+}
+
+int segment_open_fd(const struct segment *g)
+{
+	int fd = g->rfd >= 0 ? fcntl(g->rfd, F_DUPFD_CLOEXEC, 0) : open(g->path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int segstore_load(struct segstore *s, bool (*keep)(void *arg, uint64_t id, uint64_t size), void *arg,
+		  unsigned *removed)
+{
+	*removed = 0;
+	DIR *d = opendir(s->dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		uint64_t id = seg_name_id(s, de->d_name);
+		if (!id)
+			continue;
+		char path[PATH_MAX + 64];
+		seg_path(s, id, path, sizeof(path));
+		struct stat st;
+		if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (!keep(arg, id, (uint64_t)st.st_size)) {
+			if (unlink(path) == 0)
+				(*removed)++;
+			continue;
+		}
+		struct segment *g = seg_new(s, id);
+		if (!g) {
+			closedir(d);
+			return -ENOMEM;
+		}
+		g->size = (uint64_t)st.st_size;
+		g->sealed = true; /* never appended to again */
+		g->rfd = open(path, O_RDONLY | O_CLOEXEC);
+		s->sealed++;
+		s->bytes_dead += g->size;
+	}
+	closedir(d);
+	return 0;
+}
+
+void segment_adopt_item(struct segstore *s, struct segment *g, uint32_t len)
+{
+	g->live += len;
+	g->items++;
+	s->bytes_dead -= len;
+	s->bytes_live += len;
+}
+
+void segstore_load_done(struct segstore *s)
+{
+	struct segment *g = s->list;
+	while (g) {
+		struct segment *next = g->next;
+		if (seg_empty_sealed(g))
+			segment_unlink(s, g);
+		g = next;
+	}
+	s->reclaimed = 0; /* not reclaims of this run */
+}
+
+int segment_pwrite(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t w = pwrite(fd, p, len, (off_t)off);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -EIO;
+		p += w;
+		len -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return 0;
+}
+
+int segment_sync(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int rc = fdatasync(fd) < 0 ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+int segment_pread(const char *path, void *buf, size_t len, uint64_t off)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int rc = 0;
+	char *p = buf;
+	while (len) {
+		ssize_t r = pread(fd, p, len, (off_t)off);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			break;
+		}
+		if (r == 0) {
+			rc = -ENODATA; /* shorter than its record says */
+			break;
+		}
+		p += r;
+		len -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	close(fd);
+	return rc;
+}

@@ -1,0 +1,118 @@
+/*
+ * Segments: small chunks packed into large append-only files, so that a
+ * miss of a small object costs no file creation, rename or unlink.
+ *
+ * A tier holds segment files `TIER/segments/seg-<tier>-<16 hex id>`. One
+ * segment per tier is open: the loop assigns each new item an offset in it
+ * (segstore_assign) and a worker pwrites the item's bytes there
+ * (segment_pwrite). Bytes once written are never written again: an item
+ * handed to a client as (descriptor, base, len) reads the same bytes for as
+ * long as the client holds the descriptor. A segment that reached the
+ * segment size (or any segment found at start) is sealed: it takes no more
+ * items. Items die (evicted, moved, dropped) one by one; a sealed segment
+ * whose last live item died is unlinked, and its bytes leave the tier's
+ * `used` when the last descriptor of it closes.
+ *
+ * Durability is the engine's business (cache/durable.c): an item gets its
+ * index record only after an fdatasync of its segment that started after
+ * the item was written, exactly as a chunk file gets its record after its
+ * own fdatasync. At start, a segment file that no record names is deleted
+ * (only files of this naming); the unrecorded tail of a recorded one is
+ * dead bytes.
+ *
+ * Accounting: `size` is every byte assigned in the segment (on the tier's
+ * `used` from the moment each item is committed); `live` the bytes of live
+ * items; size - live is dead, returned to the tier only by unlinking the
+ * whole segment (reclaim).
+ *
+ * Loop thread, except segment_pwrite/segment_sync/segment_pread (workers).
+ */
+#ifndef TIERCACHE_SEGMENT_H
+#define TIERCACHE_SEGMENT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct segment {
+	struct segment *next;    /* the store's list */
+	uint64_t id;
+	uint64_t size;           /* bytes assigned (written or being written) */
+	uint64_t live;           /* bytes of live items */
+	uint32_t items;          /* live items */
+	uint32_t writers;        /* appends in flight */
+	uint32_t refs;           /* descriptors handed out that still need it
+				  * (held by the engine's file references) */
+	bool sealed;             /* takes no more items */
+	bool named;              /* its file still has its name */
+	int wfd;                 /* for the workers' pwrite; -1 once sealed and idle */
+	int rfd;                 /* read-only: what clients get (dup'ed) */
+	char path[PATH_MAX + 64];
+};
+
+struct segstore {
+	char dir[PATH_MAX];      /* TIER/segments */
+	char tier_name[16];
+	uint64_t seg_size;       /* seal at this size */
+	uint64_t next_id;
+	struct segment *open;    /* the one taking items, or NULL */
+	struct segment *list;    /* every segment still named or referenced */
+	/* counters (status, metrics) */
+	uint64_t nsegs;          /* named segments */
+	uint64_t bytes_live, bytes_dead; /* over named segments */
+	uint64_t sealed, reclaimed, created;
+};
+
+#define SEGMENT_DIR "segments"
+#define SEGMENT_SIZE_DEFAULT (64ull << 20)
+
+/* Set up the store of a tier whose path is tier_path (creates
+ * TIER/segments). 0 or -errno. */
+int segstore_init(struct segstore *s, const char *tier_path, const char *tier_name, uint64_t seg_size);
+/* Close every descriptor and free every segment (the files stay). */
+void segstore_free(struct segstore *s);
+
+/* A place for an item of len bytes: in the open segment, or a new one
+ * (the full one is sealed). The segment counts one more writer until
+ * segment_write_end. 0 or -errno (a new segment could not be created). */
+int segstore_assign(struct segstore *s, uint32_t len, struct segment **seg, uint64_t *off);
+/* A worker finished writing an item (ok: it is now live; else its bytes
+ * are dead). Returns true if the segment became empty and was unlinked. */
+bool segment_write_end(struct segstore *s, struct segment *seg, uint32_t len, bool ok);
+/* Seal the open segment (it takes no more items). */
+void segstore_seal_open(struct segstore *s);
+/* A live item died. Returns true if its segment is now sealed and empty
+ * and was unlinked (the caller moves its bytes out of `used`, or into
+ * held bytes if refs remain). */
+bool segment_item_dead(struct segstore *s, struct segment *seg, uint32_t len);
+/* Unlink a segment (reclaim): the caller has made every item dead first. */
+void segment_unlink(struct segstore *s, struct segment *seg);
+/* References from descriptors held: a segment unlinked and unreferenced
+ * is freed; segment_unref returns true then. */
+void segment_ref(struct segment *seg);
+bool segment_unref(struct segstore *s, struct segment *seg);
+/* The named segment with the most dead bytes that is sealed and has no
+ * writer, with at most max_live_pct % of its size live; NULL if none. */
+struct segment *segstore_reclaim_candidate(struct segstore *s, unsigned max_live_pct);
+struct segment *segstore_find(const struct segstore *s, uint64_t id);
+/* A new read-only descriptor of the segment (for a client). */
+int segment_open_fd(const struct segment *seg);
+
+/* Start: adopt each segment file that keep(arg, id, size) wants (sealed,
+ * live 0: the caller adds items with segment_adopt_item), delete the others
+ * of the store's naming; files of other names are left alone. */
+int segstore_load(struct segstore *s, bool (*keep)(void *arg, uint64_t id, uint64_t size), void *arg,
+		  unsigned *removed);
+void segment_adopt_item(struct segstore *s, struct segment *seg, uint32_t len);
+/* After adopting every item: segments left with no live item are
+ * unlinked (their bytes were never counted). */
+void segstore_load_done(struct segstore *s);
+
+/* Workers: pwrite all of buf at off; fdatasync the file; pread exactly len
+ * bytes at off. 0 or -errno. */
+int segment_pwrite(int fd, const void *buf, size_t len, uint64_t off);
+int segment_sync(const char *path);
+int segment_pread(const char *path, void *buf, size_t len, uint64_t off);
+
+#endif
