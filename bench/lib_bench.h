@@ -32,6 +32,11 @@ struct bench_counters {
 int bench_counters(struct tiercache *tc, struct bench_counters *out);
 
 double bench_now(void);
+/* CPU seconds (user + system) this process has used. */
+double bench_self_cpu(void);
+/* CPU seconds (utime + stime) of process pid from /proc/PID/stat; -1 when
+ * pid is 0 or cannot be read. */
+double bench_pid_cpu(long pid);
 double bench_median(double *v, size_t n);
 
 #endif

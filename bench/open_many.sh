@@ -11,7 +11,7 @@ B=$(mktemp -d "${TMPDIR:-/tmp}/tcbench_om.XXXXXX")
 trap 'stop_daemon; rm -rf "$B"' EXIT
 n=${BENCH_FILES:-2000}
 runs=7
-if [ "${BENCH_QUICK:-0}" = 1 ]; then n=500; runs=3; fi
+if [ "${BENCH_QUICK:-${QUICK:-0}}" = 1 ]; then n=500; runs=3; fi
 mkdir -p "$B/cold/small"
 for i in $(seq 1 "$n"); do head -c 102400 /dev/urandom >"$B/cold/small/f$i.bin"; done
 cat >"$B/tc.conf" <<CONF

@@ -10,6 +10,11 @@
  *
  * Both sides are warm: the cache holds the data (a first pass filled it)
  * and the kernel page cache holds the local files.
+ *
+ * With $TCBENCH_DAEMON_PID set, small also prints CPU per file: this
+ * process's (getrusage) on each side and the daemon's (utime + stime from
+ * /proc/PID/stat, summed over the tiercache passes: 10 ms ticks, so over
+ * all runs, not per run).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -117,20 +122,32 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
+		const char *dp = getenv("TCBENCH_DAEMON_PID");
+		long dpid = dp ? atol(dp) : 0;
+		double cpu_loc = 0, cpu_tc = 0, cpu_d = 0;
 		for (int r = 0; r < runs; r++) {
-			double t0 = bench_now();
+			double c0 = bench_self_cpu(), t0 = bench_now();
 			for (size_t i = 0; i < files.n; i++) {
 				snprintf(lp, sizeof(lp), "%s%s", argv[3], files.v[i].path + pre);
 				read_local(lp);
 			}
-			double t1 = bench_now();
+			double c1 = bench_self_cpu(), t1 = bench_now(), d1 = bench_pid_cpu(dpid);
 			for (size_t i = 0; i < files.n; i++)
 				read_tc(tc, files.v[i].path);
-			double t2 = bench_now();
+			double t2 = bench_now(), c2 = bench_self_cpu(), d2 = bench_pid_cpu(dpid);
 			loc[r] = (double)files.n / (t1 - t0);
 			tcv[r] = (double)files.n / (t2 - t1);
+			cpu_loc += c1 - c0;
+			cpu_tc += c2 - c1;
+			cpu_d += d2 - d1;
 		}
 		report("small files open+read+close", "files/s", loc, tcv, runs, 0.5);
+		double nf = (double)files.n * runs;
+		printf("%-36s local %.1f us   tiercache client %.1f us", "  CPU per file", cpu_loc / nf * 1e6,
+		       cpu_tc / nf * 1e6);
+		if (dpid > 0)
+			printf(" + daemon %.1f us", cpu_d / nf * 1e6);
+		printf("   (%zu files x %d runs)\n", files.n, runs);
 		bench_list_free(&files);
 	} else {
 		fprintf(stderr, "tcbench: unknown mode %s\n", argv[1]);

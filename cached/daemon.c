@@ -20,6 +20,7 @@
 #include <event2/thread.h>
 #include <systemd/sd-daemon.h>
 
+#include "busy_poll.h"
 #include "chunk.h"
 #include "dataset.h"
 #include "log.h"
@@ -192,6 +193,23 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 	return metrics_start(&d->metrics, d->status, err, errlen);
 }
 
+/* The busy-poll window after client frames (net/busy_poll.h). */
+static uint64_t daemon_poll_ns(void)
+{
+	unsigned us = SERVER_POLL_US_DEFAULT;
+	const char *e = getenv("TIERCACHE_DAEMON_POLL_US");
+	if (e && *e) {
+		char *end;
+		unsigned long v = strtoul(e, &end, 10);
+		if (*end || v > SERVER_POLL_US_MAX)
+			log_warn("op=config TIERCACHE_DAEMON_POLL_US=%s is not 0..%u microseconds; using %u", e,
+				 SERVER_POLL_US_MAX, us);
+		else
+			us = (unsigned)v;
+	}
+	return (uint64_t)us * 1000u;
+}
+
 int daemon_run(struct daemon *d)
 {
 	struct event *sigs[3] = {NULL};
@@ -211,7 +229,7 @@ int daemon_run(struct daemon *d)
 	/* systemd (Type=notify): serving now; a no-op without NOTIFY_SOCKET */
 	sd_notifyf(0, "READY=1\nSTATUS=serving %u datasets\nMAINPID=%lu", d->cache.nds,
 		   (unsigned long)getpid());
-	rc = event_base_dispatch(d->base) < 0 ? -EIO : 0;
+	rc = server_loop(d->base, d->srv, daemon_poll_ns());
 out:
 	for (int i = 0; i < 3; i++)
 		if (sigs[i])

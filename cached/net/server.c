@@ -69,6 +69,7 @@ struct server {
 	const struct server_ops *ops;
 	void *arg;
 	uint64_t bad_frames;
+	uint64_t frames; /* parsed, for the loop's busy poll */
 	int lfd;
 	struct event *lev;
 	char path[108];
@@ -102,6 +103,11 @@ unsigned server_clients(const struct server *s)
 void conn_count_bad_frame(struct conn *c)
 {
 	c->srv->bad_frames++;
+}
+
+uint64_t server_frames(const struct server *s)
+{
+	return s->frames;
 }
 
 uint64_t server_bad_frames(const struct server *s)
@@ -448,6 +454,7 @@ static void conn_parse(struct conn *c)
 		}
 		if (c->inlen - at < TC_HDR_SIZE + h.len)
 			break;
+		c->srv->frames++;
 		c->srv->ops->frame(c->srv->arg, c, &h, c->in + at + TC_HDR_SIZE);
 		at += TC_HDR_SIZE + h.len;
 		/* backpressure (c->reading off): the rest stays buffered */

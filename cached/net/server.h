@@ -116,6 +116,8 @@ void server_stop(struct server *s);
 unsigned server_clients(const struct server *s);
 /* Frames refused as malformed (the connection was closed). */
 uint64_t server_bad_frames(const struct server *s);
+/* Frames parsed so far (all connections). */
+uint64_t server_frames(const struct server *s);
 /* accept() failures (out of descriptors above all: the pending clients
  * were turned away and accepting paused, see on_accept). */
 uint64_t server_accept_errors(const struct server *s);

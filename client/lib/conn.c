@@ -25,6 +25,8 @@
 #define TC_RECONNECT_DEFAULT 10.0
 #define TC_BACKOFF_FIRST_MS 10
 #define TC_BACKOFF_MAX_MS 250
+#define TC_POLL_US_DEFAULT 50u
+#define TC_POLL_US_MAX 1000u
 
 void tc_io_lock(struct tiercache *tc)
 {
@@ -52,6 +54,13 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static void sleep_ms(double ms)
@@ -137,9 +146,11 @@ static int send_all(int fd, const uint8_t *p, size_t n)
 /* Read into buf until at least min bytes (at most cap) have arrived,
  * collecting any descriptors that ride along. EOF is -ECONNRESET: for us a
  * daemon that hung up is a broken connection. */
-static int recv_atleast(int fd, void *buf, size_t min, size_t cap, size_t *got, struct tc_msg *m)
+static int recv_atleast(int fd, void *buf, size_t min, size_t cap, size_t *got, struct tc_msg *m,
+			uint64_t poll_ns)
 {
 	uint8_t *p = buf;
+	uint64_t poll_until = poll_ns ? mono_ns() + poll_ns : 0;
 	*got = 0;
 	while (*got < min) {
 		union {
@@ -153,10 +164,17 @@ static int recv_atleast(int fd, void *buf, size_t min, size_t cap, size_t *got, 
 			.msg_control = cbuf.b,
 			.msg_controllen = sizeof(cbuf.b),
 		};
-		ssize_t r = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+		ssize_t r = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | (poll_until ? MSG_DONTWAIT : 0));
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN && poll_until) {
+				if (mono_ns() >= poll_until)
+					poll_until = 0; /* block from now on */
+				else
+					sched_yield();
+				continue;
+			}
 			return -errno;
 		}
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
@@ -182,7 +200,7 @@ static int recv_atleast(int fd, void *buf, size_t min, size_t cap, size_t *got, 
 static int recv_exact(int fd, void *buf, size_t n, struct tc_msg *m)
 {
 	size_t got;
-	return recv_atleast(fd, buf, n, n, &got, m);
+	return recv_atleast(fd, buf, n, n, &got, m, 0);
 }
 
 /* Read the reply to request (op, id) and check it is that reply. Requests
@@ -192,7 +210,7 @@ static int recv_reply(struct tiercache *tc, uint8_t op, uint32_t id, struct tc_m
 {
 	uint8_t first[4096];
 	size_t got;
-	int rc = recv_atleast(tc->fd, first, TC_HDR_SIZE, sizeof(first), &got, m);
+	int rc = recv_atleast(tc->fd, first, TC_HDR_SIZE, sizeof(first), &got, m, tc->poll_ns);
 	if (rc < 0)
 		return conn_broken(tc, -rc);
 	rc = proto_hdr_decode(first, &m->hdr);
@@ -557,6 +575,26 @@ static double env_timeout(void)
 	return v;
 }
 
+/* $TIERCACHE_POLL_US: how long a request polls for its reply before it
+ * sleeps (the reply to a hit usually comes within tens of microseconds,
+ * and a sleeping thread's CPU may be slow to wake, above all on a VM). */
+static uint64_t env_poll_ns(void)
+{
+	const char *s = getenv("TIERCACHE_POLL_US");
+	unsigned long v = TC_POLL_US_DEFAULT;
+	if (s && *s) {
+		char *end;
+		errno = 0;
+		v = strtoul(s, &end, 10);
+		if (errno || *end || v > TC_POLL_US_MAX) {
+			tc_log(1, "TIERCACHE_POLL_US=\"%s\" is not 0..%u microseconds; using %u", s, TC_POLL_US_MAX,
+			       TC_POLL_US_DEFAULT);
+			v = TC_POLL_US_DEFAULT;
+		}
+	}
+	return (uint64_t)v * 1000u;
+}
+
 static bool env_no_fd_passing(void)
 {
 	const char *s = getenv("TIERCACHE_NO_FD_PASSING");
@@ -592,6 +630,7 @@ struct tiercache *tiercache_connect(const char *socket_path)
 	atomic_init(&tc->resetter, 0);
 	tc->no_fd_passing = env_no_fd_passing();
 	tc->reconnect_timeout = env_timeout();
+	tc->poll_ns = env_poll_ns();
 	int rc = tc_job_from_env(tc);
 	if (rc < 0) {
 		tiercache_disconnect(tc);

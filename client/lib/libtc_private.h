@@ -94,6 +94,7 @@ struct tiercache {
 	uint32_t read_max;      /* bytes per streamed READ */
 	bool no_fd_passing;     /* $TIERCACHE_NO_FD_PASSING=1 */
 	double reconnect_timeout; /* seconds, $TIERCACHE_RECONNECT_TIMEOUT */
+	uint64_t poll_ns;       /* reply busy poll, $TIERCACHE_POLL_US (conn.c) */
 	bool gave_up;           /* a request waited the whole reconnect window
 	                         * in vain; cleared by the next good connect */
 	struct tc_handle **slots;
