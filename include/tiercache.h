@@ -178,6 +178,22 @@ int tiercache_clear_job(struct tiercache *tc);
 int tiercache_act_as(struct tiercache *tc, uid_t uid, gid_t gid, const gid_t *groups,
 		     size_t ngroups);
 
+/*
+ * Datasets still loading: a daemon that has just started lists remote
+ * datasets (RADOS) in the background, minutes for millions of objects.
+ * Opens, stats and listings of a dataset whose first listing is under way
+ * wait for it (the daemon holds the request and answers when the listing
+ * ends) for up to the connection's wait: $TIERCACHE_LOAD_TIMEOUT seconds,
+ * else TIERCACHE_LOAD_TIMEOUT_DEFAULT; tiercache_set_wait() changes it
+ * (0: fail at once with EIO, the daemon's detail saying it is loading; at
+ * most 65535). A call that waited in vain fails with ETIMEDOUT; a listing
+ * that fails answers with its error (EIO and what to do). A daemon that
+ * predates it fails at once. 0, or -1 with EINVAL.
+ */
+#define TIERCACHE_LOAD_TIMEOUT_ENV "TIERCACHE_LOAD_TIMEOUT"
+#define TIERCACHE_LOAD_TIMEOUT_DEFAULT 600u
+int tiercache_set_wait(struct tiercache *tc, unsigned seconds);
+
 /* Message for an errno value, including tiercache-specific meanings. */
 const char *tiercache_strerror(int errnum);
 /* The daemon's detail for this thread's last failed call ("" if none). */

@@ -27,6 +27,7 @@
 #include "policy_glue.h"
 #include "prefetch.h"
 #include "handlers.h"
+#include "load_wait.h"
 #include "target.h"
 #include "status.h"
 #include "verify.h"
@@ -938,6 +939,8 @@ static void op_refresh(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *payload)
 {
 	struct proto_rd r;
+	if (load_wait_park(c, h, payload))
+		return; /* answered when its dataset's first listing ends */
 	proto_rd_init(&r, payload, h->len);
 	switch (h->op) {
 	case TC_OP_HELLO: op_hello(c, h, &r); break;
@@ -974,6 +977,7 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 
 void handlers_conn_closed(struct conn *c)
 {
+	load_wait_conn_closed(c);
 	plans_conn_closed(conn_api(c)->plans, c);
 	session_handles_free_all(c);
 }

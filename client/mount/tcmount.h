@@ -42,6 +42,7 @@ struct tcm_opts {
 	char *socket;            /* --socket, else $TIERCACHE_SOCKET, else default */
 	char *source;            /* DATASET[/SUBDIR], no leading / trailing '/' */
 	double reconnect_timeout; /* s: how long a request waits for the daemon */
+	double load_timeout;     /* s: how long a request waits for a loading dataset */
 	double entry_timeout;    /* s: kernel caches a name -> node */
 	double attr_timeout;     /* s: kernel caches size / mtime */
 	double negative_timeout; /* s: kernel caches "no such name" */
@@ -56,6 +57,7 @@ struct tcm_opts {
 };
 
 #define TCM_DEFAULT_RECONNECT 30.0
+#define TCM_DEFAULT_LOAD ((double)TIERCACHE_LOAD_TIMEOUT_DEFAULT)
 #define TCM_DEFAULT_ENTRY 60.0
 #define TCM_DEFAULT_ATTR 60.0
 #define TCM_DEFAULT_NEGATIVE 5.0
