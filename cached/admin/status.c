@@ -105,7 +105,7 @@ static void dataset_fields(struct proto_rs *rs, const struct dataset *ds)
 	 * asked to wait are parked until it ends): files so far, time taken */
 	proto_rs_bool(rs, "loading", ds->refreshing);
 	proto_rs_u64(rs, "load_listed",
-		     ds->refreshing ? __atomic_load_n(&ds->load_listed, __ATOMIC_RELAXED) : 0);
+		     ds->refreshing ? dataset_load_progress(ds) : 0);
 	proto_rs_u64(rs, "load_elapsed_ms",
 		     ds->refreshing ? (cache_now_ns() - ds->load_start_ns) / 1000000ull : 0);
 	/* serve_stale_on_error at work: files served unchecked, store down */

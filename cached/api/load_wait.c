@@ -11,6 +11,7 @@
 
 #include <event2/event.h>
 
+#include "dataset.h"
 #include "handlers.h"
 #include "log.h"
 #include "target.h"
@@ -99,7 +100,7 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 	if (loading && cache_now_ns() < p->deadline_ns)
 		return;
 	if (loading) {
-		uint64_t listed = __atomic_load_n(&ds->load_listed, __ATOMIC_RELAXED);
+		uint64_t listed = dataset_load_progress(ds);
 		log_info("client_pid=%d dataset=%s op=%u err=\"still loading after the client's wait\" "
 			 "listed=%llu", (int)c->pid, ds->name, (unsigned)p->h.op,
 			 (unsigned long long)listed);

@@ -8,12 +8,13 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "dataset.h"
 #include "manifest.h"
 
 void target_reply_unavailable(struct conn *c, const struct tc_hdr *h, const struct dataset *ds)
 {
 	if (ds->first_load) {
-		uint64_t listed = __atomic_load_n(&ds->load_listed, __ATOMIC_RELAXED);
+		uint64_t listed = dataset_load_progress(ds);
 		uint64_t secs = (cache_now_ns() - ds->load_start_ns) / 1000000000ull;
 		conn_reply_err(c, h->op, h->id, EIO,
 			       "dataset %s is still loading (%llu files listed in %llu s); "

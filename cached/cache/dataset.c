@@ -350,6 +350,7 @@ static int start_load(struct cache *cache, struct dataset *ds, dataset_refresh_c
 	ds->refreshing = true;
 	ds->load_start_ns = cache_now_ns();
 	__atomic_store_n(&ds->load_listed, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&ds->cold.list_progress, 0, __ATOMIC_RELAXED);
 	if (inline_ok) {
 		load_work(&l->job);
 		load_done(&l->job);
@@ -377,6 +378,13 @@ void dataset_load(struct cache *cache, struct dataset *ds)
 int dataset_refresh(struct cache *cache, struct dataset *ds, dataset_refresh_cb cb, void *arg)
 {
 	return start_load(cache, ds, cb, arg, false);
+}
+
+uint64_t dataset_load_progress(const struct dataset *ds)
+{
+	uint64_t a = __atomic_load_n(&ds->load_listed, __ATOMIC_RELAXED);
+	uint64_t b = __atomic_load_n(&ds->cold.list_progress, __ATOMIC_RELAXED);
+	return a > b ? a : b;
 }
 
 bool dataset_entry_stale(const struct dataset *ds, const struct mf_entry *e, uint64_t now_ns)
