@@ -41,11 +41,23 @@ enum tiercache_type {
 	TIERCACHE_DIR = 2,
 };
 
+/* Owner and mode (the fields after chunk_size / name, added in 0.2; a
+ * program built against the older, shorter struct tiercache_stat keeps
+ * calling the TIERCACHE_0 versions of tiercache_stat / tiercache_fstat,
+ * which fill only its fields): for a dataset with access = source on the
+ * posix backend, the source's permission bits, uid and gid; otherwise
+ * 0444 (files) or 0555 (directories) and TIERCACHE_OWNER_NONE, which
+ * means "whoever reads" (tiercache-mount shows the mounter). An open
+ * handle's tiercache_fstat always reports the defaults. */
+#define TIERCACHE_OWNER_NONE 0xffffffffu
+
 struct tiercache_stat {
 	int type;            /* TIERCACHE_FILE or TIERCACHE_DIR */
 	uint64_t size;       /* bytes (0 for a directory) */
 	int64_t mtime_ns;    /* source modification time, ns since the epoch */
 	uint32_t chunk_size; /* the dataset's chunk size */
+	uint32_t mode;       /* permission bits (07777), see above */
+	uint32_t uid, gid;   /* TIERCACHE_OWNER_NONE: none reported */
 };
 
 struct tiercache_dirent {
@@ -53,6 +65,8 @@ struct tiercache_dirent {
 	uint64_t size;
 	int64_t mtime_ns;
 	char name[256];
+	uint32_t mode;       /* as in struct tiercache_stat */
+	uint32_t uid, gid;
 };
 
 /* Connect to the daemon. socket_path NULL: $TIERCACHE_SOCKET, else

@@ -215,7 +215,13 @@ struct tcm_attr {
 	int type; /* TIERCACHE_FILE / TIERCACHE_DIR */
 	uint64_t size;
 	int64_t mtime_ns;
+	/* the source's owner and mode (a dataset with access = source); else
+	 * owned is false: the mounter's, r--r--r-- / r-xr-xr-x */
+	bool owned;
+	uint32_t mode, uid, gid;
 };
+/* Set a's owner from the daemon's fields (TIERCACHE_OWNER_NONE: none). */
+void tcm_attr_owner(struct tcm_attr *a, uint32_t mode, uint32_t uid, uint32_t gid);
 
 /* How an open file uses the kernel page cache (see nodes.c). */
 enum tcm_cache {

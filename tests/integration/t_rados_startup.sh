@@ -111,7 +111,8 @@ lib = ctypes.CDLL(sys.argv[1], use_errno=True)
 want, nobj, args = sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 class St(ctypes.Structure):
     _fields_ = [("type", ctypes.c_int), ("size", ctypes.c_uint64), ("mtime_ns", ctypes.c_int64),
-                ("chunk_size", ctypes.c_uint32)]
+                ("chunk_size", ctypes.c_uint32), ("mode", ctypes.c_uint32),
+                ("uid", ctypes.c_uint32), ("gid", ctypes.c_uint32)]
 lib.tiercache_connect.restype = ctypes.c_void_p
 lib.tiercache_connect.argtypes = [ctypes.c_char_p]
 lib.tiercache_set_wait.argtypes = [ctypes.c_void_p, ctypes.c_uint]
