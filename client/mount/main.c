@@ -147,7 +147,8 @@ static void help(void)
 	       "    clone_fd               one /dev/fuse fd per worker thread (libfuse)\n"
 	       "    fsname=NAME            name in /proc/mounts (default tiercache:SOURCE)\n"
 	       "\n"
-	       "Always set: ro, default_permissions, subtype=tiercache. Files show as\n"
+	       "Always set: ro, default_permissions, subtype=tiercache. A dataset with\n"
+	       "access = source shows its source's owners and modes; others show files\n"
 	       "r--r--r-- and directories r-xr-xr-x, owned by the user who mounted.\n"
 	       "Other generic FUSE mount options are passed to the kernel; see below.\n"
 	       "\n",
