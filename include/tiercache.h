@@ -41,11 +41,23 @@ enum tiercache_type {
 	TIERCACHE_DIR = 2,
 };
 
+/* Owner and mode (the fields after chunk_size / name, added in 0.2; a
+ * program built against the older, shorter struct tiercache_stat keeps
+ * calling the TIERCACHE_0 versions of tiercache_stat / tiercache_fstat,
+ * which fill only its fields): for a dataset with access = source on the
+ * posix backend, the source's permission bits, uid and gid; otherwise
+ * 0444 (files) or 0555 (directories) and TIERCACHE_OWNER_NONE, which
+ * means "whoever reads" (tiercache-mount shows the mounter). An open
+ * handle's tiercache_fstat always reports the defaults. */
+#define TIERCACHE_OWNER_NONE 0xffffffffu
+
 struct tiercache_stat {
 	int type;            /* TIERCACHE_FILE or TIERCACHE_DIR */
 	uint64_t size;       /* bytes (0 for a directory) */
 	int64_t mtime_ns;    /* source modification time, ns since the epoch */
 	uint32_t chunk_size; /* the dataset's chunk size */
+	uint32_t mode;       /* permission bits (07777), see above */
+	uint32_t uid, gid;   /* TIERCACHE_OWNER_NONE: none reported */
 };
 
 struct tiercache_dirent {
@@ -53,6 +65,8 @@ struct tiercache_dirent {
 	uint64_t size;
 	int64_t mtime_ns;
 	char name[256];
+	uint32_t mode;       /* as in struct tiercache_stat */
+	uint32_t uid, gid;
 };
 
 /* Connect to the daemon. socket_path NULL: $TIERCACHE_SOCKET, else
@@ -192,6 +206,22 @@ int tiercache_clear_job(struct tiercache *tc);
  */
 int tiercache_act_as(struct tiercache *tc, uid_t uid, gid_t gid, const gid_t *groups,
 		     size_t ngroups);
+
+/*
+ * Datasets still loading: a daemon that has just started lists remote
+ * datasets (RADOS) in the background, minutes for millions of objects.
+ * Opens, stats and listings of a dataset whose first listing is under way
+ * wait for it (the daemon holds the request and answers when the listing
+ * ends) for up to the connection's wait: $TIERCACHE_LOAD_TIMEOUT seconds,
+ * else TIERCACHE_LOAD_TIMEOUT_DEFAULT; tiercache_set_wait() changes it
+ * (0: fail at once with EIO, the daemon's detail saying it is loading; at
+ * most 65535). A call that waited in vain fails with ETIMEDOUT; a listing
+ * that fails answers with its error (EIO and what to do). A daemon that
+ * predates it fails at once. 0, or -1 with EINVAL.
+ */
+#define TIERCACHE_LOAD_TIMEOUT_ENV "TIERCACHE_LOAD_TIMEOUT"
+#define TIERCACHE_LOAD_TIMEOUT_DEFAULT 600u
+int tiercache_set_wait(struct tiercache *tc, unsigned seconds);
 
 /* Message for an errno value, including tiercache-specific meanings. */
 const char *tiercache_strerror(int errnum);

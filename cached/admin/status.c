@@ -101,6 +101,13 @@ static void dataset_fields(struct proto_rs *rs, const struct dataset *ds)
 	proto_rs_bool(rs, "available", ds->available && !dataset_cold_failing(ds, cache_now_ns()));
 	proto_rs_bool(rs, "serving", ds->mf != NULL);
 	proto_rs_str(rs, "reason", ds->reason);
+	/* a listing in progress (the first one at start-up: requests that
+	 * asked to wait are parked until it ends): files so far, time taken */
+	proto_rs_bool(rs, "loading", ds->refreshing);
+	proto_rs_u64(rs, "load_listed",
+		     ds->refreshing ? dataset_load_progress(ds) : 0);
+	proto_rs_u64(rs, "load_elapsed_ms",
+		     ds->refreshing ? (cache_now_ns() - ds->load_start_ns) / 1000000ull : 0);
 	/* serve_stale_on_error at work: files served unchecked, store down */
 	proto_rs_bool(rs, "serving_stale", dataset_serving_stale(ds, cache_now_ns()));
 	proto_rs_u64(rs, "stale_served", ds->stale_served);

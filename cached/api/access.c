@@ -237,6 +237,65 @@ bool access_check(struct conn *c, uint8_t op, uint32_t id, const struct dataset 
 	return false;
 }
 
+/* ---- owner and mode (TC_F_WANT_OWNER) ---- */
+
+static bool owner_from_source(const struct dataset *ds)
+{
+	return strcmp(ds->conf.access, "source") == 0 && strcmp(ds->conf.backend, "posix") == 0;
+}
+
+static void put_owner(struct proto_wr *w, const struct stat *st, bool dir)
+{
+	if (st) {
+		proto_wr_u32(w, (uint32_t)(st->st_mode & 07777));
+		proto_wr_u32(w, (uint32_t)st->st_uid);
+		proto_wr_u32(w, (uint32_t)st->st_gid);
+	} else {
+		proto_wr_u32(w, dir ? 0555u : 0444u);
+		proto_wr_u32(w, TC_OWNER_NONE);
+		proto_wr_u32(w, TC_OWNER_NONE);
+	}
+}
+
+int access_owner_dir(const struct dataset *ds, const char *rest)
+{
+	if (!owner_from_source(ds))
+		return -1;
+	int root = open(ds->conf.path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0 || !*rest)
+		return root;
+	int dfd = openat(root, rest, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	close(root);
+	return dfd;
+}
+
+void access_put_owner_at(struct proto_wr *w, int dfd, const char *name, size_t n, bool dir)
+{
+	char comp[TC_NAME_MAX + 1];
+	struct stat st;
+	bool have = false;
+	if (dfd >= 0 && n < sizeof(comp)) {
+		memcpy(comp, name, n);
+		comp[n] = '\0';
+		have = fstatat(dfd, comp, &st, 0) == 0;
+	}
+	put_owner(w, have ? &st : NULL, dir);
+}
+
+void access_put_owner(struct proto_wr *w, const struct dataset *ds, const char *rest, bool dir)
+{
+	struct stat st;
+	bool have = false;
+	if (owner_from_source(ds)) {
+		int root = open(ds->conf.path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (root >= 0) {
+			have = fstatat(root, *rest ? rest : ".", &st, 0) == 0;
+			close(root);
+		}
+	}
+	put_owner(w, have ? &st : NULL, dir);
+}
+
 /* ---- TC_OP_ACT_AS ---- */
 
 void access_op_act_as(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)

@@ -58,6 +58,17 @@ void access_cred_free(struct access_cred *cr);
  * modes cannot be read) and return false. */
 bool access_check(struct conn *c, uint8_t op, uint32_t id, const struct dataset *ds,
 		  const char *rest, int want);
+
+/* TC_F_WANT_OWNER (STAT, LISTDIR): u32 mode, u32 uid, u32 gid of an entry.
+ * With access = source on the posix backend they are the source's (what
+ * the checks above enforce, so that a mount shows what it enforces);
+ * otherwise, or if the source cannot be asked, 0444 / 0555 and
+ * TC_OWNER_NONE (the mounter's). access_owner_dir() opens REST's source
+ * directory for a listing's entries (-1: defaults; close it after). */
+struct proto_wr;
+void access_put_owner(struct proto_wr *w, const struct dataset *ds, const char *rest, bool dir);
+int access_owner_dir(const struct dataset *ds, const char *rest);
+void access_put_owner_at(struct proto_wr *w, int dfd, const char *name, size_t n, bool dir);
 #define ACCESS_STAT (-1)
 #define ACCESS_OPEN 0
 #define ACCESS_LIST 1

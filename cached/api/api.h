@@ -28,6 +28,7 @@ struct residency;
 struct status;
 struct user_held;
 struct mf_entry;
+struct parked;
 
 /* What one connection may make the daemon keep for it (session.c). A
  * handle costs about 64 bytes plus its path; at the limits a connection
@@ -86,6 +87,9 @@ struct session {
 	/* TC_F_CHUNK_RECHECK reports: a token bucket (handlers.c) */
 	uint64_t report_ns;
 	uint32_t report_tokens;
+	/* requests waiting for a dataset's first listing (load_wait.c) */
+	struct parked *parked;
+	unsigned nparked;
 };
 
 /* The transport's table: arg is the struct api. */

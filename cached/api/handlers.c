@@ -27,6 +27,7 @@
 #include "policy_glue.h"
 #include "prefetch.h"
 #include "handlers.h"
+#include "load_wait.h"
 #include "target.h"
 #include "status.h"
 #include "verify.h"
@@ -752,7 +753,8 @@ static void op_close(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	}
 }
 
-static void stat_reply(struct conn *c, uint32_t id, struct target *t, struct mf_entry *e)
+static void stat_reply(struct conn *c, uint32_t id, uint32_t flags, struct target *t,
+		       struct mf_entry *e)
 {
 	struct proto_wr w;
 	proto_wr_init(&w);
@@ -772,6 +774,8 @@ static void stat_reply(struct conn *c, uint32_t id, struct target *t, struct mf_
 		return;
 	}
 	proto_wr_u32(&w, t->ds->conf.chunk_size);
+	if (flags & TC_F_WANT_OWNER)
+		access_put_owner(&w, t->ds, t->rest, !e);
 	conn_reply(c, TC_OP_STAT, id, &w, -1);
 	proto_wr_free(&w);
 }
@@ -787,7 +791,7 @@ static void stat_after_reval(struct cache *cache, void *arg, int err)
 		if (e && err < 0 && err != -ENOENT)
 			reply_reval_err(c, TC_OP_STAT, p->id, t.ds, t.rest, err);
 		else
-			stat_reply(c, p->id, &t, e);
+			stat_reply(c, p->id, p->flags, &t, e);
 	}
 	free(p->path);
 	conn_put(c);
@@ -811,12 +815,14 @@ static void op_stat(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 			return;
 		}
 	}
-	stat_reply(c, h->id, &t, e);
+	stat_reply(c, h->id, h->aux, &t, e);
 }
 
 struct listpage {
 	struct proto_wr *w;
 	uint32_t count;
+	bool owner; /* TC_F_WANT_OWNER */
+	int odfd;   /* the source directory, for owners (access_owner_dir) */
 };
 
 #define LIST_PAGE_BYTES (TC_FRAME_MAX - 4096)
@@ -825,12 +831,14 @@ struct listpage {
 static int list_one(void *arg, const struct mf_dirent *de)
 {
 	struct listpage *lp = arg;
-	if (lp->count >= LIST_PAGE_MAX || lp->w->len + de->namelen + 32 > LIST_PAGE_BYTES)
+	if (lp->count >= LIST_PAGE_MAX || lp->w->len + de->namelen + 48 > LIST_PAGE_BYTES)
 		return 1;
 	proto_wr_u8(lp->w, de->is_dir ? TC_TYPE_DIR : TC_TYPE_FILE);
 	proto_wr_u64(lp->w, de->e ? de->e->st.size : 0);
 	proto_wr_i64(lp->w, de->e ? de->e->st.mtime_ns : 0);
 	proto_wr_strn(lp->w, de->name, de->namelen);
+	if (lp->owner)
+		access_put_owner_at(lp->w, lp->odfd, de->name, de->namelen, de->is_dir);
 	lp->count++;
 	return 0;
 }
@@ -855,8 +863,12 @@ static void op_listdir(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 	size_t at = w.len;
 	proto_wr_u32(&w, 0); /* next cookie, patched below */
 	proto_wr_u32(&w, 0); /* count */
-	struct listpage lp = {.w = &w};
+	struct listpage lp = {.w = &w, .owner = h->aux & TC_F_WANT_OWNER, .odfd = -1};
+	if (lp.owner)
+		lp.odfd = access_owner_dir(t.ds, t.rest);
 	uint32_t next = manifest_listdir(t.ds->mf, t.rest, cookie, list_one, &lp);
+	if (lp.odfd >= 0)
+		close(lp.odfd);
 	if (!w.oom) {
 		for (int i = 0; i < 4; i++) {
 			w.buf[at + i] = (uint8_t)(next >> (8 * i));
@@ -942,6 +954,8 @@ static void op_refresh(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *payload)
 {
 	struct proto_rd r;
+	if (load_wait_park(c, h, payload))
+		return; /* answered when its dataset's first listing ends */
 	proto_rd_init(&r, payload, h->len);
 	switch (h->op) {
 	case TC_OP_HELLO: op_hello(c, h, &r); break;
@@ -979,6 +993,7 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 
 void handlers_conn_closed(struct conn *c)
 {
+	load_wait_conn_closed(c);
 	plans_conn_closed(conn_api(c)->plans, c);
 	session_handles_free_all(c);
 }

@@ -8,7 +8,27 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "dataset.h"
 #include "manifest.h"
+
+void target_reply_unavailable(struct conn *c, const struct tc_hdr *h, const struct dataset *ds)
+{
+	if (ds->first_load) {
+		uint64_t listed = dataset_load_progress(ds);
+		uint64_t secs = (cache_now_ns() - ds->load_start_ns) / 1000000000ull;
+		conn_reply_err(c, h->op, h->id, EIO,
+			       "dataset %s is still loading (%llu files listed in %llu s); "
+			       "wait for it: tiercache_set_wait(), $TIERCACHE_LOAD_TIMEOUT or "
+			       "tiercache-mount -o load_timeout=SECONDS",
+			       ds->name, (unsigned long long)listed, (unsigned long long)secs);
+		return;
+	}
+	conn_reply_err(c, h->op, h->id, EIO,
+		       "dataset %s is unavailable: %s (the daemon retries every few seconds; "
+		       "tierctl status and the daemon's log say more: fix the source or the "
+		       "dataset's configuration)",
+		       ds->name, ds->reason);
+}
 
 
 bool target_parse(struct conn *c, const struct tc_hdr *h, struct proto_rd *r, struct target *t)
@@ -71,8 +91,7 @@ bool target_parse(struct conn *c, const struct tc_hdr *h, struct proto_rd *r, st
 		return false;
 	}
 	if (!t->ds->mf) {
-		conn_reply_err(c, h->op, h->id, EIO, "dataset %s is unavailable: %s", t->ds->name,
-			       t->ds->reason);
+		target_reply_unavailable(c, h, t->ds);
 		return false;
 	}
 	return true;

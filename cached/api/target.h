@@ -24,5 +24,8 @@ struct target {
  * ENOENT for an unknown dataset, EIO for one that is unavailable) and
  * return false. */
 bool target_parse(struct conn *c, const struct tc_hdr *h, struct proto_rd *r, struct target *t);
+/* The EIO reply for ds without a manifest: still loading (with its
+ * progress and how to wait) or failed (why, and what to do). */
+void target_reply_unavailable(struct conn *c, const struct tc_hdr *h, const struct dataset *ds);
 
 #endif

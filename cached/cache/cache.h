@@ -120,6 +120,14 @@ struct dataset {
 	uint64_t stale_served; /* files served unchecked (serve_stale_on_error) */
 	struct manifest *mf;  /* from the source, or persisted by an earlier run */
 	bool refreshing;
+	/* Loading progress (status; api/load_wait.c parks requests meanwhile):
+	 * first_load until the first listing of this run ends, however it
+	 * ends; load_start_ns when the listing in progress started; load_listed
+	 * the files it has listed so far (written by the worker that lists:
+	 * read it with __atomic_load_n). */
+	bool first_load;
+	uint64_t load_start_ns;
+	uint64_t load_listed;
 	struct event *retry_ev; /* background reload after a failure */
 	struct event *persist_ev; /* write a manifest changed by revalidation */
 	bool mf_dirty;          /* the manifest differs from its persisted copy */

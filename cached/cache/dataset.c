@@ -58,6 +58,8 @@ int dataset_new(struct cache *cache, const struct dataset_conf *dc, struct datas
 	ds->cold.ops = cold_backend_find(dc->backend);
 	snprintf(ds->cold.dataset, sizeof(ds->cold.dataset), "%s", dc->name);
 	snprintf(ds->reason, sizeof(ds->reason), "loading");
+	ds->first_load = true;
+	ds->load_start_ns = cache_now_ns();
 	if (!ds->cold.ops) {
 		snprintf(err, errlen, "dataset %s: backend \"%s\" is not built into this tiercached",
 			 dc->name, dc->backend);
@@ -104,7 +106,7 @@ static void load_work(struct job *j)
 		 * revalidation), so only done() sets it */
 		l->opened = true;
 	}
-	l->err = manifest_build(&l->mf, &ds->cold, cache_now_ns());
+	l->err = manifest_build(&l->mf, &ds->cold, cache_now_ns(), &ds->load_listed);
 	if (l->err < 0) {
 		char why[200] = "";
 		if (l->err == -ENODEV)
@@ -310,6 +312,7 @@ static void load_done(struct job *j)
 	uint64_t changed = 0;
 	loop_assert();
 	ds->refreshing = false;
+	ds->first_load = false;
 	if (l->opened)
 		ds->opened = true; /* even if the listing failed: close it at the end */
 	if (l->err < 0) {
@@ -345,6 +348,9 @@ static int start_load(struct cache *cache, struct dataset *ds, dataset_refresh_c
 	l->job.work = load_work;
 	l->job.done = load_done;
 	ds->refreshing = true;
+	ds->load_start_ns = cache_now_ns();
+	__atomic_store_n(&ds->load_listed, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&ds->cold.list_progress, 0, __ATOMIC_RELAXED);
 	if (inline_ok) {
 		load_work(&l->job);
 		load_done(&l->job);
@@ -372,6 +378,13 @@ void dataset_load(struct cache *cache, struct dataset *ds)
 int dataset_refresh(struct cache *cache, struct dataset *ds, dataset_refresh_cb cb, void *arg)
 {
 	return start_load(cache, ds, cb, arg, false);
+}
+
+uint64_t dataset_load_progress(const struct dataset *ds)
+{
+	uint64_t a = __atomic_load_n(&ds->load_listed, __ATOMIC_RELAXED);
+	uint64_t b = __atomic_load_n(&ds->cold.list_progress, __ATOMIC_RELAXED);
+	return a > b ? a : b;
 }
 
 bool dataset_entry_stale(const struct dataset *ds, const struct mf_entry *e, uint64_t now_ns)

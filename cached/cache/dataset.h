@@ -48,6 +48,9 @@ bool dataset_serving_stale(const struct dataset *ds, uint64_t now_ns);
  * (blocking backends) or start doing so in the background (async ones). */
 void dataset_load(struct cache *cache, struct dataset *ds);
 
+/* Files (or objects) the listing in progress has found so far. */
+uint64_t dataset_load_progress(const struct dataset *ds);
+
 /* Re-list the source, then call cb on the loop with the result (err < 0 on
  * failure; changed = files added, removed or modified). */
 typedef void (*dataset_refresh_cb)(struct cache *cache, void *arg, int err, uint64_t files,

@@ -113,6 +113,10 @@ struct cold {
 	const struct cold_backend_ops *ops;
 	void *priv;
 	char dataset[72]; /* for log lines */
+	/* names a list() in progress has found so far (a backend that probes
+	 * them all before calling fn sets it as it goes; written with
+	 * __atomic_store_n, read by the loop for status). */
+	uint64_t list_progress;
 };
 
 const struct cold_backend_ops *cold_backend_find(const char *name);

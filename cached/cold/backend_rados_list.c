@@ -343,6 +343,7 @@ int rados_be_list(struct cold *c, cold_list_fn fn, void *arg)
 			goto out;
 		}
 		n++;
+		__atomic_store_n(&c->list_progress, (uint64_t)n, __ATOMIC_RELAXED);
 	}
 	rados_nobjects_list_close(lc);
 	lc = NULL;

@@ -71,6 +71,7 @@ void manifest_sort(struct manifest *m)
 struct build_ctx {
 	struct manifest *m;
 	uint64_t now_ns;
+	uint64_t *listed;
 	int rc;
 };
 
@@ -78,15 +79,17 @@ static int build_one(void *arg, const char *path, const struct cold_stat *st)
 {
 	struct build_ctx *b = arg;
 	b->rc = manifest_add(b->m, path, st, b->now_ns);
+	if (b->listed)
+		__atomic_store_n(b->listed, (uint64_t)b->m->n, __ATOMIC_RELAXED);
 	return b->rc;
 }
 
-int manifest_build(struct manifest **out, struct cold *c, uint64_t now_ns)
+int manifest_build(struct manifest **out, struct cold *c, uint64_t now_ns, uint64_t *listed)
 {
 	struct manifest *m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	struct build_ctx b = {.m = m, .now_ns = now_ns};
+	struct build_ctx b = {.m = m, .now_ns = now_ns, .listed = listed};
 	int rc = cold_list(c, build_one, &b);
 	if (rc == 0)
 		rc = b.rc;

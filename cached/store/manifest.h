@@ -31,8 +31,10 @@ struct manifest {
 	unsigned skipped; /* source names that break the path rules */
 };
 
-/* Worker thread: list the source into a new sorted manifest. */
-int manifest_build(struct manifest **out, struct cold *c, uint64_t now_ns);
+/* Worker thread: list the source into a new sorted manifest. listed (may
+ * be NULL) follows the files listed so far, stored atomically as they come
+ * so that the loop can show the progress of a long listing. */
+int manifest_build(struct manifest **out, struct cold *c, uint64_t now_ns, uint64_t *listed);
 void manifest_free(struct manifest *m);
 int manifest_add(struct manifest *m, const char *path, const struct cold_stat *st, uint64_t now_ns);
 void manifest_sort(struct manifest *m);

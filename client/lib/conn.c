@@ -279,7 +279,7 @@ int tc_xfer(struct tiercache *tc, uint8_t op, uint32_t flags, struct proto_wr *w
 	uint32_t id = tc->next_id++;
 	if (tc->next_id == 0)
 		tc->next_id = 1;
-	int rc = proto_wr_finish(w, op, id, flags);
+	int rc = proto_wr_finish(w, op, id, flags | tc_wait_flags(tc, op));
 	if (rc < 0) {
 		if (rc == -EMSGSIZE)
 			tc_err_detail("request larger than %u bytes", TC_FRAME_MAX);
@@ -631,6 +631,7 @@ struct tiercache *tiercache_connect(const char *socket_path)
 	tc->no_fd_passing = env_no_fd_passing();
 	tc->reconnect_timeout = env_timeout();
 	tc->poll_ns = env_poll_ns();
+	tc->load_wait_s = tc_wait_from_env();
 	int rc = tc_job_from_env(tc);
 	if (rc < 0) {
 		tiercache_disconnect(tc);

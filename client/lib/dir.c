@@ -10,6 +10,7 @@
 #include "libtc_private.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,7 +42,25 @@ static bool type_ok(uint8_t t)
 	return t == TC_TYPE_FILE || t == TC_TYPE_DIR;
 }
 
-int tiercache_stat(struct tiercache *tc, const char *path, struct tiercache_stat *st)
+/* TC_F_WANT_OWNER's fields, when the daemon sent them (a daemon that
+ * predates them sends none: the defaults). */
+static void owner_get(struct proto_rd *r, bool sent, int type, uint32_t *mode, uint32_t *uid,
+		      uint32_t *gid)
+{
+	if (sent) {
+		*mode = proto_rd_u32(r) & 07777u;
+		*uid = proto_rd_u32(r);
+		*gid = proto_rd_u32(r);
+	} else {
+		*mode = type == TC_TYPE_DIR ? 0555u : 0444u;
+		*uid = *gid = TIERCACHE_OWNER_NONE;
+	}
+}
+
+/* tiercache_stat@@TIERCACHE_1 (the struct with owner and mode) */
+int tc_stat_v1(struct tiercache *tc, const char *path, struct tiercache_stat *st);
+__asm__(".symver tc_stat_v1, tiercache_stat@@TIERCACHE_1");
+int tc_stat_v1(struct tiercache *tc, const char *path, struct tiercache_stat *st)
 {
 	tc_err_begin();
 	if (!tc || !st)
@@ -50,7 +69,8 @@ int tiercache_stat(struct tiercache *tc, const char *path, struct tiercache_stat
 	if (rc < 0)
 		return tc_err_fail(rc);
 	tc_enter(tc);
-	struct tc_req rq = {.op = TC_OP_STAT, .build = path_build, .arg = (void *)path};
+	struct tc_req rq = {.op = TC_OP_STAT, .flags = TC_F_WANT_OWNER, .build = path_build,
+			    .arg = (void *)path};
 	struct tc_msg m;
 	tc_io_lock(tc);
 	rc = tc_request_locked(tc, &rq, &m);
@@ -62,12 +82,25 @@ int tiercache_stat(struct tiercache *tc, const char *path, struct tiercache_stat
 		st->mtime_ns = proto_rd_i64(&r);
 		st->chunk_size = proto_rd_u32(&r);
 		st->type = type;
+		owner_get(&r, r.left == 12, type, &st->mode, &st->uid, &st->gid);
 		if (!proto_rd_done(&r) || !type_ok(type))
 			rc = tc_bad_reply(tc, "STAT");
 	}
 	tc_io_unlock(tc);
 	tc_msg_free(&m);
 	return rc < 0 ? tc_err_fail(rc) : 0;
+}
+
+/* tiercache_stat@TIERCACHE_0: the struct before mode, uid, gid */
+int tc_stat_v0(struct tiercache *tc, const char *path, struct tiercache_stat *st);
+__asm__(".symver tc_stat_v0, tiercache_stat@TIERCACHE_0");
+int tc_stat_v0(struct tiercache *tc, const char *path, struct tiercache_stat *st)
+{
+	struct tiercache_stat full;
+	int rc = tc_stat_v1(tc, path, st ? &full : NULL);
+	if (rc == 0)
+		memcpy(st, &full, offsetof(struct tiercache_stat, mode));
+	return rc;
 }
 
 struct page_arg {
@@ -92,12 +125,34 @@ static bool name_ok(const char *s, size_t n)
 	return !(n == 1 && s[0] == '.') && !(n == 2 && s[0] == '.' && s[1] == '.');
 }
 
+/* count entries of a LISTDIR page (owner: with TC_F_WANT_OWNER's fields),
+ * the whole rest of r. 0 or -EPROTO. */
+static int entries_decode(struct proto_rd *r, struct tiercache_dirent *ents, uint32_t count,
+			  bool owner)
+{
+	for (uint32_t i = 0; i < count; i++) {
+		uint8_t type = proto_rd_u8(r);
+		ents[i].size = proto_rd_u64(r);
+		ents[i].mtime_ns = proto_rd_i64(r);
+		size_t n;
+		const char *name = proto_rd_str(r, TC_NAME_MAX, &n);
+		if (!name || !type_ok(type) || !name_ok(name, n))
+			return -EPROTO;
+		ents[i].type = type;
+		memcpy(ents[i].name, name, n);
+		ents[i].name[n] = '\0';
+		owner_get(r, owner, type, &ents[i].mode, &ents[i].uid, &ents[i].gid);
+	}
+	return proto_rd_done(r) ? 0 : -EPROTO;
+}
+
 /* Fetch the page at d->cookie, replacing the current one. */
 static int page_fetch(struct tiercache_dir *d)
 {
 	struct tiercache *tc = d->tc;
 	struct page_arg a = {.path = d->path, .cookie = d->cookie};
-	struct tc_req rq = {.op = TC_OP_LISTDIR, .build = page_build, .arg = &a};
+	struct tc_req rq = {.op = TC_OP_LISTDIR, .flags = TC_F_WANT_OWNER, .build = page_build,
+			    .arg = &a};
 	struct tc_msg m;
 	struct tiercache_dirent *ents = NULL;
 
@@ -119,22 +174,16 @@ static int page_fetch(struct tiercache_dir *d)
 		rc = -ENOMEM;
 		goto out;
 	}
-	for (uint32_t i = 0; i < count; i++) {
-		uint8_t type = proto_rd_u8(&r);
-		ents[i].size = proto_rd_u64(&r);
-		ents[i].mtime_ns = proto_rd_i64(&r);
-		size_t n;
-		const char *name = proto_rd_str(&r, TC_NAME_MAX, &n);
-		if (!name || !type_ok(type) || !name_ok(name, n)) {
-			rc = tc_bad_reply(tc, "LISTDIR entry");
-			goto out;
-		}
-		ents[i].type = type;
-		memcpy(ents[i].name, name, n);
-		ents[i].name[n] = '\0';
+	/* with the owner fields asked for; a daemon that predates them sends
+	 * the entries without (one of the two decodes exactly) */
+	struct proto_rd start = r;
+	rc = entries_decode(&r, ents, count, true);
+	if (rc < 0) {
+		r = start;
+		rc = entries_decode(&r, ents, count, false);
 	}
-	if (!proto_rd_done(&r)) {
-		rc = tc_bad_reply(tc, "LISTDIR");
+	if (rc < 0) {
+		rc = tc_bad_reply(tc, "LISTDIR entry");
 		goto out;
 	}
 	free(d->ents);

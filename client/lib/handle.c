@@ -11,6 +11,7 @@
 #include "libtc_private.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -327,7 +328,10 @@ int tiercache_close(struct tiercache *tc, int h)
 	return 0;
 }
 
-int tiercache_fstat(struct tiercache *tc, int h, struct tiercache_stat *st)
+/* tiercache_fstat@@TIERCACHE_1 (the struct with owner and mode) */
+int tc_fstat_v1(struct tiercache *tc, int h, struct tiercache_stat *st);
+__asm__(".symver tc_fstat_v1, tiercache_fstat@@TIERCACHE_1");
+int tc_fstat_v1(struct tiercache *tc, int h, struct tiercache_stat *st)
 {
 	tc_err_begin();
 	if (!tc || !st)
@@ -342,9 +346,24 @@ int tiercache_fstat(struct tiercache *tc, int h, struct tiercache_stat *st)
 		.size = hd->size,
 		.mtime_ns = hd->mtime_ns,
 		.chunk_size = hd->chunk_size,
+		.mode = 0444,
+		.uid = TIERCACHE_OWNER_NONE,
+		.gid = TIERCACHE_OWNER_NONE,
 	};
 	tc_handle_put(tc, hd);
 	return 0;
+}
+
+/* tiercache_fstat@TIERCACHE_0: the struct before mode, uid, gid */
+int tc_fstat_v0(struct tiercache *tc, int h, struct tiercache_stat *st);
+__asm__(".symver tc_fstat_v0, tiercache_fstat@TIERCACHE_0");
+int tc_fstat_v0(struct tiercache *tc, int h, struct tiercache_stat *st)
+{
+	struct tiercache_stat full;
+	int rc = tc_fstat_v1(tc, h, st ? &full : NULL);
+	if (rc == 0)
+		memcpy(st, &full, offsetof(struct tiercache_stat, mode));
+	return rc;
 }
 
 int64_t tiercache_lseek(struct tiercache *tc, int h, int64_t off, int whence)

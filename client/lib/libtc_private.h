@@ -95,6 +95,7 @@ struct tiercache {
 	bool no_fd_passing;     /* $TIERCACHE_NO_FD_PASSING=1 */
 	double reconnect_timeout; /* seconds, $TIERCACHE_RECONNECT_TIMEOUT */
 	uint64_t poll_ns;       /* reply busy poll, $TIERCACHE_POLL_US (conn.c) */
+	unsigned load_wait_s;     /* wait.c: tiercache_set_wait, $TIERCACHE_LOAD_TIMEOUT */
 	bool gave_up;           /* a request waited the whole reconnect window
 	                         * in vain; cleared by the next good connect */
 	struct tc_handle **slots;
@@ -161,6 +162,13 @@ void tc_io_lock(struct tiercache *tc);
 void tc_io_unlock(struct tiercache *tc);
 /* strlen(path) < TC_PATH_MAX, else -ENAMETOOLONG; NULL -> -EINVAL. */
 int tc_path_check(const char *path);
+
+/* ---- wait.c: waiting for a dataset that is still loading ---- */
+/* The wait $TIERCACHE_LOAD_TIMEOUT asks for (a bad value is logged and
+ * the default used). */
+unsigned tc_wait_from_env(void);
+/* The request flags that carry tc's wait, for ops that may wait. */
+uint32_t tc_wait_flags(struct tiercache *tc, uint8_t op);
 
 /* ---- plan.c, job.c: state a daemon restart loses ---- */
 /* A new connection said HELLO: send it the job tag and re-register the

@@ -205,6 +205,7 @@ static int listing_fetch(struct tcm *m, const char *dirpath, struct dc_entry **o
 		v[n].a.type = de->type;
 		v[n].a.size = de->type == TIERCACHE_FILE ? de->size : 0;
 		v[n].a.mtime_ns = de->mtime_ns;
+		tcm_attr_owner(&v[n].a, de->mode, de->uid, de->gid);
 		nbytes += len;
 		n++;
 	}

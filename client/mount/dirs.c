@@ -189,6 +189,7 @@ static void dir_list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			a.type = de->type;
 			a.size = de->type == TIERCACHE_FILE ? de->size : 0;
 			a.mtime_ns = de->mtime_ns;
+			tcm_attr_owner(&a, de->mode, de->uid, de->gid);
 			eino = 0;
 		}
 		size_t need = plus ? fuse_add_direntry_plus(req, NULL, 0, name, NULL, 0)

@@ -50,6 +50,7 @@ static const struct fuse_opt cli_spec[] = {
 	CLI_OPT("--socket=%s", o.socket),
 	CLI_OPT("--socket %s", o.socket),
 	CLI_OPT("reconnect_timeout=%lf", o.reconnect_timeout),
+	CLI_OPT("load_timeout=%lf", o.load_timeout),
 	CLI_OPT("entry_timeout=%lf", o.entry_timeout),
 	CLI_OPT("attr_timeout=%lf", o.attr_timeout),
 	CLI_OPT("negative_timeout=%lf", o.negative_timeout),
@@ -100,6 +101,10 @@ static void help(void)
 	       "    reconnect_timeout=S    seconds a request waits for tiercached to come\n"
 	       "                           back after it stopped or restarted; then it\n"
 	       "                           fails with ETIMEDOUT (default %g, 0..86400)\n"
+	       "    load_timeout=S         seconds the mount (and each request) waits for\n"
+	       "                           a dataset that tiercached is still listing (a\n"
+	       "                           daemon that has just started); then ETIMEDOUT\n"
+	       "                           (default %g, 0..65535; 0 = fail at once)\n"
 	       "    entry_timeout=S        seconds the kernel caches a name (default %g)\n"
 	       "    attr_timeout=S         seconds the kernel caches size and mtime; a\n"
 	       "                           changed file shows its new size after this or\n"
@@ -142,11 +147,12 @@ static void help(void)
 	       "    clone_fd               one /dev/fuse fd per worker thread (libfuse)\n"
 	       "    fsname=NAME            name in /proc/mounts (default tiercache:SOURCE)\n"
 	       "\n"
-	       "Always set: ro, default_permissions, subtype=tiercache. Files show as\n"
+	       "Always set: ro, default_permissions, subtype=tiercache. A dataset with\n"
+	       "access = source shows its source's owners and modes; others show files\n"
 	       "r--r--r-- and directories r-xr-xr-x, owned by the user who mounted.\n"
 	       "Other generic FUSE mount options are passed to the kernel; see below.\n"
 	       "\n",
-	       TCM_DEFAULT_RECONNECT, TCM_DEFAULT_ENTRY, TCM_DEFAULT_ATTR, TCM_DEFAULT_NEGATIVE,
+	       TCM_DEFAULT_RECONNECT, TCM_DEFAULT_LOAD, TCM_DEFAULT_ENTRY, TCM_DEFAULT_ATTR, TCM_DEFAULT_NEGATIVE,
 	       TCM_MAX_CONNECTIONS, TCM_DEFAULT_CONNECTIONS, TCM_DEFAULT_READ_AHEAD_KB);
 	printf("libfuse's generic options:\n");
 	fflush(stdout);
@@ -229,6 +235,7 @@ static bool in_range(const char *name, double v, double max)
 static bool opts_check(struct tcm_opts *o)
 {
 	bool ok = in_range("reconnect_timeout", o->reconnect_timeout, 86400) &&
+		  in_range("load_timeout", o->load_timeout, TC_F_WAIT_MAX_S) &&
 		  in_range("entry_timeout", o->entry_timeout, 1e9) &&
 		  in_range("attr_timeout", o->attr_timeout, 1e9) &&
 		  in_range("negative_timeout", o->negative_timeout, 1e9);
@@ -286,11 +293,45 @@ static int add_mount_opts(struct fuse_args *args, const char *source)
 	return rc ? -ENOMEM : 0;
 }
 
+#define LOAD_REPORT_S 5u /* a progress line this often while a dataset loads */
+
+/* Stat the source, waiting up to -o load_timeout for a dataset that is
+ * still loading, with a line on stderr every LOAD_REPORT_S seconds so
+ * that whoever started the mount knows why it has not come up yet. The
+ * daemon's detail of a wait that ran out carries the files listed so far. */
+static int source_stat(struct tcm *m, struct tiercache_stat *st)
+{
+	struct tiercache *tc = m->pool.tc[0];
+	double total = m->o.load_timeout, waited = 0;
+	(void)tiercache_set_wait(tc, 0);
+	int rc = tiercache_stat(tc, m->o.source, st);
+	while (rc < 0 && total > 0 && waited < total &&
+	       ((errno == EIO && strstr(tiercache_last_error(), "still loading")) ||
+		errno == ETIMEDOUT)) {
+		const char *d = tiercache_last_error(), *p = strchr(d, '(');
+		unsigned long long listed = 0;
+		char ds[TC_DATASET_NAME_MAX + 1];
+		snprintf(ds, sizeof(ds), "%.*s", (int)strcspn(m->o.source, "/"), m->o.source);
+		if (p && sscanf(p, "(%llu files", &listed) == 1)
+			fprintf(stderr, "tiercache-mount: waiting for dataset %s to load (%llu files so "
+				"far)...\n", ds, listed);
+		else
+			fprintf(stderr, "tiercache-mount: waiting for dataset %s to load...\n", ds);
+		double slice = total - waited < LOAD_REPORT_S ? total - waited : LOAD_REPORT_S;
+		unsigned s = slice < 1 ? 1 : (unsigned)slice;
+		(void)tiercache_set_wait(tc, s);
+		rc = tiercache_stat(tc, m->o.source, st);
+		waited += s;
+	}
+	(void)tiercache_set_wait(tc, (unsigned)m->o.load_timeout);
+	return rc;
+}
+
 /* Before mounting: the daemon answers and the source is a directory. */
 static int source_check(struct tcm *m)
 {
 	struct tiercache_stat st;
-	if (tiercache_stat(m->pool.tc[0], m->o.source, &st) < 0) {
+	if (source_stat(m, &st) < 0) {
 		int err = errno;
 		const char *detail = tiercache_last_error();
 		fprintf(stderr, "tiercache-mount: %s: %s%s%s\n", m->o.source, tiercache_strerror(err),
@@ -331,6 +372,7 @@ int main(int argc, char **argv)
 	struct cli c = {
 		.o = {
 			.reconnect_timeout = TCM_DEFAULT_RECONNECT,
+			.load_timeout = TCM_DEFAULT_LOAD,
 			.entry_timeout = TCM_DEFAULT_ENTRY,
 			.attr_timeout = TCM_DEFAULT_ATTR,
 			.negative_timeout = TCM_DEFAULT_NEGATIVE,
@@ -428,6 +470,13 @@ int main(int argc, char **argv)
 	if (!m.se) {
 		status = EXIT_USAGE; /* libfuse said why (e.g. an unknown option) */
 		goto out;
+	}
+	{
+		/* every connection of the pool (those made later for other
+		 * users too) waits this long for a loading dataset */
+		char val[32];
+		snprintf(val, sizeof(val), "%u", (unsigned)m.o.load_timeout);
+		setenv(TIERCACHE_LOAD_TIMEOUT_ENV, val, 1);
 	}
 	if (tcm_pool_open(&m.pool, m.o.socket, m.o.connections, m.o.reconnect_timeout) < 0)
 		goto out;

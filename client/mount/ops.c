@@ -56,26 +56,38 @@ static struct tcm *mount_of(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
+void tcm_attr_owner(struct tcm_attr *a, uint32_t mode, uint32_t uid, uint32_t gid)
+{
+	a->owned = uid != TIERCACHE_OWNER_NONE && gid != TIERCACHE_OWNER_NONE;
+	a->mode = mode & 07777u;
+	a->uid = uid;
+	a->gid = gid;
+}
+
 void tcm_attr_from_stat(struct tcm_attr *a, const struct tiercache_stat *st)
 {
 	a->type = st->type;
 	a->size = st->type == TIERCACHE_FILE ? st->size : 0;
 	a->mtime_ns = st->mtime_ns;
+	tcm_attr_owner(a, st->mode, st->uid, st->gid);
 }
 
 void tcm_attr_to_stat(const struct tcm *m, uint64_t ino, const struct tcm_attr *a, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
-	st->st_uid = m->uid;
-	st->st_gid = m->gid;
+	st->st_uid = a->owned ? (uid_t)a->uid : m->uid;
+	st->st_gid = a->owned ? (gid_t)a->gid : m->gid;
 	st->st_blksize = TCM_BLKSIZE;
+	/* the source's bits as they are (the mount is ro: writes fail with
+	 * EROFS whatever they say), so that ls shows what is enforced */
+	mode_t own = (mode_t)a->mode;
 	if (a->type == TIERCACHE_DIR) {
-		st->st_mode = S_IFDIR | 0555;
+		st->st_mode = S_IFDIR | (a->owned ? own : 0555);
 		st->st_nlink = 2;
 		st->st_mtim = m->dir_time;
 	} else {
-		st->st_mode = S_IFREG | 0444;
+		st->st_mode = S_IFREG | (a->owned ? own : 0444);
 		st->st_nlink = 1;
 		st->st_size = (off_t)a->size;
 		st->st_blocks = (blkcnt_t)((a->size + 511) / 512);

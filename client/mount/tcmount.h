@@ -42,6 +42,7 @@ struct tcm_opts {
 	char *socket;            /* --socket, else $TIERCACHE_SOCKET, else default */
 	char *source;            /* DATASET[/SUBDIR], no leading / trailing '/' */
 	double reconnect_timeout; /* s: how long a request waits for the daemon */
+	double load_timeout;     /* s: how long a request waits for a loading dataset */
 	double entry_timeout;    /* s: kernel caches a name -> node */
 	double attr_timeout;     /* s: kernel caches size / mtime */
 	double negative_timeout; /* s: kernel caches "no such name" */
@@ -56,6 +57,7 @@ struct tcm_opts {
 };
 
 #define TCM_DEFAULT_RECONNECT 30.0
+#define TCM_DEFAULT_LOAD ((double)TIERCACHE_LOAD_TIMEOUT_DEFAULT)
 #define TCM_DEFAULT_ENTRY 60.0
 #define TCM_DEFAULT_ATTR 60.0
 #define TCM_DEFAULT_NEGATIVE 5.0
@@ -213,7 +215,13 @@ struct tcm_attr {
 	int type; /* TIERCACHE_FILE / TIERCACHE_DIR */
 	uint64_t size;
 	int64_t mtime_ns;
+	/* the source's owner and mode (a dataset with access = source); else
+	 * owned is false: the mounter's, r--r--r-- / r-xr-xr-x */
+	bool owned;
+	uint32_t mode, uid, gid;
 };
+/* Set a's owner from the daemon's fields (TIERCACHE_OWNER_NONE: none). */
+void tcm_attr_owner(struct tcm_attr *a, uint32_t mode, uint32_t uid, uint32_t gid);
 
 /* How an open file uses the kernel page cache (see nodes.c). */
 enum tcm_cache {

@@ -64,6 +64,23 @@ struct tc_hdr {
  * store. Reports beyond a small rate per connection are ignored (answered
  * as a plain CHUNK). */
 #define TC_F_CHUNK_RECHECK 0x4u
+/* STAT, LISTDIR: each reply record (the STAT reply, every LISTDIR entry)
+ * ends with u32 mode (permission bits), u32 uid, u32 gid: the source's for
+ * a dataset with access = source on the posix backend, else 0444 (files) /
+ * 0555 (directories) and uid = gid = 0xffffffff ("the mounter's"). */
+#define TC_F_WANT_OWNER 0x80u
+/* OPEN, STAT, LISTDIR, OPEN_MANY: a dataset still doing its first listing
+ * (a daemon that just started) is waited for, up to TC_F_WAIT_S(aux)
+ * seconds (bits 16..31 of aux; 0: fail at once with EIO, as before),
+ * instead of failing. The daemon answers when the listing ends: the reply
+ * the request then gets, or the listing's error; ETIMEDOUT when the time
+ * is up. A waiting request counts against the connection's waiting bound. */
+#define TC_F_WAIT_SHIFT 16u
+#define TC_F_WAIT_MAX_S 0xffffu
+#define TC_F_WAIT_S(aux) ((uint32_t)(aux) >> TC_F_WAIT_SHIFT)
+#define TC_F_WAIT(seconds) ((uint32_t)(seconds) << TC_F_WAIT_SHIFT)
+/* ownerless STAT / LISTDIR records (TC_F_WANT_OWNER): the mounter's */
+#define TC_OWNER_NONE 0xffffffffu
 
 enum tc_op {
 	/* req: u32 client_version
@@ -94,12 +111,14 @@ enum tc_op {
 	TC_OP_CLOSE = 6,
 
 	/* req: str "dataset[/path]"
-	 * rep: u8 type (TC_TYPE_*), u64 size, i64 mtime_ns, u32 chunk_size */
+	 * rep: u8 type (TC_TYPE_*), u64 size, i64 mtime_ns, u32 chunk_size
+	 *      [TC_F_WANT_OWNER: u32 mode, u32 uid, u32 gid] */
 	TC_OP_STAT = 7,
 
 	/* req: str "dataset[/dir]", u32 cookie (0 = from the start)
 	 * rep: u32 next_cookie (0 = no more), u32 count,
-	 *      count x { u8 type, u64 size, i64 mtime_ns, str name } */
+	 *      count x { u8 type, u64 size, i64 mtime_ns, str name
+	 *      [TC_F_WANT_OWNER: u32 mode, u32 uid, u32 gid] } */
 	TC_OP_LISTDIR = 8,
 
 	/* req: empty. rep: a record set (see below) with section "datasets". */

@@ -33,6 +33,9 @@ class c_stat(ctypes.Structure):
         ("size", ctypes.c_uint64),
         ("mtime_ns", ctypes.c_int64),
         ("chunk_size", ctypes.c_uint32),
+        ("mode", ctypes.c_uint32),
+        ("uid", ctypes.c_uint32),
+        ("gid", ctypes.c_uint32),
     ]
 
 
@@ -42,6 +45,9 @@ class c_dirent(ctypes.Structure):
         ("size", ctypes.c_uint64),
         ("mtime_ns", ctypes.c_int64),
         ("name", ctypes.c_char * 256),
+        ("mode", ctypes.c_uint32),
+        ("uid", ctypes.c_uint32),
+        ("gid", ctypes.c_uint32),
     ]
 
 
