@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "segment.h"
 
 static const char *const tier_names[TIER_COUNT] = {"hot", "warm"};
 
@@ -177,7 +178,7 @@ static int marker_read(const char *dir, char name[16], char id[TIER_ID_LEN + 1])
 }
 
 /* What DIR holds besides ".", ".." and "lost+found" (a fresh ext4 file
- * system's): nothing (1), only the daemon's chunks/ and tmp/ (2), anything
+ * system's): nothing (1), only the daemon's chunks/, tmp/ and segments/ (2), anything
  * else (0); -errno. */
 static int dir_contents(const char *dir)
 {
@@ -190,7 +191,7 @@ static int dir_contents(const char *dir)
 		const char *n = de->d_name;
 		if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "lost+found"))
 			continue;
-		if (!strcmp(n, "chunks") || !strcmp(n, "tmp")) {
+		if (!strcmp(n, "chunks") || !strcmp(n, "tmp") || !strcmp(n, SEGMENT_DIR)) {
 			struct stat st;
 			if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
 				kind = 2;
