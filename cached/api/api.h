@@ -28,6 +28,7 @@ struct residency;
 struct status;
 struct user_held;
 struct mf_entry;
+struct ahead_conn;
 
 /* What one connection may make the daemon keep for it (session.c). A
  * handle costs about 64 bytes plus its path; at the limits a connection
@@ -63,6 +64,7 @@ struct handle {
 	uint32_t chunk_size;
 	uint32_t nchunks;
 	uint16_t nheld, capheld;
+	bool ahead;        /* handed by OPEN_AHEAD, not yet used or released (ahead.c) */
 	struct dataset *ds;
 	struct cold_stat src;
 	struct held *held; /* capheld entries, nheld used */
@@ -86,6 +88,7 @@ struct session {
 	/* TC_F_CHUNK_RECHECK reports: a token bucket (handlers.c) */
 	uint64_t report_ns;
 	uint32_t report_tokens;
+	struct ahead_conn *ahead; /* TC_OP_OPEN_AHEAD's cursors and handed handles (ahead.c) */
 };
 
 /* The transport's table: arg is the struct api. */

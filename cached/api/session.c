@@ -100,6 +100,8 @@ void session_handle_free(struct conn *c, uint64_t hid)
 	struct handle *hd = session_handle_get(c, hid);
 	if (!hd)
 		return;
+	if (hd->ahead)
+		ahead_handle_gone(c, hd);
 	while (hd->nheld)
 		held_drop(c, hd, hd->nheld - 1);
 	uint32_t slot = (uint32_t)hid - 1;
@@ -293,6 +295,7 @@ static void sess_release(void *arg, struct conn *c)
 	if (s->user) /* closed() never ran: refused right after opened() */
 		user_put(s->api, s->user);
 	free(s->handles);
+	ahead_conn_free(s);
 	access_cred_free(&s->cred);
 	free(s);
 	c->sess = NULL;

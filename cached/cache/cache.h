@@ -150,6 +150,10 @@ struct counters {
 	uint64_t scrubbed_bytes; /* bytes of chunk files the scrubber checked (scrub.c) */
 	uint64_t scrub_passes;   /* walks of the whole chunk table the scrubber finished */
 	uint64_t chunk_reports;  /* clients' reports of a chunk read short (verify.h) */
+	/* open-ahead from plans (api/ahead.c): handles handed, then used or released unused */
+	uint64_t ahead_handed, ahead_used, ahead_unused;
+	/* request frames by op (api): what clients ask per file */
+	uint64_t frames_open, frames_open_many, frames_open_ahead, frames_chunk, frames_close;
 };
 
 struct fill;
