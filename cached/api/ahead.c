@@ -89,6 +89,8 @@ static bool out_remove(struct conn *c, struct handle *hd)
 		return false;
 	bool had_fd = a->out[i].bytes > 0;
 	a->bytes -= a->out[i].bytes;
+	conn_api(c)->cache->ctr.ahead_out--;
+	conn_api(c)->cache->ctr.ahead_out_bytes -= a->out[i].bytes;
 	a->out[i] = a->out[--a->n];
 	return had_fd;
 }
@@ -237,6 +239,8 @@ static int hand_one(struct conn *c, struct ahead_conn *a, struct hand *hn, struc
 		.bytes = bytes,
 	};
 	a->bytes += bytes;
+	cache->ctr.ahead_out++;
+	cache->ctr.ahead_out_bytes += bytes;
 	if (fd >= 0)
 		hn->fds[hn->nfds++] = fd;
 	else if (e->st.size)

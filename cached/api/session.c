@@ -90,6 +90,7 @@ static void held_drop(struct conn *c, struct handle *hd, uint32_t i)
 	struct cfile *f = hd->held[i].f;
 	s->held_bytes -= f->len;
 	s->user->bytes -= f->len;
+	s->api->cache->ctr.held_bytes -= f->len;
 	hd->held[i] = hd->held[--hd->nheld];
 	cfile_unref(s->api->cache, f);
 }
@@ -205,6 +206,7 @@ int session_hold(struct conn *c, struct handle *hd, uint32_t idx, struct cfile *
 	}
 	hd->held[i] = (struct held){.idx = idx, .f = f};
 	s->held_bytes = s->held_bytes - old + f->len;
+	s->api->cache->ctr.held_bytes = s->api->cache->ctr.held_bytes - old + f->len;
 	s->user->bytes = s->user->bytes - old + f->len;
 	return 0;
 }

@@ -226,7 +226,8 @@ static int recv_reply(struct tiercache *tc, uint8_t op, uint32_t id, struct tc_m
 		}
 		m->len = m->hdr.len;
 	}
-	if (m->nfds > 1)
+	/* only the batched replies carry several (one per record with a chunk) */
+	if (m->nfds > 1 && m->hdr.op != TC_OP_OPEN_MANY && m->hdr.op != TC_OP_OPEN_AHEAD)
 		return tc_bad_reply(tc, "more than one descriptor in a reply");
 	return 0;
 }
@@ -497,6 +498,7 @@ static void fork_reset(struct tiercache *tc)
 	if (++tc->gen == 0)
 		tc->gen = 1;
 	tc_handles_forget_fds(tc);
+	tc_ahead_forget(tc); /* the parent's handles */
 	tc_plans_forget(tc); /* the parent's; the job tag follows the child */
 }
 
@@ -612,6 +614,7 @@ void tiercache_disconnect(struct tiercache *tc)
 	if (!tc)
 		return;
 	tc_handles_free_all(tc);
+	tc_ahead_free(tc); /* the daemon frees the handles with the connection */
 	tc_plans_forget(tc);
 	conn_drop(tc);
 	free(tc->act_groups);
