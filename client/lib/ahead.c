@@ -280,19 +280,21 @@ int tc_ahead_open(struct tiercache *tc, const char *path)
 		else
 			j++;
 	}
+	int hd = -ENOENT;
 	if (now >= e.expire_ns) {
 		/* its version may have changed: let the daemon confirm it */
 		if (a->nrel < TC_AHEAD_HANDLES_MAX)
 			a->rel[a->nrel++] = e.o.dh;
 		ent_free(&e);
-		release_send(tc, a);
-		return -ENOENT;
+	} else {
+		hd = tc_handle_install(tc, path, &e.o, e.fd);
+		free(e.path);
 	}
-	int hd = tc_handle_install(tc, path, &e.o, e.fd);
-	free(e.path);
-	if (hd >= 0 && a->n < AHEAD_TABLE / 2 && now >= a->retry_ns)
+	/* after this open (it is answered): ask for more, which also says
+	 * whether the plan is still there, or at least hand back what went */
+	if (tc->fd >= 0 && a->gen == tc->gen && a->n < AHEAD_TABLE / 2 && now >= a->retry_ns)
 		refill(tc, a, now);
-	else if (a->nrel >= AHEAD_BATCH)
+	else if (a->nrel)
 		release_send(tc, a);
 	return hd;
 }

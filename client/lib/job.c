@@ -119,7 +119,7 @@ static int ping_build(struct tiercache *tc, struct proto_wr *w, void *arg)
 {
 	(void)tc;
 	(void)arg;
-	proto_wr_u32(w, 1); /* HELLO's client version */
+	proto_wr_u32(w, TC_PROTO_VERSION); /* HELLO's client version */
 	return 0;
 }
 
