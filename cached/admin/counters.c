@@ -102,6 +102,8 @@ static uint64_t get_verifies_inflight(const struct status *st)
 
 #define HELP_HITS "Chunk reads served from a tier, by tier."
 #define HELP_ERRORS "Errors by kind."
+#define HELP_AHEAD "Handles handed ahead of a plan (OPEN_AHEAD), then used or released unused."
+#define HELP_FRAMES "Request frames received, by op (the per-file ones)."
 
 const struct counter_row counter_rows[] = {
 	{.status = "clients", .section = STATUS_DAEMON,
@@ -228,6 +230,41 @@ const struct counter_row counter_rows[] = {
 	{.status = "open_many_files", .section = STATUS_COUNTERS,
 	 .metric = "tiercache_open_many_files_total", .labels = "", .type = COUNTER_COUNTER,
 	 .help = "Files named by batched open requests (opened or refused).", CTR(open_many_files)},
+	{.status = "ahead_handed", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_ahead_handles_total", .labels = "event=\"handed\"", .type = COUNTER_COUNTER,
+	 .help = HELP_AHEAD, CTR(ahead_handed)},
+	{.status = "ahead_used", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_ahead_handles_total", .labels = "event=\"used\"", .type = COUNTER_COUNTER,
+	 .help = HELP_AHEAD, CTR(ahead_used)},
+	{.status = "ahead_unused", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_ahead_handles_total", .labels = "event=\"unused\"", .type = COUNTER_COUNTER,
+	 .help = HELP_AHEAD, CTR(ahead_unused)},
+	{.status = "ahead_out", .section = STATUS_DAEMON,
+	 .metric = "tiercache_ahead_out", .labels = "", .type = COUNTER_GAUGE,
+	 .help = "Handles handed ahead of a plan that their clients have neither used nor released.",
+	 CTR(ahead_out)},
+	{.status = "ahead_out_bytes", .section = STATUS_DAEMON,
+	 .metric = "tiercache_ahead_out_bytes", .labels = "", .type = COUNTER_GAUGE,
+	 .help = "Chunk bytes those handles hold through their descriptors.", CTR(ahead_out_bytes)},
+	{.status = "held_bytes", .section = STATUS_DAEMON,
+	 .metric = "tiercache_held_bytes", .labels = "", .type = COUNTER_GAUGE,
+	 .help = "Chunk bytes all clients hold through descriptors they have not released.",
+	 CTR(held_bytes)},
+	{.status = "frames_open", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_request_frames_total", .labels = "op=\"open\"", .type = COUNTER_COUNTER,
+	 .help = HELP_FRAMES, CTR(frames_open)},
+	{.status = "frames_open_many", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_request_frames_total", .labels = "op=\"open_many\"", .type = COUNTER_COUNTER,
+	 .help = HELP_FRAMES, CTR(frames_open_many)},
+	{.status = "frames_open_ahead", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_request_frames_total", .labels = "op=\"open_ahead\"", .type = COUNTER_COUNTER,
+	 .help = HELP_FRAMES, CTR(frames_open_ahead)},
+	{.status = "frames_chunk", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_request_frames_total", .labels = "op=\"chunk\"", .type = COUNTER_COUNTER,
+	 .help = HELP_FRAMES, CTR(frames_chunk)},
+	{.status = "frames_close", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_request_frames_total", .labels = "op=\"close\"", .type = COUNTER_COUNTER,
+	 .help = HELP_FRAMES, CTR(frames_close)},
 
 	{.status = "reloads", .section = STATUS_COUNTERS,
 	 .metric = "tiercache_reloads_total", .labels = "", .type = COUNTER_COUNTER,

@@ -197,6 +197,18 @@ out:
 
 /* ---- the checks ---- */
 
+int access_may(const struct conn *c, const struct dataset *ds, const char *rest, int want)
+{
+	const struct access_cred *cr = &conn_sess(c)->cred;
+	if (cr->trusted || cr->uid == 0)
+		return 0;
+	if (!allow_lists_admit(cr, &ds->conf))
+		return -EACCES;
+	if (strcmp(ds->conf.access, "source") != 0 || strcmp(ds->conf.backend, "posix") != 0)
+		return 0;
+	return source_walk(ds, cr, rest, want);
+}
+
 bool access_check(struct conn *c, uint8_t op, uint32_t id, const struct dataset *ds,
 		  const char *rest, int want)
 {

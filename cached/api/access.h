@@ -69,6 +69,9 @@ struct proto_wr;
 void access_put_owner(struct proto_wr *w, const struct dataset *ds, const char *rest, bool dir);
 int access_owner_dir(const struct dataset *ds, const char *rest);
 void access_put_owner_at(struct proto_wr *w, int dfd, const char *name, size_t n, bool dir);
+/* The same check without a reply or a log line: 0 or -EACCES, -ENOENT,
+ * -errno (work that nobody asked for by name: open-ahead). */
+int access_may(const struct conn *c, const struct dataset *ds, const char *rest, int want);
 #define ACCESS_STAT (-1)
 #define ACCESS_OPEN 0
 #define ACCESS_LIST 1

@@ -29,6 +29,7 @@ struct status;
 struct user_held;
 struct mf_entry;
 struct parked;
+struct ahead_conn;
 
 /* What one connection may make the daemon keep for it (session.c). A
  * handle costs about 64 bytes plus its path; at the limits a connection
@@ -64,6 +65,7 @@ struct handle {
 	uint32_t chunk_size;
 	uint32_t nchunks;
 	uint16_t nheld, capheld;
+	bool ahead;        /* handed by OPEN_AHEAD, not yet used or released (ahead.c) */
 	struct dataset *ds;
 	struct cold_stat src;
 	struct held *held; /* capheld entries, nheld used */
@@ -90,6 +92,7 @@ struct session {
 	/* requests waiting for a dataset's first listing (load_wait.c) */
 	struct parked *parked;
 	unsigned nparked;
+	struct ahead_conn *ahead; /* TC_OP_OPEN_AHEAD's cursors and handed handles (ahead.c) */
 };
 
 /* The transport's table: arg is the struct api. */

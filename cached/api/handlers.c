@@ -187,6 +187,8 @@ int handlers_open_record(struct conn *c, struct proto_wr *w, uint32_t flags, str
 	if (ch) {
 		proto_wr_u8(w, 1);
 		if (chunk_answer(c, hd, ch, w, fd) == 0) {
+			if (flags & HANDLERS_OPEN_NO_ACCESS)
+				return 0;
 			const struct read_ctx rc_open = conn_read_ctx(c);
 			policy_glue_access(conn_api(c)->cache, ch->key, &rc_open);
 			count_hit(conn_api(c)->cache, ch);
@@ -197,6 +199,17 @@ int handlers_open_record(struct conn *c, struct proto_wr *w, uint32_t flags, str
 	}
 	proto_wr_u8(w, 0);
 	return 0;
+}
+
+void handlers_count_access(struct conn *c, struct handle *hd)
+{
+	struct cache *cache = conn_api(c)->cache;
+	uint64_t key = chunk_key(hd->ds->name, hd->path, &hd->src, 0);
+	const struct read_ctx rc_open = conn_read_ctx(c);
+	policy_glue_access(cache, key, &rc_open);
+	struct chunk *ch = chunk_find(&cache->chunks, key);
+	if (ch)
+		count_hit(cache, ch);
 }
 
 static void open_reply(struct conn *c, uint32_t id, uint32_t flags, struct dataset *ds, struct mf_entry *e)
@@ -298,7 +311,7 @@ static void open_after_reval(struct cache *cache, void *arg, int err)
 		else if (err < 0)
 			reply_reval_err(c, TC_OP_OPEN, p->id, t.ds, t.rest, err);
 		else
-			open_reply(c, p->id, p->flags, t.ds, e);
+			open_reply(c, p->id, p->flags & TC_F_WANT_CHUNK0, t.ds, e);
 	}
 	free(p->path);
 	conn_put(c);
@@ -335,7 +348,7 @@ static void op_open(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	}
 	if (rv > 0)
 		return;
-	open_reply(c, h->id, h->aux, t.ds, e);
+	open_reply(c, h->id, h->aux & TC_F_WANT_CHUNK0, t.ds, e);
 }
 
 static void chunk_waited(struct cache *cache, struct waiter *w, struct chunk *ch, int err)
@@ -738,9 +751,12 @@ static void op_release(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 static void op_close(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 {
 	uint64_t hid = proto_rd_u64(r);
-	bool ok = proto_rd_done(r) && handle_get(c, hid);
-	if (ok)
+	struct handle *hd = proto_rd_done(r) ? handle_get(c, hid) : NULL;
+	bool ok = hd != NULL;
+	if (ok) {
+		ahead_close(c, hd, h->aux);
 		session_handle_free(c, hid);
+	}
 	if (!(h->aux & TC_F_NOREPLY)) {
 		struct proto_wr w;
 		proto_wr_init(&w);
@@ -957,6 +973,15 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 	if (load_wait_park(c, h, payload))
 		return; /* answered when its dataset's first listing ends */
 	proto_rd_init(&r, payload, h->len);
+	struct counters *ctr = &conn_api(c)->cache->ctr;
+	switch (h->op) { /* request frames by op (status: frames_*) */
+	case TC_OP_OPEN: ctr->frames_open++; break;
+	case TC_OP_OPEN_MANY: ctr->frames_open_many++; break;
+	case TC_OP_OPEN_AHEAD: ctr->frames_open_ahead++; break;
+	case TC_OP_CHUNK: ctr->frames_chunk++; break;
+	case TC_OP_CLOSE: ctr->frames_close++; break;
+	default: break;
+	}
 	switch (h->op) {
 	case TC_OP_HELLO: op_hello(c, h, &r); break;
 	case TC_OP_OPEN: op_open(c, h, &r); break;
@@ -985,6 +1010,7 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 	case TC_OP_CONN_JOB: handlers_conn_job(c, h, &r); break;
 	case TC_OP_ACT_AS: access_op_act_as(c, h, &r); break;
 	case TC_OP_OPEN_MANY: handlers_open_many(c, h, &r); break;
+	case TC_OP_OPEN_AHEAD: ahead_op(c, h, &r); break;
 	default:
 		conn_count_bad_frame(c);
 		conn_reply_err(c, h->op, h->id, ENOSYS, "unknown operation %u", h->op);

@@ -30,6 +30,18 @@ int handlers_open_record(struct conn *c, struct proto_wr *w, uint32_t flags, str
 			 struct mf_entry *e, int *fd);
 /* open_many.c: TC_OP_OPEN_MANY (several OPENs in one reply). */
 void handlers_open_many(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+/* handlers_open_record flag (never on the wire): do not record the access
+ * nor count the hit now; the caller does it when the client uses the file
+ * (open-ahead: handlers_count_access). */
+#define HANDLERS_OPEN_NO_ACCESS 0x80000000u
+/* handlers.c: the client read chunk 0 of hd through a descriptor handed
+ * earlier: the access the OPEN would have been (plans, policy, hit). */
+void handlers_count_access(struct conn *c, struct handle *hd);
+/* ahead.c: TC_OP_OPEN_AHEAD, and what a CLOSE or a freed handle means to it. */
+void ahead_op(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+void ahead_close(struct conn *c, struct handle *hd, uint32_t flags);
+void ahead_handle_gone(struct conn *c, struct handle *hd);
+void ahead_conn_free(struct session *s);
 /* handlers.c: release everything a connection holds (it is closing). */
 void handlers_conn_closed(struct conn *c);
 

@@ -90,6 +90,7 @@ static void held_drop(struct conn *c, struct handle *hd, uint32_t i)
 	struct cfile *f = hd->held[i].f;
 	s->held_bytes -= f->len;
 	s->user->bytes -= f->len;
+	s->api->cache->ctr.held_bytes -= f->len;
 	hd->held[i] = hd->held[--hd->nheld];
 	cfile_unref(s->api->cache, f);
 }
@@ -100,6 +101,8 @@ void session_handle_free(struct conn *c, uint64_t hid)
 	struct handle *hd = session_handle_get(c, hid);
 	if (!hd)
 		return;
+	if (hd->ahead)
+		ahead_handle_gone(c, hd);
 	while (hd->nheld)
 		held_drop(c, hd, hd->nheld - 1);
 	uint32_t slot = (uint32_t)hid - 1;
@@ -203,6 +206,7 @@ int session_hold(struct conn *c, struct handle *hd, uint32_t idx, struct cfile *
 	}
 	hd->held[i] = (struct held){.idx = idx, .f = f};
 	s->held_bytes = s->held_bytes - old + f->len;
+	s->api->cache->ctr.held_bytes = s->api->cache->ctr.held_bytes - old + f->len;
 	s->user->bytes = s->user->bytes - old + f->len;
 	return 0;
 }
@@ -293,6 +297,7 @@ static void sess_release(void *arg, struct conn *c)
 	if (s->user) /* closed() never ran: refused right after opened() */
 		user_put(s->api, s->user);
 	free(s->handles);
+	ahead_conn_free(s);
 	access_cred_free(&s->cred);
 	free(s);
 	c->sess = NULL;

@@ -163,6 +163,12 @@ struct counters {
 	uint64_t chunk_reports;  /* clients' reports of a chunk read short (verify.h) */
 	uint64_t open_many_frames; /* OPEN_MANY requests answered (api/open_many.c) */
 	uint64_t open_many_files;  /* files those named */
+	/* open-ahead from plans (api/ahead.c): handles handed, then used or released unused */
+	uint64_t ahead_handed, ahead_used, ahead_unused;
+	uint64_t ahead_out, ahead_out_bytes; /* gauges: handed, neither used nor released */
+	uint64_t held_bytes;     /* gauge: chunk bytes all clients hold through descriptors (api) */
+	/* request frames by op (api): what clients ask per file */
+	uint64_t frames_open, frames_open_many, frames_open_ahead, frames_chunk, frames_close;
 };
 
 struct fill;

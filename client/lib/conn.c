@@ -516,6 +516,7 @@ static void fork_reset(struct tiercache *tc)
 	if (++tc->gen == 0)
 		tc->gen = 1;
 	tc_handles_forget_fds(tc);
+	tc_ahead_forget(tc); /* the parent's handles */
 	tc_plans_forget(tc); /* the parent's; the job tag follows the child */
 }
 
@@ -653,6 +654,7 @@ void tiercache_disconnect(struct tiercache *tc)
 	if (!tc)
 		return;
 	tc_handles_free_all(tc);
+	tc_ahead_free(tc); /* the daemon frees the handles with the connection */
 	tc_plans_forget(tc);
 	conn_drop(tc);
 	free(tc->act_groups);

@@ -250,6 +250,11 @@ int tiercache_open(struct tiercache *tc, const char *path, int flags)
 		.arg = (void *)path,
 	};
 	tc_io_lock(tc);
+	rc = tc_ahead_open(tc, path); /* handed ahead of a plan: no round trip */
+	if (rc >= 0) {
+		tc_io_unlock(tc);
+		return rc;
+	}
 	rc = tc_request_locked(tc, &rq, &m);
 	if (rc == 0)
 		rc = open_reply_decode(tc, &m, &o);

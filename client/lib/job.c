@@ -47,6 +47,7 @@ static int job_change(struct tiercache *tc, const struct tc_job_tag *t)
 {
 	tc_enter(tc);
 	tc_io_lock(tc);
+	tc_ahead_reset(tc); /* handed for the old job's plans */
 	struct tc_job_tag old = tc->job;
 	tc->job = *t; /* a reconnect inside the request sends the new tag already */
 	struct job_arg a = {.t = t};

@@ -107,6 +107,7 @@ struct tiercache {
 	uint32_t act_uid, act_gid, act_ngroups;
 	uint32_t *act_groups;
 	size_t kept_bytes;
+	struct tc_ahead *ahead;  /* io_lock: open-ahead table (ahead.c), NULL until used */
 };
 
 /* One reply frame. */
@@ -216,6 +217,17 @@ void tc_handles_free_all(struct tiercache *tc);
  * rest dead, so their last user frees them. tbl_lock held (close(2) of a
  * plain file does not block, so it may run under the lock). */
 void tc_chunks_drop(struct tc_handle *hd);
+
+/* ---- ahead.c: open-ahead from plans (io_lock held for all) ---- */
+/* tiercache_open of path from the table: a handle number, or < 0 (not
+ * there: the caller sends its OPEN). Refills the table when it runs low. */
+int tc_ahead_open(struct tiercache *tc, const char *path);
+/* Release every entry to the daemon and ask afresh next time (the job or
+ * a plan of this connection changed). */
+void tc_ahead_reset(struct tiercache *tc);
+/* Drop the table without telling the daemon (fork child, new connection). */
+void tc_ahead_forget(struct tiercache *tc);
+void tc_ahead_free(struct tiercache *tc);
 
 /* ---- read.c ---- */
 /* Chunk idx (clen bytes) of hd, pinned for the caller: from the handle's

@@ -412,6 +412,7 @@ static int plan_send(struct tiercache *tc, const char *dataset, const struct tie
 		return tc_err_fail(rc);
 	tc_io_lock(tc);
 	kept_note(tc, dataset, p, s, append);
+	tc_ahead_reset(tc); /* a new plan: ask for its files afresh */
 	tc_io_unlock(tc);
 	return 0;
 }
@@ -456,6 +457,7 @@ int tiercache_plan_cancel(struct tiercache *tc, const char *dataset, uint64_t jo
 	if (rc == 0 || e == ENOENT) { /* gone either way: never re-register it */
 		tc_io_lock(tc);
 		kept_drop(tc, dataset, job, rank);
+		tc_ahead_reset(tc); /* what was handed for it goes back */
 		tc_io_unlock(tc);
 	}
 	errno = e;

@@ -60,6 +60,7 @@ static const struct fuse_opt cli_spec[] = {
 	{"no_splice", offsetof(struct cli, o.no_splice), 1},
 	CLI_OPT("passthrough=%s", o.passthrough),
 	CLI_OPT("direct_io=%s", o.direct_io),
+	CLI_OPT("job=%s", o.job),
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -138,6 +139,11 @@ static void help(void)
 	       "                           that read in large pieces, learnt per thread;\n"
 	       "                           large: always; off: through the page cache of\n"
 	       "                           the mount. Needs root and kernel >= 6.6, else off\n"
+	       "    job=JOB[:RANK]         the training job (and rank) this mount reads\n"
+	       "                           for, as $TIERCACHE_JOB: its reads advance that\n"
+	       "                           job's plans, and the files of a plan are\n"
+	       "                           opened ahead, so a planned open costs no\n"
+	       "                           round trip to tiercached (docs/plans.md)\n"
 	       "    allow_other            let other users use the mount (off by default;\n"
 	       "                           needs user_allow_other in /etc/fuse.conf unless\n"
 	       "                           root). They read with the rights tiercached\n"
@@ -256,6 +262,22 @@ static bool opts_check(struct tcm_opts *o)
 			"tiercache-mount: -o direct_io=%s is not known (use auto, large or off)\n",
 			o->direct_io);
 		ok = false;
+	}
+	if (ok && o->job) {
+		char *end;
+		errno = 0;
+		(void)strtoull(o->job, &end, 0);
+		bool bad = errno || end == o->job || *o->job == '-';
+		if (!bad && *end == ':') {
+			char *r = end + 1;
+			unsigned long rank = strtoul(r, &end, 10);
+			bad = errno || end == r || *r == '-' || rank >= TIERCACHE_RANK_ANY;
+		}
+		if (bad || *end) {
+			fprintf(stderr, "tiercache-mount: -o job=%s is not JOB or JOB:RANK (JOB a 64-bit "
+				"number, decimal or 0x hex; RANK a decimal rank)\n", o->job);
+			ok = false;
+		}
 	}
 	if (ok && o->read_ahead_kb > TCM_MAX_READ_AHEAD_KB) {
 		fprintf(stderr, "tiercache-mount: -o read_ahead_kb=%u is out of range (use 0..%u)\n",
@@ -478,9 +500,12 @@ int main(int argc, char **argv)
 		snprintf(val, sizeof(val), "%u", (unsigned)m.o.load_timeout);
 		setenv(TIERCACHE_LOAD_TIMEOUT_ENV, val, 1);
 	}
+	if (m.o.job) /* every connection of the mount carries the job (libtiercache) */
+		setenv(TIERCACHE_JOB_ENV, m.o.job, 1);
 	if (tcm_pool_open(&m.pool, m.o.socket, m.o.connections, m.o.reconnect_timeout) < 0)
 		goto out;
 	pool_open = true;
+	m.pool.ahead = m.o.job != NULL;
 	if (source_check(&m) < 0)
 		goto out;
 	if (tcm_nodes_init(&m.nodes, m.o.source) < 0)

@@ -334,7 +334,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		err = ETIMEDOUT;
 		goto out;
 	}
-	err = tcm_pool_for(&m->pool, req, &f->tc);
+	err = tcm_pool_for_open(&m->pool, req, &f->tc);
 	if (err)
 		goto out;
 	f->h = tiercache_open(f->tc, f->path, 0);

@@ -128,6 +128,15 @@ static struct tcm_ident *ident_find(struct tcm_pool *p, uid_t uid, gid_t gid, co
 	return NULL;
 }
 
+int tcm_pool_for_open(struct tcm_pool *p, fuse_req_t req, struct tiercache **tc)
+{
+	if (p->ahead && !tcm_pool_acts(p, req)) {
+		*tc = p->tc[0];
+		return 0;
+	}
+	return tcm_pool_for(p, req, tc);
+}
+
 int tcm_pool_for(struct tcm_pool *p, fuse_req_t req, struct tiercache **tc)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);

@@ -52,6 +52,7 @@ struct tcm_opts {
 	int no_splice;           /* copy read bytes through our memory (ops.c) */
 	char *passthrough;       /* "auto" (default) or "off" (passthrough.c) */
 	char *direct_io;         /* "auto" (default), "large" or "off" (dio.c) */
+	char *job;               /* "JOB[:RANK]": the job whose plans open ahead (pool.c) */
 	int debug;
 	int foreground;
 };
@@ -183,10 +184,16 @@ struct tcm_pool {
 	pthread_mutex_t ids_lock;
 	struct tcm_ident *ids[TCM_IDS_MAX];
 	unsigned nids;
+	bool ahead;         /* -o job: the mount's own opens go on tc[0], whose
+	                     * library holds the files handed ahead of the plan */
 };
 
 /* Connect n connections (fails fast, with a message, when no daemon). */
 int tcm_pool_open(struct tcm_pool *p, const char *socket, unsigned n, double reconnect_timeout);
+/* The connection for an OPEN of req's caller: tcm_pool_for's, except that
+ * with -o job the mount's own opens all go on one connection (open-ahead
+ * hands each connection different files of the plan). */
+int tcm_pool_for_open(struct tcm_pool *p, fuse_req_t req, struct tiercache **tc);
 void tcm_pool_close(struct tcm_pool *p);
 struct tiercache *tcm_pool_pick(struct tcm_pool *p);
 /* The connection for a request of req's caller: the pool for the mount's

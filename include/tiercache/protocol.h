@@ -232,7 +232,24 @@ enum tc_op {
 	 * CHUNK joins it). */
 	TC_OP_OPEN_MANY = 27,
 
-	/* Reserved for open-ahead from plans (issue 17). */
+	/* Open-ahead from plans (docs/plans.md): open records for the next
+	 * files of the plan(s) of this connection's job (TC_OP_CONN_JOB), in
+	 * plan order, from the plan's position on; successive calls hand
+	 * different files (the daemon keeps a cursor per connection). A
+	 * handle handed ahead counts in the connection's handles and held
+	 * bytes like any other, and at most TC_AHEAD_HANDLES_MAX of them (and
+	 * a byte bound) are out at once per connection. A CLOSE of a handed
+	 * handle without TC_F_AHEAD_UNUSED means the client used it: the
+	 * daemon then records the access (plans, policy, hit) it replaced.
+	 * req (flags: TC_F_NOREPLY allowed when want is 0): u32 want
+	 *      (0..TC_REPLY_FDS_MAX), u32 nrel (<= TC_AHEAD_HANDLES_MAX),
+	 *      nrel x u64 handle (handed ahead, released unused: closed)
+	 * rep: u8 state (TC_AHEAD_*), u64 plan (an id, changes when the plan
+	 *      is replaced), u32 count, count x { str "dataset/path",
+	 *      u32 fresh_ms (use the record at most this long after the reply,
+	 *      then open the file anew: the daemon would confirm its version
+	 *      first), an OPEN reply's fields }, with one fd for each record
+	 *      whose has_chunk is 1, in record order. */
 	TC_OP_OPEN_AHEAD = 28,
 
 	TC_OP_MAX_
@@ -256,6 +273,12 @@ enum tc_op {
 /* TC_OP_CONN_JOB. */
 #define TC_JOB_F_SET 0x1u
 #define TC_JOB_RANK_ANY 0xffffffffu /* every rank of the job */
+/* TC_OP_OPEN_AHEAD. */
+#define TC_AHEAD_HANDLES_MAX 256u /* handed-ahead handles out per connection */
+#define TC_AHEAD_NONE 0u    /* no plan for this connection's job: stop asking */
+#define TC_AHEAD_PLAN 1u    /* a plan: the records follow it */
+/* CLOSE of a handle handed by OPEN_AHEAD that the client never used. */
+#define TC_F_AHEAD_UNUSED 0x8u
 /* TC_OP_ACT_AS. */
 #define TC_ACT_GROUPS_MAX 256u /* supplementary groups one ACT_AS carries */
 

@@ -1,0 +1,340 @@
+/*
+ * Open-ahead from plans (TC_OP_OPEN_AHEAD, docs/plans.md): a client whose
+ * connection is tagged with a job asks for the open records of the next
+ * files of that job's plans before it opens them, so that its opens cost
+ * no round trip.
+ *
+ * Per connection the daemon keeps a cursor per plan (what it has already
+ * handed, so successive calls hand different files; it never lags the
+ * plan's position) and the handles it handed that the client has neither
+ * used nor released. Those are ordinary handles: they count in the
+ * session's handles and held bytes (session_hold), and on top of that at
+ * most TC_AHEAD_HANDLES_MAX of them, holding at most ahead_bytes_cap()
+ * bytes, are out per connection, so a client that takes descriptors and
+ * never opens them pins no more than that.
+ *
+ * The access an open replaces (plan position, policy, hit counters) is
+ * recorded when the client reports the use: a CLOSE of the handle without
+ * TC_F_AHEAD_UNUSED. A file whose first chunk is not resident is handed
+ * without a descriptor (it still saves the OPEN) and its fill started; its
+ * CHUNK request then counts the access as usual.
+ *
+ * Loop thread only.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "access.h"
+#include "dataset.h"
+#include "handlers.h"
+#include "log.h"
+#include "manifest.h"
+#include "plans.h"
+#include "prefetch.h"
+
+#define AHEAD_PLANS 4u          /* plans followed at once per connection */
+#define AHEAD_SCAN_MAX 8192u    /* plan positions looked at per request */
+#define AHEAD_BYTES_MAX (64ull << 20)
+
+struct ahead_cursor {
+	uint64_t psid; /* 0: free */
+	uint64_t next; /* first plan position not handed yet */
+};
+
+struct ahead_out {
+	uint64_t hid;
+	uint64_t bytes; /* of chunk 0's file held through the handed fd (0: none) */
+};
+
+struct ahead_conn {
+	struct ahead_cursor cur[AHEAD_PLANS];
+	uint32_t n;     /* handles out */
+	uint64_t bytes; /* sum of their bytes */
+	struct ahead_out out[TC_AHEAD_HANDLES_MAX];
+};
+
+/* Bytes of chunk files one connection may hold through handles handed
+ * ahead: a quarter of what it may hold at all, so that its own opens
+ * always have room. */
+static uint64_t ahead_bytes_cap(const struct config *cfg)
+{
+	uint64_t cap = AHEAD_BYTES_MAX;
+	if (cfg->max_held_per_client / 4 < cap)
+		cap = cfg->max_held_per_client / 4;
+	if (cfg->max_held_per_user / 4 < cap)
+		cap = cfg->max_held_per_user / 4;
+	return cap;
+}
+
+/* Where hd is in a's handed set, or -1. */
+static int out_index(struct conn *c, const struct ahead_conn *a, const struct handle *hd)
+{
+	for (uint32_t i = 0; a && i < a->n; i++)
+		if (session_handle_get(c, a->out[i].hid) == hd)
+			return (int)i;
+	return -1;
+}
+
+/* Drop hd from the handed set (it was used, released or is being freed);
+ * returns whether it came with a descriptor. */
+static bool out_remove(struct conn *c, struct handle *hd)
+{
+	struct ahead_conn *a = conn_sess(c)->ahead;
+	hd->ahead = false;
+	int i = out_index(c, a, hd);
+	if (i < 0)
+		return false;
+	bool had_fd = a->out[i].bytes > 0;
+	a->bytes -= a->out[i].bytes;
+	conn_api(c)->cache->ctr.ahead_out--;
+	conn_api(c)->cache->ctr.ahead_out_bytes -= a->out[i].bytes;
+	a->out[i] = a->out[--a->n];
+	return had_fd;
+}
+
+void ahead_close(struct conn *c, struct handle *hd, uint32_t flags)
+{
+	if (!hd->ahead)
+		return;
+	struct cache *cache = conn_api(c)->cache;
+	bool had_fd = out_remove(c, hd);
+	if (flags & TC_F_AHEAD_UNUSED) {
+		cache->ctr.ahead_unused++;
+		return;
+	}
+	cache->ctr.ahead_used++;
+	/* without a descriptor the client asked for chunk 0 (CHUNK), which
+	 * counted the access already */
+	if (had_fd)
+		handlers_count_access(c, hd);
+}
+
+void ahead_handle_gone(struct conn *c, struct handle *hd)
+{
+	/* freed while still handed: the connection went, or a bug in the
+	 * client; either way nobody used it */
+	conn_api(c)->cache->ctr.ahead_unused++;
+	out_remove(c, hd);
+}
+
+void ahead_conn_free(struct session *s)
+{
+	free(s->ahead);
+	s->ahead = NULL;
+}
+
+/* Is a handle for (ds, path) handed and still out? */
+static bool out_has(struct conn *c, const struct ahead_conn *a, const struct dataset *ds,
+		    const char *path)
+{
+	for (uint32_t i = 0; i < a->n; i++) {
+		struct handle *h = session_handle_get(c, a->out[i].hid);
+		if (h && h->ds == ds && strcmp(h->path, path) == 0)
+			return true;
+	}
+	return false;
+}
+
+static struct ahead_cursor *cursor_get(struct ahead_conn *a, const struct dplan *pl)
+{
+	struct ahead_cursor *free_c = NULL;
+	for (unsigned i = 0; i < AHEAD_PLANS; i++) {
+		if (a->cur[i].psid == pl->psid)
+			return &a->cur[i];
+		if (!a->cur[i].psid && !free_c)
+			free_c = &a->cur[i];
+	}
+	if (free_c)
+		*free_c = (struct ahead_cursor){.psid = pl->psid, .next = 0};
+	return free_c;
+}
+
+/* Forget the cursors of plans that are gone (replaced, cancelled). */
+static void cursors_prune(struct ahead_conn *a, struct plans *reg)
+{
+	for (unsigned i = 0; i < AHEAD_PLANS; i++) {
+		if (!a->cur[i].psid)
+			continue;
+		bool live = false;
+		for (const struct dplan *pl = reg->list; pl && !live; pl = pl->next)
+			live = pl->psid == a->cur[i].psid;
+		if (!live)
+			a->cur[i].psid = 0;
+	}
+}
+
+static bool plan_is_ours(const struct dplan *pl, const struct tc_job_tag *job)
+{
+	return job->set && pl->job == job->job && !pl->ds->removed &&
+	       (job->rank == TC_JOB_RANK_ANY || pl->rank == job->rank);
+}
+
+/* Release the handles the client names (nrel x u64): closed, counted unused. */
+static bool release_named(struct conn *c, struct proto_rd *r, uint32_t nrel)
+{
+	for (uint32_t i = 0; i < nrel; i++) {
+		uint64_t hid = proto_rd_u64(r);
+		if (!proto_rd_ok(r))
+			return false;
+		struct handle *hd = session_handle_get(c, hid);
+		if (hd && hd->ahead) { /* never a handle the client opened itself */
+			ahead_close(c, hd, TC_F_AHEAD_UNUSED);
+			session_handle_free(c, hid);
+		}
+	}
+	return true;
+}
+
+struct hand {
+	struct proto_wr *w;
+	int fds[TC_REPLY_FDS_MAX];
+	unsigned nfds;
+	uint32_t count, want;
+	char buf[TC_PATH_MAX + 1];
+};
+
+/* Append the record of plan file e to the reply: 1 handed, 0 skipped (on
+ * to the next), -errno stop (the connection's bounds). */
+static int hand_one(struct conn *c, struct ahead_conn *a, struct hand *hn, struct dataset *ds,
+		    struct mf_entry *e)
+{
+	struct cache *cache = conn_api(c)->cache;
+	if (e->gone || out_has(c, a, ds, e->path) || access_may(c, ds, e->path, ACCESS_OPEN) < 0)
+		return 0;
+	uint64_t now = cache_now_ns();
+	if (dataset_entry_stale(ds, e, now)) {
+		/* confirm the version first, as OPEN would; a slow stat is
+		 * left to the client's own OPEN */
+		if (!cold_has_cheap_stat(&ds->cold) || dataset_revalidate_now(cache, ds, e) < 0 || e->gone)
+			return 0;
+		now = cache_now_ns();
+	}
+	uint64_t c0 = e->st.size < ds->conf.chunk_size ? e->st.size : ds->conf.chunk_size;
+	if (a->bytes + c0 > ahead_bytes_cap(cache->cfg))
+		return -ENOBUFS;
+	uint64_t age_ms = (now - e->checked_ns) / 1000000u;
+	uint64_t fresh = ds->conf.revalidate_after_ms > age_ms ? ds->conf.revalidate_after_ms - age_ms : 0;
+	int n = snprintf(hn->buf, sizeof(hn->buf), "%s/%s", ds->name, e->path);
+	if (n < 0 || (size_t)n >= sizeof(hn->buf))
+		return 0;
+	size_t mark = hn->w->len;
+	proto_wr_str(hn->w, hn->buf);
+	proto_wr_u32(hn->w, fresh > UINT32_MAX ? UINT32_MAX : (uint32_t)fresh);
+	int fd;
+	int rc = handlers_open_record(c, hn->w, TC_F_WANT_CHUNK0 | HANDLERS_OPEN_NO_ACCESS, ds, e, &fd);
+	if (rc < 0) {
+		hn->w->len = mark;
+		return rc;
+	}
+	struct session *s = conn_sess(c);
+	/* the record's handle is the newest: the one at the free hint - 1 */
+	struct handle *hd = s->handles[s->free_hint - 1];
+	hd->ahead = true;
+	uint64_t bytes = fd >= 0 && hd->nheld ? hd->held[0].f->len : 0;
+	a->out[a->n++] = (struct ahead_out){
+		.hid = session_handle_id(s->free_hint - 1, hd->gen),
+		.bytes = bytes,
+	};
+	a->bytes += bytes;
+	cache->ctr.ahead_out++;
+	cache->ctr.ahead_out_bytes += bytes;
+	if (fd >= 0)
+		hn->fds[hn->nfds++] = fd;
+	else if (e->st.size)
+		prefetch_open_ahead(conn_api(c)->plans->pf, ds, e->path, &e->st);
+	cache->ctr.ahead_handed++;
+	hn->count++;
+	return 1;
+}
+
+/* Hand files of pl from its cursor on until hn is full. -errno: stop. */
+static int hand_plan(struct conn *c, struct ahead_conn *a, struct hand *hn, struct dplan *pl)
+{
+	struct ahead_cursor *cur = cursor_get(a, pl);
+	if (!cur)
+		return 0;
+	const struct plan_track *t = &pl->tr;
+	uint64_t p = cur->next > plan_track_pos(t) ? cur->next : plan_track_pos(t);
+	uint64_t end = plan_track_end(t);
+	int rc = 0;
+	for (unsigned scanned = 0; p < end && scanned < AHEAD_SCAN_MAX; p++, scanned++) {
+		if (hn->count == hn->want || a->n == TC_AHEAD_HANDLES_MAX)
+			break;
+		uint64_t aux = plan_track_aux(t, p);
+		if (PLAN_AUX_IDX(aux) != 0 || plan_track_done(t, p))
+			continue;
+		const struct plan_file *f = &pl->files[PLAN_AUX_FILE(aux)];
+		struct mf_entry *e = manifest_find(pl->ds->mf, f->path);
+		if (!e)
+			continue;
+		rc = hand_one(c, a, hn, pl->ds, e);
+		if (rc < 0)
+			break; /* p stays: handed on a later call */
+	}
+	cur->next = p;
+	return rc < 0 ? rc : 0;
+}
+
+void ahead_op(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
+{
+	struct session *s = conn_sess(c);
+	struct api *api = conn_api(c);
+	uint32_t want = proto_rd_u32(r);
+	uint32_t nrel = proto_rd_u32(r);
+	bool noreply = h->aux & TC_F_NOREPLY;
+	if (!proto_rd_ok(r) || want > TC_REPLY_FDS_MAX || nrel > TC_AHEAD_HANDLES_MAX ||
+	    (noreply && want)) {
+		conn_count_bad_frame(c);
+		if (!noreply)
+			conn_reply_err(c, h->op, h->id, EBADMSG,
+				       "malformed OPEN_AHEAD (want <= %u, at most %u handles released)",
+				       TC_REPLY_FDS_MAX, TC_AHEAD_HANDLES_MAX);
+		return;
+	}
+	if (!release_named(c, r, nrel) || !proto_rd_done(r)) {
+		conn_count_bad_frame(c);
+		if (!noreply)
+			conn_reply_err(c, h->op, h->id, EBADMSG, "malformed OPEN_AHEAD");
+		return;
+	}
+	if (noreply)
+		return;
+	struct proto_wr w;
+	proto_wr_init(&w);
+	proto_wr_begin(&w);
+	uint64_t plan_id = 0;
+	unsigned nplans = 0;
+	for (const struct dplan *pl = api->plans->list; pl; pl = pl->next) {
+		if (plan_is_ours(pl, &s->job)) {
+			plan_id = plan_id * 1000003u + pl->psid;
+			nplans++;
+		}
+	}
+	proto_wr_u8(&w, nplans ? TC_AHEAD_PLAN : TC_AHEAD_NONE);
+	proto_wr_u64(&w, plan_id);
+	size_t at = w.len;
+	proto_wr_u32(&w, 0); /* count, patched below */
+	struct hand hn = {.w = &w, .want = want};
+	if (nplans && want) {
+		if (!s->ahead && !(s->ahead = calloc(1, sizeof(*s->ahead)))) {
+			proto_wr_free(&w);
+			conn_reply_err(c, h->op, h->id, ENOMEM, "out of memory");
+			return;
+		}
+		cursors_prune(s->ahead, api->plans);
+		for (struct dplan *pl = api->plans->list; pl; pl = pl->next) {
+			if (!plan_is_ours(pl, &s->job))
+				continue;
+			if (hand_plan(c, s->ahead, &hn, pl) < 0 || hn.count == want)
+				break;
+		}
+	}
+	if (!w.oom)
+		for (int i = 0; i < 4; i++)
+			w.buf[at + i] = (uint8_t)(hn.count >> (8 * i));
+	conn_reply_fds(c, h->op, h->id, &w, hn.fds, hn.nfds);
+	proto_wr_free(&w);
+}

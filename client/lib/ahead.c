@@ -1,0 +1,300 @@
+/*
+ * Open-ahead from plans (TC_OP_OPEN_AHEAD, docs/plans.md): when this
+ * connection has a job tag and the daemon knows a plan of that job, keep a
+ * table path -> open record (+ chunk 0's descriptor) of the plan's next
+ * files, and answer tiercache_open of a path in it with no round trip.
+ *
+ * The table is refilled inside tiercache_open (no thread of ours) once it
+ * is below half, one round trip for a batch of up to TC_REPLY_FDS_MAX
+ * records. An entry leaves it when used (it becomes an ordinary handle,
+ * whose CLOSE tells the daemon it was used), when it is older than the
+ * daemon said its version may be trusted (fresh_ms: then the open goes to
+ * the daemon, which confirms the version), when the reads have gone a batch
+ * past it (the program skipped it), or when the plan changes or goes; the
+ * daemon is told of unused ones in the next OPEN_AHEAD (or one sent for
+ * that alone). A new connection (daemon restart) or a forked child drops
+ * the table without telling anyone: the handles belonged to the old
+ * connection.
+ *
+ * Threads: everything here runs with tc->io_lock held.
+ */
+#include "libtc_private.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define AHEAD_TABLE 128u                   /* entries held at most */
+#define AHEAD_BATCH TC_REPLY_FDS_MAX       /* records asked per round trip */
+#define AHEAD_RETRY_NS 1000000000ull       /* no plan, or nothing to hand: ask again after */
+
+struct ahead_ent {
+	char *path;
+	uint64_t hash;
+	uint64_t seq;       /* handed order */
+	uint64_t expire_ns; /* use before (CLOCK_MONOTONIC) */
+	struct tc_open_rec o;
+	int fd;             /* chunk 0's, or -1 */
+};
+
+struct tc_ahead {
+	uint32_t gen;      /* connection the entries' handles live on */
+	uint64_t plan;     /* the daemon's plan id for them */
+	uint64_t retry_ns; /* do not ask before (0: ask) */
+	uint64_t next_seq;
+	bool disabled;     /* the daemon does not know OPEN_AHEAD */
+	unsigned n;
+	struct ahead_ent ent[AHEAD_TABLE];
+	unsigned nrel;     /* handles to release unused with the next request */
+	uint64_t rel[TC_AHEAD_HANDLES_MAX];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t path_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ull;
+	return h;
+}
+
+static void ent_free(struct ahead_ent *e)
+{
+	if (e->fd >= 0)
+		close(e->fd);
+	free(e->path);
+	e->path = NULL;
+	e->fd = -1;
+}
+
+/* Remove entry i; if release, the daemon is told (with the next request). */
+static void ent_drop(struct tc_ahead *a, unsigned i, bool release)
+{
+	if (release && a->nrel < TC_AHEAD_HANDLES_MAX)
+		a->rel[a->nrel++] = a->ent[i].o.dh;
+	ent_free(&a->ent[i]);
+	a->ent[i] = a->ent[--a->n];
+}
+
+void tc_ahead_forget(struct tiercache *tc)
+{
+	struct tc_ahead *a = tc->ahead;
+	if (!a)
+		return;
+	while (a->n)
+		ent_drop(a, a->n - 1, false);
+	a->nrel = 0;
+	a->retry_ns = 0;
+}
+
+void tc_ahead_free(struct tiercache *tc)
+{
+	tc_ahead_forget(tc);
+	free(tc->ahead);
+	tc->ahead = NULL;
+}
+
+/* Send the releases queued (one frame, no reply). */
+static void release_send(struct tiercache *tc, struct tc_ahead *a)
+{
+	if (!a->nrel || tc->fd < 0 || a->gen != tc->gen) {
+		a->nrel = 0;
+		return;
+	}
+	struct proto_wr w;
+	proto_wr_init(&w);
+	proto_wr_begin(&w);
+	proto_wr_u32(&w, 0);
+	proto_wr_u32(&w, a->nrel);
+	for (unsigned i = 0; i < a->nrel; i++)
+		proto_wr_u64(&w, a->rel[i]);
+	a->nrel = 0;
+	if (!w.oom)
+		(void)tc_xfer(tc, TC_OP_OPEN_AHEAD, TC_F_NOREPLY, &w, NULL);
+	proto_wr_free(&w);
+}
+
+void tc_ahead_reset(struct tiercache *tc)
+{
+	struct tc_ahead *a = tc->ahead;
+	if (!a)
+		return;
+	bool live = a->gen == tc->gen;
+	while (a->n)
+		ent_drop(a, a->n - 1, live);
+	release_send(tc, a);
+	a->retry_ns = 0;
+}
+
+static int find(const struct tc_ahead *a, const char *path, uint64_t h)
+{
+	for (unsigned i = 0; i < a->n; i++)
+		if (a->ent[i].hash == h && strcmp(a->ent[i].path, path) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Read one record of an OPEN_AHEAD reply into e (its fd taken from m in
+ * order). 0, or -EPROTO (connection dropped). */
+static int rec_read(struct tiercache *tc, struct proto_rd *r, struct tc_msg *m, int *nfd,
+		    uint64_t now, struct ahead_ent *e)
+{
+	size_t plen = 0;
+	const char *p = proto_rd_str(r, TC_PATH_MAX - 1, &plen);
+	uint32_t fresh_ms = proto_rd_u32(r);
+	if (!p || !proto_rd_ok(r) || plen == 0 || memchr(p, 0, plen))
+		return tc_bad_reply(tc, "OPEN_AHEAD path");
+	int rc = tc_open_rec_read(tc, r, &e->o);
+	if (rc < 0)
+		return rc;
+	e->fd = -1;
+	if (e->o.has_chunk) {
+		if (*nfd >= m->nfds)
+			return tc_bad_reply(tc, "OPEN_AHEAD descriptors");
+		e->fd = m->fds[*nfd];
+		m->fds[(*nfd)++] = -1;
+	}
+	if (!(e->path = strndup(p, plen))) {
+		if (e->fd >= 0)
+			close(e->fd);
+		e->fd = -1;
+		return -ENOMEM;
+	}
+	e->hash = path_hash(e->path);
+	e->expire_ns = now + (uint64_t)fresh_ms * 1000000ull;
+	return 0;
+}
+
+/* Ask for a batch (and release what is queued). Errors leave the table as
+ * it is; the caller's own OPEN goes on. */
+static void refill(struct tiercache *tc, struct tc_ahead *a, uint64_t now)
+{
+	struct proto_wr w;
+	struct tc_msg m;
+	uint32_t want = AHEAD_TABLE - a->n;
+	if (want > AHEAD_BATCH)
+		want = AHEAD_BATCH;
+	proto_wr_init(&w);
+	proto_wr_begin(&w);
+	proto_wr_u32(&w, want);
+	proto_wr_u32(&w, a->nrel);
+	for (unsigned i = 0; i < a->nrel; i++)
+		proto_wr_u64(&w, a->rel[i]);
+	int rc = w.oom ? -ENOMEM : tc_xfer(tc, TC_OP_OPEN_AHEAD, 0, &w, &m);
+	proto_wr_free(&w);
+	if (rc == -ENOSYS || rc == -EBADMSG) {
+		a->disabled = true; /* an older daemon */
+		return;
+	}
+	if (rc < 0) {
+		a->retry_ns = now + AHEAD_RETRY_NS;
+		return;
+	}
+	a->nrel = 0; /* the daemon has them */
+	struct proto_rd r;
+	proto_rd_init(&r, m.payload, m.len);
+	uint8_t state = proto_rd_u8(&r);
+	uint64_t plan = proto_rd_u64(&r);
+	uint32_t count = proto_rd_u32(&r);
+	if (!proto_rd_ok(&r) || count > want || state > TC_AHEAD_PLAN) {
+		tc_msg_free(&m);
+		(void)tc_bad_reply(tc, "OPEN_AHEAD");
+		return;
+	}
+	if (state == TC_AHEAD_NONE || plan != a->plan) {
+		/* the plan went or was replaced: what we hold was for it */
+		while (a->n)
+			ent_drop(a, a->n - 1, true);
+		a->plan = plan;
+	}
+	int nfd = 0;
+	for (uint32_t i = 0; i < count; i++) {
+		struct ahead_ent e = {.fd = -1};
+		rc = rec_read(tc, &r, &m, &nfd, now, &e);
+		if (rc == -EPROTO)
+			break; /* the connection is gone, and its handles with it */
+		if (rc < 0 || a->n == AHEAD_TABLE || find(a, e.path, e.hash) >= 0) {
+			if (rc == 0) {
+				if (a->nrel < TC_AHEAD_HANDLES_MAX)
+					a->rel[a->nrel++] = e.o.dh;
+				ent_free(&e);
+			}
+			continue;
+		}
+		e.seq = a->next_seq++;
+		a->ent[a->n++] = e;
+	}
+	if (rc == 0 && (nfd != m.nfds || !proto_rd_done(&r)))
+		(void)tc_bad_reply(tc, "OPEN_AHEAD");
+	tc_msg_free(&m); /* closes descriptors nobody took */
+	if (tc->gen != a->gen || tc->fd < 0) {
+		tc_ahead_forget(tc);
+		return;
+	}
+	if (count == 0)
+		a->retry_ns = now + AHEAD_RETRY_NS;
+	release_send(tc, a);
+}
+
+int tc_ahead_open(struct tiercache *tc, const char *path)
+{
+	if (!tc->job.set || tc->no_fd_passing || tc->fd < 0)
+		return -ENOENT;
+	struct tc_ahead *a = tc->ahead;
+	if (!a) {
+		if (!(a = tc->ahead = calloc(1, sizeof(*a))))
+			return -ENOMEM;
+		a->gen = tc->gen;
+	}
+	if (a->disabled)
+		return -ENOENT;
+	if (a->gen != tc->gen) { /* a new connection: the handles are gone */
+		tc_ahead_forget(tc);
+		a->gen = tc->gen;
+	}
+	uint64_t now = now_ns();
+	uint64_t h = path_hash(path);
+	int i = find(a, path, h);
+	if (i < 0 && a->n < AHEAD_TABLE / 2 && now >= a->retry_ns) {
+		refill(tc, a, now);
+		if (a->gen != tc->gen)
+			return -ENOENT;
+		i = find(a, path, h);
+	}
+	if (i < 0)
+		return -ENOENT;
+	struct ahead_ent e = a->ent[i];
+	a->ent[i] = a->ent[--a->n];
+	/* the program went a batch past these: it skipped them */
+	for (unsigned j = 0; j < a->n;) {
+		if (a->ent[j].seq + AHEAD_BATCH < e.seq)
+			ent_drop(a, j, true);
+		else
+			j++;
+	}
+	int hd = -ENOENT;
+	if (now >= e.expire_ns) {
+		/* its version may have changed: let the daemon confirm it */
+		if (a->nrel < TC_AHEAD_HANDLES_MAX)
+			a->rel[a->nrel++] = e.o.dh;
+		ent_free(&e);
+	} else {
+		hd = tc_handle_install(tc, path, &e.o, e.fd);
+		free(e.path);
+	}
+	/* after this open (it is answered): ask for more, which also says
+	 * whether the plan is still there, or at least hand back what went */
+	if (tc->fd >= 0 && a->gen == tc->gen && a->n < AHEAD_TABLE / 2 && now >= a->retry_ns)
+		refill(tc, a, now);
+	else if (a->nrel)
+		release_send(tc, a);
+	return hd;
+}
