@@ -895,78 +895,6 @@ static void op_listdir(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 	proto_wr_free(&w);
 }
 
-static void op_recset(struct conn *c, const struct tc_hdr *h,
-		      void (*fill)(struct status *st, struct proto_rs *rs))
-{
-	struct proto_wr w;
-	struct proto_rs rs;
-	proto_wr_init(&w);
-	proto_wr_begin(&w);
-	proto_rs_begin(&rs, &w);
-	fill(conn_api(c)->status, &rs);
-	proto_rs_end(&rs);
-	conn_reply(c, h->op, h->id, &w, -1);
-	proto_wr_free(&w);
-}
-
-static void refresh_done(struct cache *cache, void *arg, int err, uint64_t files, uint64_t bytes,
-			 uint64_t changed)
-{
-	struct pending *p = arg;
-	struct conn *c = p->c;
-	(void)cache;
-	if (!c->dead) {
-		if (err < 0) {
-			conn_reply_err(c, TC_OP_REFRESH, p->id, -err, "refresh failed: %s", strerror(-err));
-		} else {
-			struct proto_wr w;
-			proto_wr_init(&w);
-			proto_wr_begin(&w);
-			proto_wr_u64(&w, files);
-			proto_wr_u64(&w, bytes);
-			proto_wr_u64(&w, changed);
-			conn_reply(c, TC_OP_REFRESH, p->id, &w, -1);
-			proto_wr_free(&w);
-		}
-	}
-	conn_put(c);
-	free(p);
-}
-
-static void op_refresh(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
-{
-	char name[TC_DATASET_NAME_MAX + 1];
-	if (!proto_rd_str_copy(r, name, sizeof(name)) || !proto_rd_done(r)) {
-		conn_reply_err(c, h->op, h->id, EINVAL, "REFRESH takes a dataset name (at most %u bytes)",
-			       TC_DATASET_NAME_MAX);
-		return;
-	}
-	struct dataset *ds = cache_dataset(conn_api(c)->cache, name, strlen(name));
-	if (!ds) {
-		conn_reply_err(c, h->op, h->id, ENOENT, "no dataset named \"%s\"", name);
-		return;
-	}
-	if (!access_check(c, h->op, h->id, ds, "", ACCESS_STAT))
-		return;
-	struct pending *p = calloc(1, sizeof(*p));
-	if (!p) {
-		conn_reply_err(c, h->op, h->id, ENOMEM, "out of memory");
-		return;
-	}
-	p->c = c;
-	p->id = h->id;
-	conn_get(c);
-	int rc = dataset_refresh(conn_api(c)->cache, ds, refresh_done, p);
-	if (rc < 0) {
-		conn_reply_err(c, h->op, h->id, -rc,
-			       rc == -EBUSY ? "dataset %s is already being refreshed; try again shortly"
-					    : "cannot refresh %s",
-			       ds->name);
-		conn_put(c);
-		free(p);
-	}
-}
-
 void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *payload)
 {
 	struct proto_rd r;
@@ -991,9 +919,9 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 	case TC_OP_CLOSE: op_close(c, h, &r); break;
 	case TC_OP_STAT: op_stat(c, h, &r); break;
 	case TC_OP_LISTDIR: op_listdir(c, h, &r); break;
-	case TC_OP_DATASETS: op_recset(c, h, status_datasets); break;
-	case TC_OP_STATUS: op_recset(c, h, status_fill); break;
-	case TC_OP_REFRESH: op_refresh(c, h, &r); break;
+	case TC_OP_DATASETS: handlers_recset(c, h, status_datasets); break;
+	case TC_OP_STATUS: handlers_recset(c, h, status_fill); break;
+	case TC_OP_REFRESH: handlers_refresh(c, h, &r); break;
 	case TC_OP_POLICY_GET: handlers_policy_get(c, h, &r); break;
 	case TC_OP_POLICY_SET: handlers_policy_set(c, h, &r); break;
 	case TC_OP_CONFIG_SHOW: handlers_config_show(c, h, &r); break;

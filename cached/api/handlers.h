@@ -12,7 +12,13 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 /* handlers_policy.c: TC_OP_POLICY_GET / TC_OP_POLICY_SET. */
 void handlers_policy_get(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 void handlers_policy_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
-/* handlers_service.c: TC_OP_CONFIG_SHOW / TC_OP_RELOAD. */
+/* handlers_service.c: TC_OP_DATASETS / TC_OP_STATUS (a record set fill()
+ * writes), TC_OP_REFRESH, TC_OP_CONFIG_SHOW / TC_OP_RELOAD. */
+struct status;
+struct proto_rs;
+void handlers_recset(struct conn *c, const struct tc_hdr *h,
+		     void (*fill)(struct status *st, struct proto_rs *rs));
+void handlers_refresh(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 void handlers_config_show(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 void handlers_reload(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 /* handlers_admin.c: TC_OP_WARM .. TC_OP_LIFECYCLE (residency ops). */

@@ -1,5 +1,6 @@
 /*
- * Service ops: the effective configuration and reloading it. Loop thread.
+ * Service ops: the status and dataset record sets, a dataset's refresh,
+ * the effective configuration and reloading it. Loop thread.
  *
  * TC_OP_CONFIG_SHOW
  *   req: empty, or str section ("" = all; "daemon", "tier hot", "tier
@@ -27,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access.h"
 #include "dataset.h"
 #include "log.h"
 #include "status.h"
@@ -143,4 +145,82 @@ void handlers_reload(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	conn_reply(c, h->op, h->id, &w, -1);
 	proto_wr_free(&w);
 	free(report);
+}
+
+/* TC_OP_REFRESH waiting for its listing. */
+struct refresh_wait {
+	struct conn *c;
+	uint32_t id;
+};
+
+void handlers_recset(struct conn *c, const struct tc_hdr *h,
+		     void (*fill)(struct status *st, struct proto_rs *rs))
+{
+	struct proto_wr w;
+	struct proto_rs rs;
+	proto_wr_init(&w);
+	proto_wr_begin(&w);
+	proto_rs_begin(&rs, &w);
+	fill(conn_api(c)->status, &rs);
+	proto_rs_end(&rs);
+	conn_reply(c, h->op, h->id, &w, -1);
+	proto_wr_free(&w);
+}
+
+static void refresh_done(struct cache *cache, void *arg, int err, uint64_t files, uint64_t bytes,
+			 uint64_t changed)
+{
+	struct refresh_wait *p = arg;
+	struct conn *c = p->c;
+	(void)cache;
+	if (!c->dead) {
+		if (err < 0) {
+			conn_reply_err(c, TC_OP_REFRESH, p->id, -err, "refresh failed: %s", strerror(-err));
+		} else {
+			struct proto_wr w;
+			proto_wr_init(&w);
+			proto_wr_begin(&w);
+			proto_wr_u64(&w, files);
+			proto_wr_u64(&w, bytes);
+			proto_wr_u64(&w, changed);
+			conn_reply(c, TC_OP_REFRESH, p->id, &w, -1);
+			proto_wr_free(&w);
+		}
+	}
+	conn_put(c);
+	free(p);
+}
+
+void handlers_refresh(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
+{
+	char name[TC_DATASET_NAME_MAX + 1];
+	if (!proto_rd_str_copy(r, name, sizeof(name)) || !proto_rd_done(r)) {
+		conn_reply_err(c, h->op, h->id, EINVAL, "REFRESH takes a dataset name (at most %u bytes)",
+			       TC_DATASET_NAME_MAX);
+		return;
+	}
+	struct dataset *ds = cache_dataset(conn_api(c)->cache, name, strlen(name));
+	if (!ds) {
+		conn_reply_err(c, h->op, h->id, ENOENT, "no dataset named \"%s\"", name);
+		return;
+	}
+	if (!access_check(c, h->op, h->id, ds, "", ACCESS_STAT))
+		return;
+	struct refresh_wait *p = calloc(1, sizeof(*p));
+	if (!p) {
+		conn_reply_err(c, h->op, h->id, ENOMEM, "out of memory");
+		return;
+	}
+	p->c = c;
+	p->id = h->id;
+	conn_get(c);
+	int rc = dataset_refresh(conn_api(c)->cache, ds, refresh_done, p);
+	if (rc < 0) {
+		conn_reply_err(c, h->op, h->id, -rc,
+			       rc == -EBUSY ? "dataset %s is already being refreshed; try again shortly"
+					    : "cannot refresh %s",
+			       ds->name);
+		conn_put(c);
+		free(p);
+	}
 }
