@@ -31,3 +31,20 @@ sys.exit(0 if all(d["available"] for d in json.load(sys.stdin)["datasets"]) else
 	tail -20 "$B/daemon.log"
 	exit 0
 }
+
+# hot_conf CAPACITY: write $B/tc.conf: one hot tier of CAPACITY under $B,
+# dataset "bench" on $B/cold in 4M chunks, socket and state under $B
+hot_conf() {
+	cat >"$B/tc.conf" <<CONF
+[daemon]
+socket = $B/sock
+state_dir = $B/state
+log_level = warn
+[tier hot]
+path = $B/hot
+capacity = $1
+[dataset bench]
+path = $B/cold
+chunk_size = 4M
+CONF
+}

@@ -41,6 +41,7 @@
 set -uo pipefail
 O=${1:-build/default}
 cd "$(dirname "$0")/.." || exit 1
+. bench/lib_daemon.sh
 B=$(mktemp -d "${TMPDIR:-/tmp}/tcmbench.XXXXXX")
 M=$B/mnt
 export TIERCACHE_SOCKET=$B/sock
@@ -164,18 +165,7 @@ mkdir -p "$F"
 sed "s|^|$F/|" "$B/list" >"$B/list.floor"
 BIG_F=("${BIG_L[@]/#$B\/cold/$F}")
 
-cat >"$B/tc.conf" <<CONF
-[daemon]
-socket = $B/sock
-state_dir = $B/state
-log_level = warn
-[tier hot]
-path = $B/hot
-capacity = 4G
-[dataset bench]
-path = $B/cold
-chunk_size = 4M
-CONF
+hot_conf 4G
 
 daemon_start() {
 	"$O/bin/tiercached" -c "$B/tc.conf" 2>>"$B/daemon.log" &

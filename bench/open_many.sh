@@ -14,18 +14,7 @@ runs=7
 if [ "${BENCH_QUICK:-${QUICK:-0}}" = 1 ]; then n=500; runs=3; fi
 mkdir -p "$B/cold/small"
 for i in $(seq 1 "$n"); do head -c 102400 /dev/urandom >"$B/cold/small/f$i.bin"; done
-cat >"$B/tc.conf" <<CONF
-[daemon]
-socket = $B/sock
-state_dir = $B/state
-log_level = warn
-[tier hot]
-path = $B/hot
-capacity = 2G
-[dataset bench]
-path = $B/cold
-chunk_size = 4M
-CONF
+hot_conf 2G
 export TIERCACHE_SOCKET=$B/sock
 start_daemon open_many
 "$O/bin/open_many" bench/small "$B/cold/small" "$pid" "$runs"

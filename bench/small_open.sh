@@ -12,6 +12,7 @@ set -uo pipefail
 O=${1:-build/default}
 REPS=${2:-2}
 cd "$(dirname "$0")/.."
+. bench/lib_daemon.sh
 B=$(mktemp -d "${TMPDIR:-/tmp}/tcsmall.XXXXXX")
 pid=
 hog=
@@ -28,18 +29,7 @@ export TIERCACHE_SOCKET=$B/sock
 one() { # one LABEL POLL_US [taskset CPU]
 	local label=$1 poll=$2 pin=${3:-}
 	rm -rf "$B/state" "$B/hot"
-	cat >"$B/tc.conf" <<CONF
-[daemon]
-socket = $B/sock
-state_dir = $B/state
-log_level = warn
-[tier hot]
-path = $B/hot
-capacity = 2G
-[dataset bench]
-path = $B/cold
-chunk_size = 4M
-CONF
+	hot_conf 2G
 	local ts=()
 	[ -n "$pin" ] && ts=(taskset -c "$pin")
 	TIERCACHE_DAEMON_POLL_US=$poll "${ts[@]}" "$O/bin/tiercached" -c "$B/tc.conf" 2>"$B/daemon.log" &
