@@ -187,8 +187,7 @@ static void move_work(struct job *j)
 		m->err = -ENOMEM;
 		return;
 	}
-	m->err = m->src_seg ? segment_pread(m->src, buf, m->len, m->src_off)
-			    : tier_file_read(m->src, buf, m->len);
+	m->err = tier_file_pread(m->src, buf, m->len, m->src_seg ? m->src_off : 0);
 	if (!m->err && chunk_checksum(buf, m->len) != m->checksum)
 		m->err = -EBADMSG;
 	if (!m->err && m->dseg) {

@@ -356,30 +356,3 @@ int segment_sync(const char *path)
 	close(fd);
 	return rc;
 }
-
-int segment_pread(const char *path, void *buf, size_t len, uint64_t off)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	int rc = 0;
-	char *p = buf;
-	while (len) {
-		ssize_t r = pread(fd, p, len, (off_t)off);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			break;
-		}
-		if (r == 0) {
-			rc = -ENODATA; /* shorter than its record says */
-			break;
-		}
-		p += r;
-		len -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	close(fd);
-	return rc;
-}

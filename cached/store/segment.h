@@ -25,7 +25,7 @@
  * items; size - live is dead, returned to the tier only by unlinking the
  * whole segment (reclaim).
  *
- * Loop thread, except segment_pwrite/segment_sync/segment_pread (workers).
+ * Loop thread, except segment_pwrite/segment_sync (workers).
  */
 #ifndef TIERCACHE_SEGMENT_H
 #define TIERCACHE_SEGMENT_H
@@ -109,10 +109,9 @@ void segment_adopt_item(struct segstore *s, struct segment *seg, uint32_t len);
  * unlinked (their bytes were never counted). */
 void segstore_load_done(struct segstore *s);
 
-/* Workers: pwrite all of buf at off; fdatasync the file; pread exactly len
- * bytes at off. 0 or -errno. */
+/* Workers: pwrite all of buf at off; fdatasync the file. 0 or -errno.
+ * (An item is read back with tier_file_pread.) */
 int segment_pwrite(int fd, const void *buf, size_t len, uint64_t off);
 int segment_sync(const char *path);
-int segment_pread(const char *path, void *buf, size_t len, uint64_t off);
 
 #endif

@@ -447,7 +447,7 @@ out:
 	return rc;
 }
 
-int tier_file_read(const char *path, void *buf, size_t len)
+int tier_file_pread(const char *path, void *buf, size_t len, uint64_t off)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -455,7 +455,7 @@ int tier_file_read(const char *path, void *buf, size_t len)
 	size_t got = 0;
 	int rc = 0;
 	while (got < len) {
-		ssize_t r = pread(fd, (char *)buf + got, len - got, (off_t)got);
+		ssize_t r = pread(fd, (char *)buf + got, len - got, (off_t)(off + got));
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -470,6 +470,11 @@ int tier_file_read(const char *path, void *buf, size_t len)
 	}
 	close(fd);
 	return rc;
+}
+
+int tier_file_read(const char *path, void *buf, size_t len)
+{
+	return tier_file_pread(path, buf, len, 0);
 }
 
 /* Remove dir's regular files named *.tmp (the daemon's temp names). */

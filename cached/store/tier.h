@@ -207,8 +207,11 @@ int tier_file_write_pieces(const char *tmp, const char *final, const void *buf, 
  * bytes live as long as *fd (or a dup of it) is open: a chunk served
  * without being kept. Returns 0 or -errno (nothing left behind). */
 int tier_file_write_unlinked(const char *tmp, const void *buf, size_t len, int *fd);
-/* Worker thread: read a whole chunk file of exactly len bytes into buf. */
+/* Worker thread: read a whole chunk file of exactly len bytes into buf;
+ * tier_file_pread: exactly len bytes at off (a segment's item). -EIO if
+ * the file is shorter. */
 int tier_file_read(const char *path, void *buf, size_t len);
+int tier_file_pread(const char *path, void *buf, size_t len, uint64_t off);
 
 /* Worker: write, fsync and remove a small file in TIER/tmp: can the tier
  * be written now? 0 or -errno. */

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "segment.h"
+#include "tier.h"
 #include "unit_tmpdir.h"
 
 static char dir[] = "/tmp/tc_segment_test.XXXXXX";
@@ -62,7 +63,7 @@ static void check_item(const char *path, unsigned seed, uint32_t n, uint64_t off
 	assert_non_null(want);
 	assert_non_null(got);
 	fill_pattern(want, n, seed);
-	assert_int_equal(segment_pread(path, got, n, off), 0);
+	assert_int_equal(tier_file_pread(path, got, n, off), 0);
 	assert_memory_equal(want, got, n);
 	free(want);
 	free(got);
@@ -207,7 +208,7 @@ static void test_reload_after_crash(void **state)
 	check_item(n->path, 99, 1000, o);
 	/* reading past a truncated segment's end is an error, not short data */
 	char b[100];
-	assert_int_equal(segment_pread(r->path, b, sizeof(b), 90000 - 50), -ENODATA);
+	assert_int_equal(tier_file_pread(r->path, b, sizeof(b), 90000 - 50), -EIO);
 	segstore_free(&s);
 }
 
