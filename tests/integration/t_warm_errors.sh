@@ -36,7 +36,7 @@ tc_start || exit 1
 
 # --- warm --verify: a flipped byte is found and read again ---
 check "warm f.bin" "$TC" warm ds/f.bin
-flip "$T/hot"
+check "a byte of f.bin flipped on hot" flip "$T/hot"
 "$TC" warm --verify ds/f.bin >"$T/w1.out" 2>"$T/w1.err"
 rc=$?
 cat "$T/w1.out" "$T/w1.err"
@@ -51,7 +51,7 @@ check "f.bin reads back as the source" "$TC_TESTS/tcverify" file ds/f.bin "$T/co
 # --- ... and when the cold file cannot be read again ---
 "$TC" evict ds >/dev/null
 check "warm g.bin" "$TC" warm ds/g.bin
-flip "$T/hot"
+check "a byte of g.bin flipped on hot" flip "$T/hot"
 mv "$T/cold/g.bin" "$T/g.bin.real" && ln -s g.bin "$T/cold/g.bin"
 "$TC" warm --verify ds/g.bin >"$T/w2.out" 2>"$T/w2.err"
 rc=$?
@@ -64,7 +64,13 @@ rm "$T/cold/g.bin" && mv "$T/g.bin.real" "$T/cold/g.bin"
 # --- demote onto a read-only warm tier ---
 "$TC" evict ds >/dev/null
 check "warm h.bin onto hot" "$TC" warm --tier hot ds/h.bin
-mount -o remount,ro "$MNT"
+# a remount read-only fails (EBUSY) while any file on it is open for
+# writing or unlinked and still open: say what held it if it never goes
+if ! wait_for 20 'mount -o remount,ro "$MNT" 2>/dev/null'; then
+	fail "cannot remount the warm tmpfs read-only; open on it:"
+	ls -l /proc/"$TC_PID"/fd 2>/dev/null | grep -F "$MNT"
+fi
+check "the warm tier is read-only now" bash -c "grep -F ' $MNT ' /proc/mounts | grep -q ' ro[ ,]'"
 "$TC" demote ds/h.bin --to warm >"$T/d1.out" 2>"$T/d1.err"
 rc=$?
 cat "$T/d1.out" "$T/d1.err"
@@ -74,13 +80,13 @@ check "it says why" grep -q "4 chunks (1.0M) failed: Read-only file system" "$T/
 mount -o remount,rw "$MNT"
 # the daemon marked warm failed; its probe takes it back
 check "warm is taken back after the remount" \
-	wait_for 20 '[ "$(tc_json "[t for t in s[\"tiers\"] if t[\"name\"] == \"warm\"][0][\"state\"]")" = ok ]'
+	wait_for 60 '[ "$(tc_json "[t for t in s[\"tiers\"] if t[\"name\"] == \"warm\"][0][\"state\"]")" = ok ]'
 check "h.bin reads back as the source" "$TC_TESTS/tcverify" file ds/h.bin "$T/cold/h.bin"
 
 # --- demote of a chunk whose copy fails its checksum ---
 "$TC" evict ds >/dev/null
 check "warm i.bin onto hot" "$TC" warm --tier hot ds/i.bin
-flip "$T/hot"
+check "a byte of i.bin flipped on hot" flip "$T/hot"
 "$TC" demote ds/i.bin --to warm >"$T/d2.out" 2>"$T/d2.err"
 rc=$?
 cat "$T/d2.out" "$T/d2.err"
