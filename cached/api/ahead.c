@@ -19,6 +19,15 @@
  * without a descriptor (it still saves the OPEN) and its fill started; its
  * CHUNK request then counts the access as usual.
  *
+ * A plan file whose version is past revalidate_after on a store without a
+ * cheap stat (RADOS) is confirmed first, as an OPEN would: the request
+ * starts those confirmations on workers (at most the files it was asked
+ * for, one such request per connection at a time) and answers when the
+ * last is back, so that a long epoch keeps handing files ahead instead of
+ * falling back to an OPEN per file once the manifest ages. While it waits
+ * the request holds the connection (conn_get: SERVER_WAIT_MAX) and its
+ * memory (conn_work_begin).
+ *
  * Loop thread only.
  */
 #include <errno.h>
@@ -53,6 +62,9 @@ struct ahead_conn {
 	struct ahead_cursor cur[AHEAD_PLANS];
 	uint32_t n;     /* handles out */
 	uint64_t bytes; /* sum of their bytes */
+	/* a request waiting for its files' versions (see above) */
+	unsigned waiting; /* revalidations out (+1 while they are started) */
+	uint32_t wait_id, wait_want;
 	struct ahead_out out[TC_AHEAD_HANDLES_MAX];
 };
 
@@ -278,10 +290,105 @@ static int hand_plan(struct conn *c, struct ahead_conn *a, struct hand *hn, stru
 	return rc < 0 ? rc : 0;
 }
 
-void ahead_op(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
+/* Write the answer of an OPEN_AHEAD that asked for want records. */
+static void ahead_answer(struct conn *c, uint32_t id, uint32_t want)
 {
 	struct session *s = conn_sess(c);
 	struct api *api = conn_api(c);
+	struct proto_wr w;
+	proto_wr_init(&w);
+	proto_wr_begin(&w);
+	uint64_t plan_id = 0;
+	unsigned nplans = 0;
+	for (const struct dplan *pl = api->plans->list; pl; pl = pl->next) {
+		if (plan_is_ours(pl, &s->job)) {
+			plan_id = plan_id * 1000003u + pl->psid;
+			nplans++;
+		}
+	}
+	proto_wr_u8(&w, nplans ? TC_AHEAD_PLAN : TC_AHEAD_NONE);
+	proto_wr_u64(&w, plan_id);
+	size_t at = w.len;
+	proto_wr_u32(&w, 0); /* count, patched below */
+	struct hand hn = {.w = &w, .want = want};
+	if (nplans && want && s->ahead) {
+		cursors_prune(s->ahead, api->plans);
+		for (struct dplan *pl = api->plans->list; pl; pl = pl->next) {
+			if (!plan_is_ours(pl, &s->job))
+				continue;
+			if (hand_plan(c, s->ahead, &hn, pl) < 0 || hn.count == want)
+				break;
+		}
+	}
+	if (!w.oom)
+		for (int i = 0; i < 4; i++)
+			w.buf[at + i] = (uint8_t)(hn.count >> (8 * i));
+	conn_reply_fds(c, TC_OP_OPEN_AHEAD, id, &w, hn.fds, hn.nfds);
+	proto_wr_free(&w);
+}
+
+/* Memory a waiting request counts against its connection: its share of
+ * the revalidations it started (their jobs and paths). */
+#define AHEAD_WAIT_WORK ((size_t)TC_REPLY_FDS_MAX * 512u)
+
+/* One revalidation of the waiting request is back (a file that failed it
+ * stays stale and the answer skips it); the last answers. */
+static void wait_put(struct cache *cache, void *arg, int err)
+{
+	(void)cache;
+	(void)err;
+	struct conn *c = arg;
+	struct ahead_conn *a = conn_sess(c)->ahead;
+	if (--a->waiting)
+		return;
+	if (!c->dead)
+		ahead_answer(c, a->wait_id, a->wait_want);
+	conn_work_end(c, AHEAD_WAIT_WORK);
+	conn_put(c);
+}
+
+/* Start the revalidations of the (at most want) plan files the answer
+ * would hand next whose version is past revalidate_after on a store
+ * without a cheap stat; a->waiting counts them. */
+static void revals_start(struct conn *c, struct ahead_conn *a, uint32_t want)
+{
+	struct api *api = conn_api(c);
+	struct session *s = conn_sess(c);
+	uint64_t now = cache_now_ns();
+	uint32_t seen = 0;
+	cursors_prune(a, api->plans);
+	for (struct dplan *pl = api->plans->list; pl && seen < want; pl = pl->next) {
+		struct dataset *ds = pl->ds;
+		if (!plan_is_ours(pl, &s->job) || cold_has_cheap_stat(&ds->cold))
+			continue;
+		struct ahead_cursor *cur = cursor_get(a, pl);
+		if (!cur)
+			continue;
+		const struct plan_track *t = &pl->tr;
+		uint64_t p = cur->next > plan_track_pos(t) ? cur->next : plan_track_pos(t);
+		uint64_t end = plan_track_end(t);
+		for (unsigned scanned = 0; p < end && scanned < AHEAD_SCAN_MAX && seen < want;
+		     p++, scanned++) {
+			uint64_t aux = plan_track_aux(t, p);
+			if (PLAN_AUX_IDX(aux) != 0 || plan_track_done(t, p))
+				continue;
+			struct mf_entry *e = manifest_find(ds->mf, pl->files[PLAN_AUX_FILE(aux)].path);
+			if (!e || out_has(c, a, ds, e->path))
+				continue;
+			seen++;
+			if (!dataset_entry_stale(ds, e, now) ||
+			    access_may(c, ds, e->path, ACCESS_OPEN) < 0)
+				continue;
+			a->waiting++;
+			if (dataset_revalidate_async(api->cache, ds, e->path, wait_put, c) < 0)
+				a->waiting--;
+		}
+	}
+}
+
+void ahead_op(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
+{
+	struct session *s = conn_sess(c);
 	uint32_t want = proto_rd_u32(r);
 	uint32_t nrel = proto_rd_u32(r);
 	bool noreply = h->aux & TC_F_NOREPLY;
@@ -302,39 +409,20 @@ void ahead_op(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	}
 	if (noreply)
 		return;
-	struct proto_wr w;
-	proto_wr_init(&w);
-	proto_wr_begin(&w);
-	uint64_t plan_id = 0;
-	unsigned nplans = 0;
-	for (const struct dplan *pl = api->plans->list; pl; pl = pl->next) {
-		if (plan_is_ours(pl, &s->job)) {
-			plan_id = plan_id * 1000003u + pl->psid;
-			nplans++;
-		}
+	if (want && !s->ahead && !(s->ahead = calloc(1, sizeof(*s->ahead)))) {
+		conn_reply_err(c, h->op, h->id, ENOMEM, "out of memory");
+		return;
 	}
-	proto_wr_u8(&w, nplans ? TC_AHEAD_PLAN : TC_AHEAD_NONE);
-	proto_wr_u64(&w, plan_id);
-	size_t at = w.len;
-	proto_wr_u32(&w, 0); /* count, patched below */
-	struct hand hn = {.w = &w, .want = want};
-	if (nplans && want) {
-		if (!s->ahead && !(s->ahead = calloc(1, sizeof(*s->ahead)))) {
-			proto_wr_free(&w);
-			conn_reply_err(c, h->op, h->id, ENOMEM, "out of memory");
-			return;
-		}
-		cursors_prune(s->ahead, api->plans);
-		for (struct dplan *pl = api->plans->list; pl; pl = pl->next) {
-			if (!plan_is_ours(pl, &s->job))
-				continue;
-			if (hand_plan(c, s->ahead, &hn, pl) < 0 || hn.count == want)
-				break;
-		}
+	struct ahead_conn *a = s->ahead;
+	if (!want || a->waiting) { /* one waiting request per connection */
+		ahead_answer(c, h->id, want);
+		return;
 	}
-	if (!w.oom)
-		for (int i = 0; i < 4; i++)
-			w.buf[at + i] = (uint8_t)(hn.count >> (8 * i));
-	conn_reply_fds(c, h->op, h->id, &w, hn.fds, hn.nfds);
-	proto_wr_free(&w);
+	a->wait_id = h->id;
+	a->wait_want = want;
+	a->waiting = 1; /* until every revalidation is started */
+	conn_get(c);
+	conn_work_begin(c, AHEAD_WAIT_WORK);
+	revals_start(c, a, want);
+	wait_put(conn_api(c)->cache, c, 0);
 }
