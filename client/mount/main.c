@@ -386,6 +386,16 @@ static int run_loop(struct fuse_session *se, const struct fuse_cmdline_opts *fo)
 	return rc;
 }
 
+/* The strings the option parser allocated. */
+static void opts_free(struct tcm_opts *o)
+{
+	free(o->source);
+	free(o->socket);
+	free(o->passthrough);
+	free(o->direct_io);
+	free(o->job);
+}
+
 int main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -434,10 +444,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	m.o = c.o;
-	c.o.socket = NULL; /* m owns them now */
-	c.o.source = NULL;
-	c.o.passthrough = NULL;
-	c.o.direct_io = NULL;
+	c.o = (struct tcm_opts){0}; /* m owns its strings now */
 	char *src = source_normalise(m.o.source);
 	free(m.o.source);
 	m.o.source = src;
@@ -564,14 +571,8 @@ out:
 	if (pool_open)
 		tcm_pool_close(&m.pool);
 	free(m.dataset);
-	free(m.o.source);
-	free(m.o.socket);
-	free(m.o.passthrough);
-	free(m.o.direct_io);
-	free(c.o.source);
-	free(c.o.socket);
-	free(c.o.passthrough);
-	free(c.o.direct_io);
+	opts_free(&m.o);
+	opts_free(&c.o);
 	free(fo.mountpoint);
 	fuse_opt_free_args(&args);
 	fuse_opt_free_args(&kargs);

@@ -8,6 +8,7 @@
 # run as user nobody (runuser).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_mount.sh"
+. "$(dirname "$0")/lib_python.sh"
 if [ "$(id -u)" -ne 0 ] || ! command -v runuser >/dev/null; then
 	echo "t_mount_owner: needs root and runuser to run clients as another user"
 	exit 1
@@ -87,7 +88,7 @@ fusermount3 -u "$M"
 # the library carries the fields too (tierctl's `stat` is not needed:
 # Python over libtiercache)
 libstat() {
-	python3 - "$O/lib/libtiercache.so" "$@" <<'EOF'
+	"${PY_ENV[@]}" python3 - "$O/lib/libtiercache.so" "$@" <<'EOF'
 import ctypes, sys
 lib = ctypes.CDLL(sys.argv[1], use_errno=True)
 class St(ctypes.Structure):

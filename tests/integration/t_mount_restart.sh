@@ -113,6 +113,8 @@ if step == 'down':
     print('same' if open(q + '/f5.bin', 'rb').read() == open(sys.argv[3] + '/f5.bin', 'rb').read() else 'differ')
 EOF
 coproc OUTAGE { "$PY" "$T/outage.py" down "$Q" "$T/cold" 2>&1; }
+# bash unsets OUTAGE_PID once the coprocess has ended: keep it
+outage_pid=$OUTAGE_PID
 sleep 0.5
 tc_stop
 echo >&"${OUTAGE[1]}"
@@ -129,7 +131,7 @@ read -r -t 60 r4 <&"${OUTAGE[0]}"
 read -r -t 60 r5 <&"${OUTAGE[0]}"
 check "daemon back: the open handle reads correct bytes again" [ "$r4" = same ]
 check "daemon back: new opens read correct bytes" [ "$r5" = same ]
-wait "$OUTAGE_PID" 2>/dev/null
+wait "$outage_pid" 2>/dev/null
 check "the unreachable daemon was logged once as an error" \
 	[ "$(grep -c 'tiercached unreachable' "$T/mount.log")" -ge 1 ]
 
@@ -155,13 +157,14 @@ for i in range(8, 28):           # chunks no read through this mount touched
 print(' '.join(sorted(got)), flush=True)
 EOF
 coproc STALE { "$PY" "$T/stale.py" "$Q/big.bin" 2>&1; }
+stale_pid=$STALE_PID
 read -r -t 60 s0 <&"${STALE[0]}"
 tc_stop
 touch -d '2001-02-03 04:05:06' "$T/cold/big.bin"
 tc_start || exit 1
 echo >&"${STALE[1]}"
 read -r -t 60 s1 <&"${STALE[0]}"
-wait "$STALE_PID" 2>/dev/null
+wait "$stale_pid" 2>/dev/null
 check "changed source: every read of bytes not held is ESTALE (got $s0, $s1)" [ "$s1" = ESTALE ]
 nstale=$(grep -c 'op=read.*err="File changed in its source' "$T/mount.log")
 check "ESTALE logged, at most 10 lines in 10 s (got $nstale)" [ "$nstale" -ge 1 -a "$nstale" -le 10 ]
