@@ -1,5 +1,5 @@
 /*
- * tierctl advise TRACE [--hot SIZE] [--warm SIZE] [--sample R]: what a
+ * tierctl advise TRACE [--hot SIZE] [--warm SIZE] [--policy LIST] [--sample R]: what a
  * recorded workload would get from each policy, in words. Runs
  * tiercache-sim (found beside tierctl, or $TIERCACHE_SIM) with --curve
  * --csv at three points: today's capacities, hot doubled, warm doubled
@@ -313,11 +313,12 @@ static void advise_words(const char *trace, const struct advise_point *pts, bool
 int tierctl_cmd_advise(struct tiercache *tc, int argc, char **argv)
 {
 	(void)tc;
-	const char *trace = NULL, *hot_s = NULL, *warm_s = NULL, *sample = NULL;
+	const char *trace = NULL, *hot_s = NULL, *warm_s = NULL, *sample = NULL, *policy = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char **dst = strcmp(argv[i], "--hot") == 0    ? &hot_s
 				   : strcmp(argv[i], "--warm") == 0   ? &warm_s
 				   : strcmp(argv[i], "--sample") == 0 ? &sample
+				   : strcmp(argv[i], "--policy") == 0 ? &policy
 								      : NULL;
 		if (dst) {
 			if (++i == argc)
@@ -363,7 +364,7 @@ int tierctl_cmd_advise(struct tiercache *tc, int argc, char **argv)
 	snprintf(sizes, sizeof(sizes), "%llu:%llu,%llu:%llu,%llu:%llu", (unsigned long long)hot,
 		 (unsigned long long)warm, (unsigned long long)(2 * hot), (unsigned long long)warm,
 		 (unsigned long long)hot, (unsigned long long)warm2);
-	char *args[12];
+	char *args[16];
 	int na = 0;
 	args[na++] = sim;
 	args[na++] = (char *)"--trace";
@@ -375,6 +376,10 @@ int tierctl_cmd_advise(struct tiercache *tc, int argc, char **argv)
 	if (sample) {
 		args[na++] = (char *)"--sample";
 		args[na++] = (char *)sample;
+	}
+	if (policy) {
+		args[na++] = (char *)"--policy";
+		args[na++] = (char *)policy;
 	}
 	args[na] = NULL;
 	char *out = NULL;

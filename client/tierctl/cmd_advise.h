@@ -6,7 +6,7 @@
 
 #include "tierctl.h"
 
-#define TIERCTL_ADVISE_USAGE "TRACE [--hot SIZE [--warm SIZE]] [--sample R]"
+#define TIERCTL_ADVISE_USAGE "TRACE [--hot SIZE [--warm SIZE]] [--policy LIST] [--sample R]"
 #define TIERCTL_ADVISE_SUMMARY "best policy for a recorded trace, and what more hot or warm gives"
 
 int tierctl_cmd_advise(struct tiercache *tc, int argc, char **argv);
