@@ -262,7 +262,7 @@ static void advise_what_if(const char *what, const struct advise_point *pt,
 	if (same)
 		printf("  %s: %.1f%% of reads hit (%+.1f points)", today->policy,
 		       100 * same->hit_ratio, 100 * (same->hit_ratio - today->hit_ratio));
-	if (best && same && best != same)
+	if (best && same && best != same && best->hits > same->hits) /* not a tie */
 		printf("; best there: %s, %.1f%%", best->policy, 100 * best->hit_ratio);
 	printf("; OPT %.1f%%\n", 100 * pt->cells[0].hit_ratio);
 }
