@@ -223,6 +223,8 @@ install: all install-python
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(SYSCONFDIR)/tiercache $(DESTDIR)$(UNITDIR) \
 		$(DESTDIR)$(DOCDIR)
 	install -m 755 $(filter $(BIN)/%,$(PROGRAMS)) $(DESTDIR)$(PREFIX)/bin/
+	# tiercache-sim --plot runs it (found beside tiercache-sim)
+	install -m 755 scripts/plot-curve $(DESTDIR)$(PREFIX)/bin/tiercache-plot-curve
 	install -m 644 $(LIBTC_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBTC_SO) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libtiercache.so.0 $(DESTDIR)$(PREFIX)/lib/libtiercache.so

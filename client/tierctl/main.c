@@ -11,6 +11,7 @@
  */
 #include "tierctl.h"
 #include "cmd_admin.h"
+#include "cmd_advise.h"
 #include "cmd_policy.h"
 #include "import.h"
 
@@ -146,6 +147,13 @@ const struct tierctl_cmd tierctl_cmds[] = {
 		.min_args = 2,
 	},
 	{
+		.name = "advise",
+		.usage = TIERCTL_ADVISE_USAGE,
+		.summary = TIERCTL_ADVISE_SUMMARY,
+		.fn = tierctl_cmd_advise,
+		.offline = true, /* connects itself, only for the capacities */
+	},
+	{
 		.name = "help",
 		.usage = "[COMMAND]",
 		.summary = "this text, or one command's usage",
@@ -154,6 +162,8 @@ const struct tierctl_cmd tierctl_cmds[] = {
 	},
 	{.name = NULL},
 };
+
+const char *tierctl_socket_path;
 
 const struct tierctl_cmd *tierctl_cmd_find(const char *name)
 {
@@ -353,6 +363,7 @@ int main(int argc, char **argv)
 		return TIERCTL_EXIT_USAGE;
 	}
 	struct tiercache *tc = NULL;
+	tierctl_socket_path = socket_path;
 	if (!cmd->offline) {
 		int rc = check_args(cmd, argc - i, argv + i);
 		if (rc)

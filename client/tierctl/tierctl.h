@@ -43,6 +43,10 @@ struct tierctl_cmd {
 	int min_args, max_args;
 };
 
+/* --socket PATH, or NULL (the default); for offline commands that connect
+ * only when they need to (advise). */
+extern const char *tierctl_socket_path;
+
 /* The table, in help order; ends with a row whose name is NULL. */
 extern const struct tierctl_cmd tierctl_cmds[];
 const struct tierctl_cmd *tierctl_cmd_find(const char *name);

@@ -4,6 +4,7 @@
  * trace format: docs/simulator.md, or `tiercache-sim --help`.
  * Single-threaded; exits 0, 1 on a failed run, 64 on bad usage.
  */
+#include "curve_cli.h"
 #include "engine.h"
 #include "gen.h"
 #include "policy.h"
@@ -54,7 +55,8 @@ static void usage(FILE *f)
 "output:\n"
 "  --epochs              per-epoch rows\n"
 "  --json                JSON for programs\n"
-"  --repeat N            replay each policy N times, report the median time\n");
+"  --repeat N            replay each policy N times, report the median time\n"
+CURVE_CLI_USAGE);
 }
 
 struct cli {
@@ -68,6 +70,7 @@ struct cli {
 	char placement[512];
 	uint32_t plan_epochs, repeat;
 	bool no_opt, epochs, json;
+	struct curve_cli curve; /* --curve and its options (curve_cli.h) */
 };
 
 static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -134,7 +137,7 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 		O_TRACE = 256, O_GEN, O_OBJECTS, O_EPOCH_COUNT, O_RANKS, O_RANK, O_JOBS, O_ACCESSES,
 		O_ALPHA, O_SHARDS, O_CHUNKS, O_READERS, O_SIZE, O_SEED, O_WRITE, O_HOT, O_WARM,
 		O_POLICY, O_SET, O_PLACEMENT, O_PLAN_EPOCHS, O_NO_OPT, O_EPOCHS, O_JSON, O_REPEAT,
-		O_HELP,
+		O_HELP, O_CURVE_BASE,
 	};
 	static const struct option opts[] = {
 		{ "trace", required_argument, NULL, O_TRACE },
@@ -163,6 +166,7 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 		{ "json", no_argument, NULL, O_JSON },
 		{ "repeat", required_argument, NULL, O_REPEAT },
 		{ "help", no_argument, NULL, O_HELP },
+		CURVE_CLI_LONGOPTS(O_CURVE_BASE),
 		{ NULL, 0, NULL, 0 },
 	};
 	char err[256];
@@ -258,6 +262,10 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 		case O_HELP:
 		case 'h': usage(stdout); exit(0);
 		default:
+			if (ch >= O_CURVE_BASE && ch < O_CURVE_BASE + CURVE_OPT_COUNT) {
+				curve_cli_opt(&c->curve, ch - O_CURVE_BASE, a);
+				break;
+			}
 			fprintf(stderr, "tiercache-sim: bad option \"%s\" (see --help)\n",
 				argv[optind - 1]);
 			return -EINVAL;
@@ -271,7 +279,7 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "tiercache-sim: give one of --trace FILE or --gen KIND\n");
 		return -EINVAL;
 	}
-	if (!c->hot) {
+	if (!c->hot && !c->curve.on) {
 		fprintf(stderr, "tiercache-sim: --hot SIZE is required (bytes or a %% of the data set)\n");
 		return -EINVAL;
 	}
@@ -371,6 +379,22 @@ int main(int argc, char **argv)
 			fprintf(stderr, "tiercache-sim: %s: cannot write\n", c.write_path);
 			goto out;
 		}
+	}
+	if (c.curve.on) {
+		const char *tunables[MAX_POLICIES];
+		char source[300];
+		for (size_t k = 0; k < c.npolicies; k++)
+			tunables[k] = c.tunables[k];
+		snprintf(source, sizeof(source), "%s%s", c.generate ? "gen:" : "",
+			 c.generate ? gen_kind_name(c.gen.kind) : c.trace_path);
+		struct curve_cli_run run = {
+			.source = source, .hot = c.hot, .warm = c.warm,
+			.policies = c.policies, .tunables = tunables, .npolicies = c.npolicies,
+			.plan_epochs = c.plan_epochs, .placement = c.placement,
+			.no_opt = c.no_opt, .json = c.json,
+		};
+		rc = curve_cli_main(&c.curve, &t, &run);
+		goto out;
 	}
 	struct sim_config cfg = { .plan_epochs = c.plan_epochs, .placement = c.placement };
 	if (!parse_capacity(c.hot, t.dataset_bytes, &cfg.hot) || !cfg.hot) {

@@ -153,3 +153,129 @@ void report_json(FILE *f, const struct report_info *ri, const struct sim_result 
 	}
 	fprintf(f, "]}\n");
 }
+
+/* ---- what-if curves ---- */
+
+static void report_curve_head(FILE *f, const struct report_info *ri, const struct curve *c,
+			      double warm_share)
+{
+	const struct trace *t = ri->t;
+	char ds[32];
+	report_bytes(ds, sizeof(ds), t->dataset_bytes);
+	fprintf(f, "trace: %s  objects=%u accesses=%zu epochs=%u jobs=%u  dataset=%s\n", ri->source,
+		t->nobj, t->n, t->nepochs, t->njobs, ds);
+	if (warm_share < 0)
+		fprintf(f, "cache size: hot + warm, each point's split given as HOT:WARM\n");
+	else if (warm_share > 0)
+		fprintf(f, "cache size: hot + warm, split %.0f%% hot : %.0f%% warm\n",
+			100 * (1 - warm_share), 100 * warm_share);
+	else
+		fprintf(f, "cache size: hot tier only\n");
+	if (c->sample < 1.0)
+		fprintf(f,
+			"sampled: SHARDS at rate %g: %zu of %zu accesses, %zu of %u objects, "
+			"cache sizes scaled by the rate (hit ratios are estimates)\n",
+			c->sample, c->accesses, t->n, c->objects, t->nobj);
+	else
+		fprintf(f, "sampled: no (the whole trace, one replay per size and policy)\n");
+}
+
+static void report_curve_grid(FILE *f, const struct curve *c, bool bytes)
+{
+	char sz[32], hot[32], warm[32];
+	fprintf(f, "\n%s\n%10s %10s %10s", bytes ? "byte hit% by cache size" : "hit% by cache size",
+		"size", "hot", "warm");
+	for (size_t col = 0; col < c->ncols; col++)
+		fprintf(f, " %11s", c->names[col]);
+	fprintf(f, "  best\n");
+	for (size_t p = 0; p < c->npoints; p++) {
+		report_bytes(sz, sizeof(sz), c->hot[p] + c->warm[p]);
+		report_bytes(hot, sizeof(hot), c->hot[p]);
+		report_bytes(warm, sizeof(warm), c->warm[p]);
+		fprintf(f, "%10s %10s %10s", sz, hot, warm);
+		for (size_t col = 0; col < c->ncols; col++) {
+			const struct sim_counts *x = curve_cell(c, p, col);
+			fprintf(f, " %11.2f",
+				100 * (bytes ? sim_ratio(x->hit_bytes, x->bytes)
+					     : sim_ratio(x->hits, x->accesses)));
+		}
+		int best = curve_best(c, p);
+		fprintf(f, "  %s\n", best >= 0 ? c->names[best] : "-");
+	}
+}
+
+void report_curve_table(FILE *f, const struct report_info *ri, const struct curve *c,
+			double warm_share)
+{
+	report_curve_head(f, ri, c, warm_share);
+	report_curve_grid(f, c, false);
+	report_curve_grid(f, c, true);
+	fprintf(f, "\nbest: the policy with the most hits at that size (OPT excluded)\n");
+	if (c->has_opt)
+		fprintf(f, "opt: Belady MIN with bypass, hot+warm as one cache\n");
+}
+
+static double report_curve_vs_opt(const struct curve *c, size_t p, size_t col)
+{
+	return c->has_opt ? sim_ratio(curve_cell(c, p, col)->hits, curve_cell(c, p, 0)->hits) : 0.0;
+}
+
+void report_curve_json(FILE *f, const struct report_info *ri, const struct curve *c,
+		       double warm_share)
+{
+	const struct trace *t = ri->t;
+	fprintf(f, "{\"trace\":{\"source\":");
+	report_json_string(f, ri->source);
+	fprintf(f,
+		",\"objects\":%u,\"accesses\":%zu,\"epochs\":%u,\"jobs\":%u,\"ranks\":%u,"
+		"\"dataset_bytes\":%llu},",
+		t->nobj, t->n, t->nepochs, t->njobs, t->nranks,
+		(unsigned long long)t->dataset_bytes);
+	fprintf(f, "\"curve\":{\"warm_share\":");
+	if (warm_share < 0)
+		fprintf(f, "null"); /* HOT:WARM pairs */
+	else
+		fprintf(f, "%.6f", warm_share);
+	fprintf(f,
+		",\"sample\":%.6g,\"sampled\":%s,\"sampled_accesses\":%zu,"
+		"\"sampled_objects\":%zu,\"points\":[",
+		c->sample, c->sample < 1.0 ? "true" : "false", c->accesses, c->objects);
+	for (size_t p = 0; p < c->npoints; p++) {
+		int best = curve_best(c, p);
+		fprintf(f, "%s{\"cache_bytes\":%llu,\"hot_bytes\":%llu,\"warm_bytes\":%llu,\"best\":",
+			p ? "," : "", (unsigned long long)(c->hot[p] + c->warm[p]),
+			(unsigned long long)c->hot[p], (unsigned long long)c->warm[p]);
+		report_json_string(f, best >= 0 ? c->names[best] : "");
+		fprintf(f, ",\"results\":[");
+		for (size_t col = 0; col < c->ncols; col++) {
+			fprintf(f, "%s{\"policy\":", col ? "," : "");
+			report_json_string(f, c->names[col]);
+			fprintf(f, ",");
+			report_json_counts(f, curve_cell(c, p, col));
+			fprintf(f, ",\"vs_opt\":%.6f,\"rank\":%d}", report_curve_vs_opt(c, p, col),
+				curve_rank(c, p, col));
+		}
+		fprintf(f, "]}");
+	}
+	fprintf(f, "]}}\n");
+}
+
+void report_curve_csv(FILE *f, const struct report_info *ri, const struct curve *c)
+{
+	fprintf(f, "# tiercache-sim --curve: trace=%s dataset_bytes=%llu sample=%g\n", ri->source,
+		(unsigned long long)ri->t->dataset_bytes, c->sample);
+	fprintf(f, "point,cache_bytes,hot_bytes,warm_bytes,policy,accesses,hits,hit_ratio,"
+		   "bytes,hit_bytes,byte_hit_ratio,vs_opt,rank\n");
+	for (size_t p = 0; p < c->npoints; p++)
+		for (size_t col = 0; col < c->ncols; col++) {
+			const struct sim_counts *x = curve_cell(c, p, col);
+			fprintf(f, "%zu,%llu,%llu,%llu,%s,%llu,%llu,%.6f,%llu,%llu,%.6f,%.6f,%d\n", p,
+				(unsigned long long)(c->hot[p] + c->warm[p]),
+				(unsigned long long)c->hot[p], (unsigned long long)c->warm[p],
+				c->names[col], (unsigned long long)x->accesses,
+				(unsigned long long)x->hits, sim_ratio(x->hits, x->accesses),
+				(unsigned long long)x->bytes, (unsigned long long)x->hit_bytes,
+				sim_ratio(x->hit_bytes, x->bytes), report_curve_vs_opt(c, p, col),
+				curve_rank(c, p, col));
+		}
+}

@@ -7,6 +7,7 @@
 #ifndef TIERCACHE_SIM_REPORT_H
 #define TIERCACHE_SIM_REPORT_H
 
+#include "curve.h"
 #include "engine.h"
 
 #include <stdbool.h>
@@ -24,5 +25,15 @@ void report_table(FILE *f, const struct report_info *ri, const struct sim_result
 		  bool epochs);
 void report_json(FILE *f, const struct report_info *ri, const struct sim_result *res, size_t n,
 		 bool epochs);
+
+/* What-if curves (--curve): a table of hit% (and byte hit%) per size and
+ * column, the same as JSON, or as CSV (one row per size and column, the
+ * format scripts/plot-curve and `tierctl advise` read; docs/simulator.md).
+ * warm_share < 0: the sizes were given as HOT:WARM pairs. */
+void report_curve_table(FILE *f, const struct report_info *ri, const struct curve *c,
+			double warm_share);
+void report_curve_json(FILE *f, const struct report_info *ri, const struct curve *c,
+		       double warm_share);
+void report_curve_csv(FILE *f, const struct report_info *ri, const struct curve *c);
 
 #endif
