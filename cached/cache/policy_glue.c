@@ -248,6 +248,36 @@ int policy_glue_demote(struct cache *cache, struct chunk *c)
 	return placement_demote(&c->ds->pl, &c->pe, cache_now_ns());
 }
 
+/*
+ * What a reclaim keeps. A policy names only its next victim, so the rule
+ * places the item in the policy's order by its last access, the key every
+ * policy here keeps in pol_entry.atime:
+ *   - the tier has room for everything its policies hold plus the whole
+ *     segment again: nothing would be given up for it, keep it;
+ *   - the item is the policy's next victim: do not keep it;
+ *   - else keep it if it was read in the younger half of the span from
+ *     the victim's last access to now: the policy would give up the older
+ *     half first as the tier fills.
+ * A hot item not kept goes where the placement sends a hot victim (warm's
+ * policy admits it or not); a warm item not kept is dropped.
+ */
+int policy_glue_reclaim(struct cache *cache, struct chunk *c, uint64_t seg_size)
+{
+	enum tier_id t = (enum tier_id)c->tier;
+	struct policy *p = c->ds->pol[t];
+	uint64_t now = cache_now_ns();
+	if (!p)
+		return TIER_NONE;
+	if (policy_glue_tier_bytes(cache, t) + seg_size <= policy_glue_budget(cache, t))
+		return t;
+	struct pol_entry *v = policy_victim(p, now);
+	if (v && v != &c->pe && v->atime <= now && c->pe.atime > v->atime + (now - v->atime) / 2)
+		return t;
+	if (t == TIER_HOT && cache->tiers[TIER_WARM].present)
+		return policy_glue_demote(cache, c);
+	return TIER_NONE;
+}
+
 void policy_glue_arriving(struct dataset *ds, int t, uint32_t len)
 {
 	ds->pl.inflight[t] += len;
