@@ -250,11 +250,12 @@ int policy_glue_demote(struct cache *cache, struct chunk *c)
 
 /*
  * What a reclaim keeps. A policy names only its next victim, so the rule
- * places the item in the policy's order by its last access, the key every
- * policy here keeps in pol_entry.atime:
+ * places the item in the tier's order by its last access, the key every
+ * policy here keeps in pol_entry.atime and the one the mover uses to choose
+ * between the datasets' victims:
  *   - the tier has room for everything its policies hold plus the whole
  *     segment again: nothing would be given up for it, keep it;
- *   - the item is the policy's next victim: do not keep it;
+ *   - the item is the tier's next victim (mover_victim): do not keep it;
  *   - else keep it if it was read in the younger half of the span from
  *     the victim's last access to now: the policy would give up the older
  *     half first as the tier fills.
@@ -264,13 +265,14 @@ int policy_glue_demote(struct cache *cache, struct chunk *c)
 int policy_glue_reclaim(struct cache *cache, struct chunk *c, uint64_t seg_size)
 {
 	enum tier_id t = (enum tier_id)c->tier;
-	struct policy *p = c->ds->pol[t];
 	uint64_t now = cache_now_ns();
-	if (!p)
+	if (!c->ds->pol[t])
 		return TIER_NONE;
 	if (policy_glue_tier_bytes(cache, t) + seg_size <= policy_glue_budget(cache, t))
 		return t;
-	struct pol_entry *v = policy_victim(p, now);
+	/* the tier's next victim across datasets, as the mover picks it */
+	struct chunk *vc = mover_victim(cache, t);
+	struct pol_entry *v = vc ? &vc->pe : NULL;
 	if (v && v != &c->pe && v->atime <= now && c->pe.atime > v->atime + (now - v->atime) / 2)
 		return t;
 	if (t == TIER_HOT && cache->tiers[TIER_WARM].present)
