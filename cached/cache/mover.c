@@ -123,23 +123,39 @@ void mover_evict(struct cache *cache, struct chunk *c)
 	chunk_drop(cache, c, "evict");
 }
 
-/* Reclaim segment g of tier t now: its live items are dropped (the cold
- * store has them), which unlinks it; its bytes leave the tier once no
- * client holds it. Items being moved or pinned keep it named: false then. */
+/* Reclaim segment g of tier t now, for a fill that needs the room: its
+ * live items are dropped (the cold store has them), which unlinks it; its
+ * bytes leave the tier once no client holds it. Unless the policy keeps
+ * some of them (policy_glue_reclaim_keeps): then only the others go, the
+ * background reclaim copies the kept ones (reclaim.c), and the fill is
+ * served without being kept meanwhile, as when the policy keeps every
+ * chunk of a full tier. Items being moved or pinned keep g named too:
+ * false then. */
 static bool reclaim_drop(struct cache *cache, enum tier_id t, struct segment *g)
 {
-	uint64_t id = g->id;
+	uint64_t id = g->id, size = g->size;
 	struct chunk_iter it;
+	bool kept = false;
+	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it))
+		if (c->file->seg == g && c->tier == t && c->state == CHUNK_RESIDENT &&
+		    policy_glue_reclaim_keeps(cache, c, size)) {
+			kept = true;
+			break;
+		}
 	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it)) {
 		if (c->file->seg != g || c->tier != t || c->state != CHUNK_RESIDENT)
+			continue;
+		if (kept && policy_glue_reclaim_keeps(cache, c, size))
 			continue;
 		cache->ctr.evictions++;
 		cache->ctr.segment_items_dropped++;
 		bool last = g->items == 1;
-		chunk_drop(cache, c, "segment_reclaim");
+		chunk_drop(cache, c, "segment_reclaim_for_room");
 		if (last)
 			return true; /* g is unlinked (and maybe freed) */
 	}
+	if (kept)
+		mover_kick(cache);
 	return segstore_find(&cache->segs[t], id) == NULL;
 }
 

@@ -256,26 +256,32 @@ int policy_glue_demote(struct cache *cache, struct chunk *c)
  *   - the tier has room for everything its policies hold plus the whole
  *     segment again: nothing would be given up for it, keep it;
  *   - the item is the tier's next victim (mover_victim): do not keep it;
- *   - else keep it if it was read in the younger half of the span from
- *     the victim's last access to now: the policy would give up the older
- *     half first as the tier fills.
+ *   - else keep it unless it was read in the oldest RECLAIM_OLDEST_PART-th
+ *     (a quarter) of the span from the victim's last access to now: the
+ *     policy would give those up first as the tier fills.
  * A hot item not kept goes where the placement sends a hot victim (warm's
  * policy admits it or not); a warm item not kept is dropped.
  */
-int policy_glue_reclaim(struct cache *cache, struct chunk *c, uint64_t seg_size)
+bool policy_glue_reclaim_keeps(struct cache *cache, struct chunk *c, uint64_t seg_size)
 {
 	enum tier_id t = (enum tier_id)c->tier;
 	uint64_t now = cache_now_ns();
 	if (!c->ds->pol[t])
-		return TIER_NONE;
+		return false;
 	if (policy_glue_tier_bytes(cache, t) + seg_size <= policy_glue_budget(cache, t))
-		return t;
+		return true;
 	/* the tier's next victim across datasets, as the mover picks it */
 	struct chunk *vc = mover_victim(cache, t);
 	struct pol_entry *v = vc ? &vc->pe : NULL;
-	if (v && v != &c->pe && v->atime <= now && c->pe.atime > v->atime + (now - v->atime) / 2)
-		return t;
-	if (t == TIER_HOT && cache->tiers[TIER_WARM].present)
+	return v && v != &c->pe && v->atime <= now &&
+	       c->pe.atime > v->atime + (now - v->atime) / RECLAIM_OLDEST_PART;
+}
+
+int policy_glue_reclaim(struct cache *cache, struct chunk *c, uint64_t seg_size)
+{
+	if (policy_glue_reclaim_keeps(cache, c, seg_size))
+		return c->tier;
+	if (c->tier == TIER_HOT && cache->tiers[TIER_WARM].present)
 		return policy_glue_demote(cache, c);
 	return TIER_NONE;
 }

@@ -115,11 +115,11 @@ static void copy_done(struct cache *cache, void *arg, int err)
 	/* move_done kicks the mover: the reclaim goes on in its pass */
 }
 
-static void drop_item(struct cache *cache, struct chunk *c)
+static void drop_item(struct cache *cache, struct chunk *c, const char *why)
 {
 	cache->ctr.evictions++;
 	cache->ctr.segment_items_dropped++;
-	chunk_drop(cache, c, "segment_reclaim");
+	chunk_drop(cache, c, why);
 }
 
 /* Copy c to tier `to` (its own: into the open segment), or drop it if
@@ -128,7 +128,7 @@ static void copy_item(struct cache *cache, enum tier_id t, struct chunk *c, enum
 {
 	struct copy_arg *a = malloc(sizeof(*a));
 	if (!a) {
-		drop_item(cache, c);
+		drop_item(cache, c, "segment_reclaim_oom");
 		return;
 	}
 	a->tier = t;
@@ -138,7 +138,7 @@ static void copy_item(struct cache *cache, enum tier_id t, struct chunk *c, enum
 	int rc = mover_copy(cache, c, to, to != t, copy_done, a);
 	if (rc < 0) {
 		free(a);
-		drop_item(cache, c);
+		drop_item(cache, c, "segment_reclaim_no_room");
 		return;
 	}
 	cache->reclaim->t[t].copies++;
@@ -154,7 +154,7 @@ static void drop_rest(struct cache *cache, enum tier_id t, struct segment *g)
 		if (c->file->seg != g || c->tier != t || c->state != CHUNK_RESIDENT)
 			continue;
 		bool last = g->items == 1;
-		drop_item(cache, c);
+		drop_item(cache, c, "segment_reclaim_rest");
 		if (last || !segstore_find(&cache->segs[t], id))
 			return; /* g is unlinked (and maybe freed) */
 	}
@@ -187,7 +187,7 @@ void reclaim_step(struct cache *cache, enum tier_id t)
 		bool last = g->items == 1;
 		int to = policy_glue_reclaim(cache, c, r->size);
 		if (to == TIER_NONE)
-			drop_item(cache, c);
+			drop_item(cache, c, "segment_reclaim_policy");
 		else
 			copy_item(cache, t, c, (enum tier_id)to);
 		if (last && !segstore_find(ss, r->id))

@@ -59,5 +59,24 @@ before=$a_miss
 check "after restart: the re-read set equals the source" "$TC_TESTS/tcverify" tree a "$T/hotset" 99
 check "after restart: the re-read set is still resident (copies were recorded)" [ "$(ds_val a misses)" = 0 ]
 echo "misses of a after restart: $(ds_val a misses) (before: $before)"
+# kill -9 while reclaims copy: the stream again (new versions are not
+# needed: the tier holds little of it) with the re-read set between parts
+for cycle in 1 2; do
+	delay=$(python3 -c "import random; print(round(random.uniform(0.1, 1.0), 2))")
+	(for g in 0 1 2 3 4 5 6 7; do
+		TIERCACHE_RECONNECT_TIMEOUT=0 "$TC_TESTS/tcverify" tree "ds/$g" "$T/cold/$g" $((g + 30)) || exit 1
+		TIERCACHE_RECONNECT_TIMEOUT=0 "$TC_TESTS/tcverify" tree a "$T/hotset" $((g + 40)) || exit 1
+	done) >/dev/null 2>&1 &
+	reader=$!
+	sleep "$delay"
+	tc_kill9
+	wait $reader 2>/dev/null
+	tc_start || exit 1
+	check "kill -9 cycle $cycle (at ${delay}s): the re-read set equals the source" "$TC_TESTS/tcverify" tree a "$T/hotset" $((cycle + 50))
+	check "kill -9 cycle $cycle: a stream part equals the source" "$TC_TESTS/tcverify" tree ds/3 "$T/cold/3" $((cycle + 60))
+	idle
+	check "kill -9 cycle $cycle: files on disk equal used_bytes" [ "$(disk_bytes)" = "$(tc_json "s['tiers'][0]['used_bytes']")" ]
+	check "kill -9 cycle $cycle: no checksum errors" [ "$(ctr checksum_errors)" = 0 ]
+done
 tc_stop
 finish
