@@ -151,6 +151,8 @@ struct counters {
 	uint64_t hits_hot, hits_warm, misses;
 	uint64_t bytes_served, bytes_from_cold;
 	uint64_t evictions, demotions, promotions;
+	uint64_t segment_items_kept;    /* live items a segment reclaim copied (reclaim.c) */
+	uint64_t segment_items_dropped; /* live items a segment reclaim dropped */
 	uint64_t cold_reads, cold_errors, stale_reads;
 	uint64_t stale_served;   /* opens served unchecked: store down, serve_stale_on_error */
 	uint64_t checksum_errors, fill_errors;
@@ -221,6 +223,7 @@ struct cache {
 	struct verifier *verifier; /* verifications in flight (verify.c) */
 	struct scrub *scrub;       /* the background checker (scrub.c) */
 	struct mover *mover;       /* mover.c */
+	struct reclaim *reclaim;   /* segment reclaims under way (reclaim.c) */
 	struct durable *dur;       /* chunks waiting for their fdatasync (durable.h) */
 	struct tier_health *health; /* watching the tier disks (tier_health.h) */
 	struct counters ctr;

@@ -26,6 +26,7 @@
 #include "log.h"
 #include "loop.h"
 #include "policy_glue.h"
+#include "reclaim.h"
 #include "tier_health.h"
 #include "workers.h"
 
@@ -69,7 +70,9 @@ int mover_init(struct cache *cache)
 		return -ENOMEM;
 	cache->mover = mv;
 	mv->ev = event_new(cache->base, -1, 0, mover_run, cache);
-	return mv->ev ? 0 : -ENOMEM;
+	if (!mv->ev)
+		return -ENOMEM;
+	return reclaim_init(cache);
 }
 
 void mover_free(struct cache *cache)
@@ -77,6 +80,7 @@ void mover_free(struct cache *cache)
 	struct mover *mv = cache->mover;
 	if (!mv)
 		return;
+	reclaim_free(cache);
 	if (mv->ev)
 		event_free(mv->ev);
 	free(mv);
@@ -119,35 +123,40 @@ void mover_evict(struct cache *cache, struct chunk *c)
 	chunk_drop(cache, c, "evict");
 }
 
-/* Reclaim segment g of tier t now: its live items are dropped (the cold
- * store has them), which unlinks it; its bytes leave the tier once no
- * client holds it. Items being moved or pinned keep it named: false then. */
+/* Reclaim segment g of tier t now, for a fill that needs the room: its
+ * live items are dropped (the cold store has them), which unlinks it; its
+ * bytes leave the tier once no client holds it. Unless the policy keeps
+ * some of them (policy_glue_reclaim_keeps): then only the others go, the
+ * background reclaim copies the kept ones (reclaim.c), and the fill is
+ * served without being kept meanwhile, as when the policy keeps every
+ * chunk of a full tier. Items being moved or pinned keep g named too:
+ * false then. */
 static bool reclaim_drop(struct cache *cache, enum tier_id t, struct segment *g)
 {
-	uint64_t id = g->id;
+	uint64_t id = g->id, size = g->size;
 	struct chunk_iter it;
+	bool kept = false;
+	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it))
+		if (c->file->seg == g && c->tier == t && c->state == CHUNK_RESIDENT &&
+		    policy_glue_reclaim_keeps(cache, c, size)) {
+			kept = true;
+			break;
+		}
 	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it)) {
 		if (c->file->seg != g || c->tier != t || c->state != CHUNK_RESIDENT)
 			continue;
+		if (kept && policy_glue_reclaim_keeps(cache, c, size))
+			continue;
 		cache->ctr.evictions++;
+		cache->ctr.segment_items_dropped++;
 		bool last = g->items == 1;
-		chunk_drop(cache, c, "segment_reclaim");
+		chunk_drop(cache, c, "segment_reclaim_for_room");
 		if (last)
 			return true; /* g is unlinked (and maybe freed) */
 	}
+	if (kept)
+		mover_kick(cache);
 	return segstore_find(&cache->segs[t], id) == NULL;
-}
-
-/* Give back segments that are mostly dead: those with at most
- * RECLAIM_LIVE_PCT % live (their live items are dropped, see
- * reclaim_drop). */
-#define RECLAIM_LIVE_PCT 25u
-static void reclaim_sparse(struct cache *cache, enum tier_id t)
-{
-	struct segment *g;
-	for (int n = 0; n < 64 && (g = segstore_reclaim_candidate(&cache->segs[t], RECLAIM_LIVE_PCT)); n++)
-		if (!reclaim_drop(cache, t, g))
-			break;
 }
 
 bool mover_reclaim(struct cache *cache, enum tier_id t, uint64_t len)
@@ -259,8 +268,9 @@ static void move_done(struct job *j)
 		chunk_policy_insert(cache, c, cache_now_ns());
 		if (m->to > m->from)
 			cache->ctr.demotions++;
-		else
+		else if (m->to < m->from)
 			cache->ctr.promotions++;
+		/* to == from: a segment item kept by a reclaim (reclaim.c) */
 		if (cache->hooks.chunk_moved)
 			cache->hooks.chunk_moved(cache->hooks.arg, c);
 	}
@@ -317,6 +327,19 @@ int mover_move(struct cache *cache, struct chunk *c, enum tier_id to, bool make_
 		return -EBUSY;
 	if (c->tier == to)
 		return -EALREADY;
+	return mover_copy(cache, c, to, make_room, cb, arg);
+}
+
+int mover_copy(struct cache *cache, struct chunk *c, enum tier_id to, bool make_room, mover_done_fn cb,
+	       void *arg)
+{
+	struct tier *t = &cache->tiers[to];
+	if (!t->present)
+		return -ENODEV;
+	if (c->state != CHUNK_RESIDENT || cache->stopping)
+		return -EBUSY;
+	if (c->tier == to && !c->file->seg)
+		return -EALREADY; /* a chunk file is never rewritten in place */
 	if (!tier_reserve(t, c->len) &&
 	    !(make_room && mover_make_room(cache, to, c->len) == 0 && tier_reserve(t, c->len)))
 		return -ENOSPC;
@@ -410,5 +433,5 @@ static void mover_run(evutil_socket_t fd, short what, void *arg)
 	drain(cache, TIER_HOT);
 	for (int t = 0; t < TIER_COUNT; t++)
 		if (cache->tiers[t].present)
-			reclaim_sparse(cache, (enum tier_id)t);
+			reclaim_step(cache, (enum tier_id)t);
 }

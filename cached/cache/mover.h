@@ -39,6 +39,11 @@ typedef void (*mover_done_fn)(struct cache *cache, void *arg, int err);
 int mover_move(struct cache *cache, struct chunk *c, enum tier_id to, bool make_room, mover_done_fn cb,
 	       void *arg);
 
+/* As mover_move, and also to the chunk's own tier (a segment reclaim keeps
+ * an item: it is copied into the tier's open segment, reclaim.c). */
+int mover_copy(struct cache *cache, struct chunk *c, enum tier_id to, bool make_room, mover_done_fn cb,
+	       void *arg);
+
 /* Reclaim segments of tier t, deadest first (their live items dropped),
  * until len bytes are free or none is left: true if they are. */
 bool mover_reclaim(struct cache *cache, enum tier_id t, uint64_t len);

@@ -248,6 +248,44 @@ int policy_glue_demote(struct cache *cache, struct chunk *c)
 	return placement_demote(&c->ds->pl, &c->pe, cache_now_ns());
 }
 
+/*
+ * What a reclaim keeps. A policy names only its next victim, so the rule
+ * places the item in the tier's order by its last access, the key every
+ * policy here keeps in pol_entry.atime and the one the mover uses to choose
+ * between the datasets' victims:
+ *   - the tier has room for everything its policies hold plus the whole
+ *     segment again: nothing would be given up for it, keep it;
+ *   - the item is the tier's next victim (mover_victim): do not keep it;
+ *   - else keep it unless it was read in the oldest RECLAIM_OLDEST_PART-th
+ *     (a quarter) of the span from the victim's last access to now: the
+ *     policy would give those up first as the tier fills.
+ * A hot item not kept goes where the placement sends a hot victim (warm's
+ * policy admits it or not); a warm item not kept is dropped.
+ */
+bool policy_glue_reclaim_keeps(struct cache *cache, struct chunk *c, uint64_t seg_size)
+{
+	enum tier_id t = (enum tier_id)c->tier;
+	uint64_t now = cache_now_ns();
+	if (!c->ds->pol[t])
+		return false;
+	if (policy_glue_tier_bytes(cache, t) + seg_size <= policy_glue_budget(cache, t))
+		return true;
+	/* the tier's next victim across datasets, as the mover picks it */
+	struct chunk *vc = mover_victim(cache, t);
+	struct pol_entry *v = vc ? &vc->pe : NULL;
+	return v && v != &c->pe && v->atime <= now &&
+	       c->pe.atime > v->atime + (now - v->atime) / RECLAIM_OLDEST_PART;
+}
+
+int policy_glue_reclaim(struct cache *cache, struct chunk *c, uint64_t seg_size)
+{
+	if (policy_glue_reclaim_keeps(cache, c, seg_size))
+		return c->tier;
+	if (c->tier == TIER_HOT && cache->tiers[TIER_WARM].present)
+		return policy_glue_demote(cache, c);
+	return TIER_NONE;
+}
+
 void policy_glue_arriving(struct dataset *ds, int t, uint32_t len)
 {
 	ds->pl.inflight[t] += len;

@@ -55,6 +55,17 @@ int policy_glue_hit(struct cache *cache, struct chunk *c);
  * drop it. */
 int policy_glue_demote(struct cache *cache, struct chunk *c);
 
+/* c is a live item of a segment its tier reclaims (mover.c): where should
+ * it go? Its own tier (copied into the tier's open segment), TIER_WARM
+ * (demoted, as the placement says for a hot chunk the hot policy does not
+ * keep), or TIER_NONE (dropped; the cold store has it). seg_size: the
+ * reclaimed segment's size. See policy_glue.c for the rule. */
+int policy_glue_reclaim(struct cache *cache, struct chunk *c, uint64_t seg_size);
+/* The first half of that: does c's own tier keep it? No side effect (the
+ * demotion's question counts as an access for warm's policy). */
+bool policy_glue_reclaim_keeps(struct cache *cache, struct chunk *c, uint64_t seg_size);
+#define RECLAIM_OLDEST_PART 4
+
 /* A fill or a move of len bytes into tier t of ds started / ended (either
  * way): the placement counts bytes in flight as held when it asks the
  * tier's policy to admit more (placement.h, inflight). */

@@ -1,0 +1,207 @@
+/*
+ * Segment reclaim that keeps what the policy keeps: see reclaim.h.
+ *
+ * The state of a tier's reclaim is the segment's id (never a pointer kept
+ * across turns: a segment whose last item died is unlinked and may be
+ * freed at once) and the keys of its live items taken when it started.
+ * Each step looks the keys up again: an item evicted, moved or dropped
+ * meanwhile is simply skipped.
+ */
+#include "reclaim.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include <event2/event.h>
+
+#include "chunk.h"
+#include "log.h"
+#include "loop.h"
+#include "mover.h"
+#include "policy_glue.h"
+
+struct tier_reclaim {
+	uint64_t id;    /* the segment being reclaimed, 0: none */
+	uint64_t size;  /* its size */
+	uint64_t *keys; /* its live items when it started */
+	size_t n, next;
+	unsigned copies; /* in flight */
+};
+
+struct reclaim {
+	struct tier_reclaim t[TIER_COUNT];
+	/* the next step, after the loop has polled its sockets again (an
+	 * event made active from a callback would run before them) */
+	struct event *again;
+};
+
+static void reclaim_again(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	mover_kick(arg);
+}
+
+int reclaim_init(struct cache *cache)
+{
+	cache->reclaim = calloc(1, sizeof(*cache->reclaim));
+	if (!cache->reclaim)
+		return -ENOMEM;
+	cache->reclaim->again = evtimer_new(cache->base, reclaim_again, cache);
+	return cache->reclaim->again ? 0 : -ENOMEM;
+}
+
+static void step_later(struct cache *cache)
+{
+	static const struct timeval zero = {0, 0};
+	if (!evtimer_pending(cache->reclaim->again, NULL))
+		evtimer_add(cache->reclaim->again, &zero);
+}
+
+static void tr_end(struct tier_reclaim *r)
+{
+	free(r->keys);
+	r->keys = NULL;
+	r->id = 0;
+	r->n = r->next = 0;
+}
+
+void reclaim_free(struct cache *cache)
+{
+	if (!cache->reclaim)
+		return;
+	for (int t = 0; t < TIER_COUNT; t++)
+		tr_end(&cache->reclaim->t[t]);
+	if (cache->reclaim->again)
+		event_free(cache->reclaim->again);
+	free(cache->reclaim);
+	cache->reclaim = NULL;
+}
+
+/* Start reclaiming g: note the keys of its live items. */
+static int tr_start(struct cache *cache, enum tier_id t, struct tier_reclaim *r, struct segment *g)
+{
+	size_t cap = g->items ? g->items : 1;
+	r->keys = calloc(cap, sizeof(*r->keys));
+	if (!r->keys)
+		return -ENOMEM;
+	r->n = r->next = 0;
+	struct chunk_iter it;
+	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c && r->n < cap;
+	     c = chunk_iter_next(&it))
+		if (c->file->seg == g && c->tier == t && c->state == CHUNK_RESIDENT)
+			r->keys[r->n++] = c->key;
+	r->id = g->id;
+	r->size = g->size;
+	return 0;
+}
+
+struct copy_arg {
+	enum tier_id tier; /* whose reclaim */
+	bool same;         /* kept on its tier (else demoted) */
+};
+
+static void copy_done(struct cache *cache, void *arg, int err)
+{
+	struct copy_arg *a = arg;
+	if (cache->reclaim) {
+		cache->reclaim->t[a->tier].copies--;
+		if (!err) /* a failed copy: dropped by the mover (a bad checksum
+			   * counts in checksum_errors) or, if only the target
+			   * could not be written, left for drop_rest */
+			cache->ctr.segment_items_kept++;
+	}
+	free(a);
+	/* move_done kicks the mover: the reclaim goes on in its pass */
+}
+
+static void drop_item(struct cache *cache, struct chunk *c, const char *why)
+{
+	cache->ctr.evictions++;
+	cache->ctr.segment_items_dropped++;
+	chunk_drop(cache, c, why);
+}
+
+/* Copy c to tier `to` (its own: into the open segment), or drop it if
+ * that cannot start. */
+static void copy_item(struct cache *cache, enum tier_id t, struct chunk *c, enum tier_id to)
+{
+	struct copy_arg *a = malloc(sizeof(*a));
+	if (!a) {
+		drop_item(cache, c, "segment_reclaim_oom");
+		return;
+	}
+	a->tier = t;
+	a->same = to == t;
+	/* its own tier: only into room it has (the band under the high
+	 * watermark); warm: room made as for a demotion */
+	int rc = mover_copy(cache, c, to, to != t, copy_done, a);
+	if (rc < 0) {
+		free(a);
+		drop_item(cache, c, "segment_reclaim_no_room");
+		return;
+	}
+	cache->reclaim->t[t].copies++;
+}
+
+/* The rest of g's items (pinned ones excepted) go: the reclaim is done
+ * with its copies and the segment must go whole. */
+static void drop_rest(struct cache *cache, enum tier_id t, struct segment *g)
+{
+	struct chunk_iter it;
+	uint64_t id = g->id;
+	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it)) {
+		if (c->file->seg != g || c->tier != t || c->state != CHUNK_RESIDENT)
+			continue;
+		bool last = g->items == 1;
+		drop_item(cache, c, "segment_reclaim_rest");
+		if (last || !segstore_find(&cache->segs[t], id))
+			return; /* g is unlinked (and maybe freed) */
+	}
+}
+
+void reclaim_step(struct cache *cache, enum tier_id t)
+{
+	loop_assert();
+	struct tier_reclaim *r = &cache->reclaim->t[t];
+	struct segstore *ss = &cache->segs[t];
+	struct segment *g;
+	if (!r->id) {
+		g = segstore_reclaim_candidate(ss, RECLAIM_LIVE_PCT);
+		if (!g || tr_start(cache, t, r, g) < 0)
+			return;
+		log_debug("tier=%s op=segment_reclaim segment=%llx live=%llu size=%llu items=%zu",
+			  cache->tiers[t].name, (unsigned long long)g->id,
+			  (unsigned long long)g->live, (unsigned long long)g->size, r->n);
+	}
+	g = segstore_find(ss, r->id);
+	if (!g) { /* unlinked: its last item died */
+		if (!r->copies)
+			tr_end(r);
+		return;
+	}
+	for (unsigned n = 0; n < RECLAIM_STEP && r->next < r->n && r->copies < RECLAIM_COPIES; n++) {
+		struct chunk *c = chunk_find(&cache->chunks, r->keys[r->next++]);
+		if (!c || c->file->seg != g || c->tier != t || c->state != CHUNK_RESIDENT)
+			continue;
+		bool last = g->items == 1;
+		int to = policy_glue_reclaim(cache, c, r->size);
+		if (to == TIER_NONE)
+			drop_item(cache, c, "segment_reclaim_policy");
+		else
+			copy_item(cache, t, c, (enum tier_id)to);
+		if (last && !segstore_find(ss, r->id))
+			break; /* dropped the last one: g is gone */
+	}
+	if (r->next < r->n) {
+		if (r->copies < RECLAIM_COPIES)
+			step_later(cache); /* bounded step done: more next turn */
+		return;
+	}
+	if (r->copies)
+		return; /* a finished copy kicks the mover */
+	g = segstore_find(ss, r->id);
+	if (g)
+		drop_rest(cache, t, g);
+	tr_end(r);
+}

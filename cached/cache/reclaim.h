@@ -1,0 +1,38 @@
+/*
+ * Reclaiming mostly dead segments, keeping what the policy keeps.
+ *
+ * A sealed segment with at most RECLAIM_LIVE_PCT % of its bytes live is
+ * reclaimed whole: each live item is either copied into the open segment
+ * of the tier the policy glue names (policy_glue_reclaim: its own tier,
+ * or warm for a hot item the placement demotes) or dropped (the cold store
+ * has it). Copies are the mover's (mover_copy): read, checksum checked (a
+ * bad item is dropped and counted in checksum_errors), written, synced,
+ * then the item's record is rewritten to name the copy, and only then does
+ * the old item die; the segment is unlinked when its last item died.
+ * Descriptors clients hold into it keep reading its bytes.
+ *
+ * Bounded per loop turn: a pass looks at RECLAIM_STEP items and keeps at
+ * most RECLAIM_COPIES copies in flight per tier; a finished copy asks the
+ * mover for another pass. One segment per tier at a time.
+ *
+ * A fill that finds no room (mover_reclaim) still drops the live items of
+ * the segments it reclaims: it needs the room now, and a copy needs room
+ * first.
+ *
+ * Loop thread only.
+ */
+#ifndef TIERCACHE_RECLAIM_H
+#define TIERCACHE_RECLAIM_H
+
+#include "cache.h"
+
+#define RECLAIM_LIVE_PCT 25u
+#define RECLAIM_STEP 32u
+#define RECLAIM_COPIES 8u
+
+int reclaim_init(struct cache *cache);
+void reclaim_free(struct cache *cache);
+/* One bounded step of tier t's reclaim (the mover's pass calls it). */
+void reclaim_step(struct cache *cache, enum tier_id t);
+
+#endif
