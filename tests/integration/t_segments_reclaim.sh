@@ -45,7 +45,8 @@ kept=$(ctr segment_items_kept)
 dropped=$(ctr segment_items_dropped)
 reclaimed=$(tc_json "s['tiers'][0]['segments_reclaimed']")
 echo "re-read set misses: $a_miss0 at first, $a_miss after the stream; items kept $kept, dropped $dropped; segments reclaimed $reclaimed"
-check "segments were reclaimed" [ "$reclaimed" -gt 5 ]
+# how many depends on the fills' timing (6 on a quiet machine, 1 seen under load)
+check "segments were reclaimed" [ "$reclaimed" -ge 1 ]
 check "reclaims copied live items the policy keeps" [ "$kept" -gt 0 ]
 check "reclaims dropped items the policy gives up (the stream)" [ "$dropped" -gt 0 ]
 check "the re-read set never went back to the cold store" [ "$a_miss" = "$a_miss0" ]
