@@ -103,8 +103,9 @@ void handlers_trace_start(struct conn *c, const struct tc_hdr *h, struct proto_r
 		conn_reply_err(c, h->op, h->id, -rc, "%s", err);
 		return;
 	}
-	log_info("op=trace_start client_pid=%d uid=%u file=%s", (int)c->pid, (unsigned)c->uid, path);
 	trace_rec_info(cache, &info);
+	log_info("op=trace_start client_pid=%d uid=%u file=%s dataset=\"%s\" max_bytes=%llu",
+		 (int)c->pid, (unsigned)c->uid, path, dsname, (unsigned long long)info.max_bytes);
 	trace_reply(c, h, &info);
 }
 

@@ -176,8 +176,6 @@ int trace_rec_start(struct cache *cache, int fd, const char *path, const char *d
 	tr->start_ns = cache_now_ns();
 	tr->info.on = true;
 	cache->tracing = true;
-	log_info("op=trace_start file=%s dataset=\"%s\" max_bytes=%llu", path, dataset,
-		 (unsigned long long)max_bytes);
 	return 0;
 fail:
 	close(fd);
