@@ -41,6 +41,7 @@
 #include "residency.h"
 #include "server.h"
 #include "status.h"
+#include "trace_rec.h"
 
 #define POLICY_NS "policy" /* policy_glue.c's namespace of persisted choices */
 
@@ -332,6 +333,9 @@ int reload_config(struct daemon *d, char **report)
 	mover_kick(&d->cache);
 	status_note_reload(d->status, true);
 	fflush(out);
+	/* a trace is of one configuration: a reload that changed it ends it */
+	if (textlen)
+		(void)trace_rec_stop(&d->cache, "stopped: the daemon's config was reloaded", NULL);
 	if (textlen == 0)
 		fputs("no changes\n", out);
 	fclose(out);

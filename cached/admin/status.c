@@ -17,6 +17,7 @@
 #include "manifest.h"
 #include "plans.h"
 #include "prefetch.h"
+#include "trace_rec.h"
 
 #define RATE_SLOTS 11u /* samples 1 s apart: a 10 s window */
 
@@ -190,6 +191,13 @@ void status_fill(struct status *st, struct proto_rs *rs)
 	proto_rs_section(rs, "counters", TC_SHAPE_OBJECT);
 	proto_rs_record(rs);
 	status_counters(st, rs, STATUS_COUNTERS);
+
+	/* the access trace running or the last one (tierctl trace) */
+	struct trace_rec_info ti;
+	trace_rec_info(st->cache, &ti);
+	proto_rs_section(rs, "trace", TC_SHAPE_OBJECT);
+	proto_rs_record(rs);
+	trace_rec_report(&ti, rs);
 
 	proto_rs_section(rs, "datasets", TC_SHAPE_ARRAY);
 	for (unsigned i = 0; i < st->cache->nds; i++) {

@@ -29,6 +29,7 @@
 #include "handlers.h"
 #include "load_wait.h"
 #include "target.h"
+#include "trace_rec.h"
 #include "status.h"
 #include "verify.h"
 #include "workers.h"
@@ -92,8 +93,18 @@ static struct handle *handle_for_read(struct conn *c, const struct tc_hdr *h, ui
 
 /* ---- hits ---- */
 
-static void count_hit(struct cache *cache, struct chunk *ch)
+/* An access served to c, for a trace that records (trace_rec.h). */
+static void trace_served(struct conn *c, const struct chunk *ch, enum trace_result res)
 {
+	if (trace_rec_on(conn_api(c)->cache))
+		trace_rec_note(conn_api(c)->cache, ch->ds->name, ch->path, ch->idx, ch->len, res,
+			       &conn_sess(c)->job);
+}
+
+static void count_hit(struct conn *c, struct chunk *ch)
+{
+	struct cache *cache = conn_api(c)->cache;
+	trace_served(c, ch, ch->tier == TIER_HOT ? TRACE_HOT : TRACE_WARM);
 	if (ch->tier == TIER_HOT)
 		cache->ctr.hits_hot++;
 	else
@@ -191,7 +202,7 @@ int handlers_open_record(struct conn *c, struct proto_wr *w, uint32_t flags, str
 				return 0;
 			const struct read_ctx rc_open = conn_read_ctx(c);
 			policy_glue_access(conn_api(c)->cache, ch->key, &rc_open);
-			count_hit(conn_api(c)->cache, ch);
+			count_hit(c, ch);
 			return 0;
 		}
 		/* the file vanished under us: answer without it */
@@ -209,7 +220,7 @@ void handlers_count_access(struct conn *c, struct handle *hd)
 	policy_glue_access(cache, key, &rc_open);
 	struct chunk *ch = chunk_find(&cache->chunks, key);
 	if (ch)
-		count_hit(cache, ch);
+		count_hit(c, ch);
 }
 
 static void open_reply(struct conn *c, uint32_t id, uint32_t flags, struct dataset *ds, struct mf_entry *e)
@@ -369,7 +380,9 @@ static void chunk_waited(struct cache *cache, struct waiter *w, struct chunk *ch
 			conn_reply_err(c, TC_OP_CHUNK, p->id, EBADF, "handle closed while its chunk was read");
 		} else {
 			if (p->verifying)
-				count_hit(cache, ch);
+				count_hit(c, ch);
+			else /* counted as a miss when it was asked for */
+				trace_served(c, ch, ch->state == CHUNK_UNKEPT ? TRACE_UNKEPT : TRACE_MISS);
 			struct proto_wr pw;
 			int fd;
 			proto_wr_init(&pw);
@@ -490,7 +503,7 @@ static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 			if (rc < 0) {
 				session_reply_full(c, h->op, h->id, rc);
 			} else {
-				count_hit(conn_api(c)->cache, ch);
+				count_hit(c, ch);
 				conn_reply(c, h->op, h->id, &w, fd);
 			}
 			proto_wr_free(&w);
@@ -652,11 +665,14 @@ static void read_have_chunk(struct pending *p, struct chunk *ch)
 static void read_waited(struct cache *cache, struct waiter *w, struct chunk *ch, int err)
 {
 	struct pending *p = (struct pending *)w;
+	(void)cache;
 	if (err < 0 || p->c->dead) {
 		read_finish(p, err);
 	} else {
 		if (p->verifying)
-			count_hit(cache, ch);
+			count_hit(p->c, ch);
+		else
+			trace_served(p->c, ch, ch->state == CHUNK_UNKEPT ? TRACE_UNKEPT : TRACE_MISS);
 		read_have_chunk(p, ch);
 	}
 }
@@ -681,7 +697,7 @@ static void read_step(struct pending *p)
 	if (rc >= 0)
 		prefetch_readahead(conn_api(c)->plans->pf, hd->ds, hd->path, &hd->src, idx, hd->nchunks);
 	if (rc == 1) {
-		count_hit(conn_api(c)->cache, ch);
+		count_hit(c, ch);
 		read_have_chunk(p, ch);
 	} else if (rc == 0) {
 		p->verifying = verify_inflight(conn_api(c)->cache, chunk_key(hd->ds->name, hd->path,
@@ -939,6 +955,8 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 	case TC_OP_ACT_AS: access_op_act_as(c, h, &r); break;
 	case TC_OP_OPEN_MANY: handlers_open_many(c, h, &r); break;
 	case TC_OP_OPEN_AHEAD: ahead_op(c, h, &r); break;
+	case TC_OP_TRACE_START: handlers_trace_start(c, h, &r); break;
+	case TC_OP_TRACE_STOP: handlers_trace_stop(c, h, &r); break;
 	default:
 		conn_count_bad_frame(c);
 		conn_reply_err(c, h->op, h->id, ENOSYS, "unknown operation %u", h->op);

@@ -27,6 +27,7 @@
 #include "mover.h"
 #include "policy_glue.h"
 #include "tier_health.h"
+#include "trace_rec.h"
 #include "verify.h"
 #include "workers.h"
 
@@ -335,6 +336,7 @@ int cache_start(struct cache *cache, char *err, size_t errlen)
 void cache_stop(struct cache *cache)
 {
 	cache->stopping = true;
+	trace_rec_free(cache); /* the trace file ends complete */
 	tier_health_stop(cache);
 	/* Cold reads in flight end on a backend thread and go on through the
 	 * workers (fill.c): wait for them while the workers still run. */
@@ -351,6 +353,7 @@ void cache_stop(struct cache *cache)
 
 void cache_free(struct cache *cache)
 {
+	trace_rec_free(cache);
 	for (unsigned i = 0; i < cache->nds; i++)
 		dataset_flush_manifest(cache, cache->ds[i]);
 	struct chunk_iter it;

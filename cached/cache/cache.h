@@ -51,6 +51,7 @@ struct fdslot;
 struct tier_health;
 struct verifier;
 struct scrub;
+struct trace_rec;
 
 enum chunk_state {
 	CHUNK_RESIDENT = 0, /* in its tier's policy */
@@ -236,6 +237,8 @@ struct cache {
 	struct segstore segs[TIER_COUNT]; /* small chunks packed per tier (store/segment.h) */
 	uint64_t seg_threshold;    /* chunks up to this size go into segments (0: none) */
 	bool stopping;
+	bool tracing;              /* an access trace records (trace_rec.h) */
+	struct trace_rec *trace;   /* the running or last trace; NULL: none yet */
 	/* latency (admin/metrics.c exports them): CHUNK requests from dispatch
 	 * to reply, by hit / miss; fills from the miss to the chunk being ready */
 	struct histogram lat_chunk_hit, lat_chunk_miss, lat_fill;

@@ -13,6 +13,7 @@
 #include "cmd_admin.h"
 #include "cmd_advise.h"
 #include "cmd_policy.h"
+#include "cmd_trace.h"
 #include "import.h"
 
 #include <errno.h>
@@ -138,6 +139,14 @@ const struct tierctl_cmd tierctl_cmds[] = {
 		.usage = "run [--dry-run] [--older-than DUR] [--dataset NAME] [--as-of TIME] [--json]",
 		.summary = "demote / drop data not read for a while (admin)",
 		.fn = tierctl_cmd_lifecycle,
+	},
+	{
+		.name = "trace",
+		.usage = TIERCTL_TRACE_USAGE,
+		.summary = TIERCTL_TRACE_SUMMARY,
+		.fn = tierctl_cmd_trace,
+		.min_args = 1,
+		.max_args = -1,
 	},
 	{
 		.name = "import",

@@ -252,6 +252,13 @@ enum tc_op {
 	 *      whose has_chunk is 1, in record order. */
 	TC_OP_OPEN_AHEAD = 28,
 
+	/* Access traces (admin; cached/api/handlers_trace.c has the payloads):
+	 * TRACE_START req: str absolute path, str dataset ("" = all), u64
+	 * max_bytes (0: 1 GiB); TRACE_STOP req: empty. rep: a record set with
+	 * an object section "trace". */
+	TC_OP_TRACE_START = 29,
+	TC_OP_TRACE_STOP = 30,
+
 	TC_OP_MAX_
 };
 

@@ -158,6 +158,69 @@ static bool trace_field_u64(const char *s, const char *e, uint64_t max, uint64_t
 	return true;
 }
 
+/* The columns the simulator uses, in the positional format's order. */
+enum { COL_OBJECT, COL_SIZE, COL_RANK, COL_JOB, COL_EPOCH, COL_USED };
+static const char *const col_name[COL_USED] = { "object", "size", "rank", "job", "epoch" };
+
+/* How a file's fields map to the columns: col[k] is the field of column k
+ * (-1: absent); nfields the fields every line has (0: not known yet). */
+struct csv_map {
+	int col[COL_USED];
+	int nfields;
+	bool named; /* from a header line: extra columns are allowed */
+};
+
+/* A header line: map the columns by name. 0 or -EINVAL with err set. */
+static int csv_header(struct csv_map *m, const char *s, const char *name, char *err, size_t errlen)
+{
+	int nf = 0;
+	for (int k = 0; k < COL_USED; k++)
+		m->col[k] = -1;
+	m->named = true;
+	for (const char *p = s;; nf++) {
+		const char *c = strchr(p, ',');
+		const char *e = c ? c : p + strlen(p);
+		if (nf == TRACE_CSV_FIELDS_MAX) {
+			snprintf(err, errlen, "%s:1: header: more than %d columns", name,
+				 TRACE_CSV_FIELDS_MAX);
+			return -EINVAL;
+		}
+		const char *b = p;
+		while (b < e && (*b == ' ' || *b == '\t'))
+			b++;
+		while (e > b && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+			e--;
+		for (int k = 0; k < COL_USED; k++) {
+			if ((size_t)(e - b) != strlen(col_name[k]) || memcmp(b, col_name[k], (size_t)(e - b)))
+				continue;
+			if (m->col[k] >= 0) {
+				snprintf(err, errlen, "%s:1: header: column \"%s\" twice", name,
+					 col_name[k]);
+				return -EINVAL;
+			}
+			m->col[k] = nf;
+		}
+		if (!c)
+			break;
+		p = c + 1;
+	}
+	m->nfields = nf + 1;
+	if (m->col[COL_OBJECT] < 0 || m->col[COL_SIZE] < 0) {
+		snprintf(err, errlen, "%s:1: header: need columns \"object\" and \"size\"", name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Is [s, e) empty but for blanks? */
+static bool field_blank(const char *s, const char *e)
+{
+	for (; s < e; s++)
+		if (*s != ' ' && *s != '\t' && *s != '\r')
+			return false;
+	return true;
+}
+
 int trace_read_csv_stream(struct trace *t, FILE *f, const char *name, char *err, size_t errlen)
 {
 	char *line = NULL;
@@ -165,10 +228,10 @@ int trace_read_csv_stream(struct trace *t, FILE *f, const char *name, char *err,
 	ssize_t len;
 	uint64_t lineno = 0;
 	int rc = 0;
-	int ncols = -1;
-	static const char *const what[] = { "object", "size", "rank", "job", "epoch" };
-	static const uint64_t max[] = { 0, UINT64_MAX / 4, UINT16_MAX, TRACE_MAX_JOBS - 1,
-					UINT32_MAX - 1 };
+	bool epochs_all = true; /* every line gave its epoch */
+	struct csv_map m = { .col = { 0, 1, -1, -1, -1 }, .nfields = 0, .named = false };
+	static const uint64_t max[COL_USED] = { 0, UINT64_MAX / 4, UINT16_MAX, TRACE_MAX_JOBS - 1,
+						UINT32_MAX - 1 };
 
 	while ((len = getline(&line, &linecap, f)) >= 0) {
 		lineno++;
@@ -179,16 +242,25 @@ int trace_read_csv_stream(struct trace *t, FILE *f, const char *name, char *err,
 			s++;
 		if (!*s || *s == '#')
 			continue;
-		if (lineno == 1 && strncmp(s, "object", 6) == 0)
+		if (lineno == 1 && strncmp(s, "object", 6) == 0) {
+			rc = csv_header(&m, s, name, err, errlen);
+			if (rc < 0)
+				goto out;
 			continue;
-		const char *fs[5], *fe[5];
+		}
+		const char *fs[TRACE_CSV_FIELDS_MAX], *fe[TRACE_CSV_FIELDS_MAX];
+		int limit = m.named ? m.nfields : COL_USED;
 		int nf = 0;
 		const char *p = s;
 		for (;;) {
 			const char *c = strchr(p, ',');
-			if (nf == 5) {
-				snprintf(err, errlen, "%s:%llu: more than 5 fields", name,
-					 (unsigned long long)lineno);
+			if (nf == limit) {
+				if (m.named)
+					snprintf(err, errlen, "%s:%llu: more than the header's %d fields",
+						 name, (unsigned long long)lineno, limit);
+				else
+					snprintf(err, errlen, "%s:%llu: more than 5 fields", name,
+						 (unsigned long long)lineno);
 				rc = -EINVAL;
 				goto out;
 			}
@@ -199,54 +271,70 @@ int trace_read_csv_stream(struct trace *t, FILE *f, const char *name, char *err,
 				break;
 			p = c + 1;
 		}
-		if (nf < 2) {
+		if (!m.named && nf < 2) {
 			snprintf(err, errlen, "%s:%llu: need object,size[,rank[,job[,epoch]]]", name,
 				 (unsigned long long)lineno);
 			rc = -EINVAL;
 			goto out;
 		}
-		if (ncols < 0)
-			ncols = nf;
-		else if (nf != ncols) {
-			snprintf(err, errlen, "%s:%llu: %d fields, earlier lines have %d", name,
-				 (unsigned long long)lineno, nf, ncols);
+		if (!m.nfields) {
+			m.nfields = nf;
+			for (int k = COL_RANK; k < COL_USED; k++)
+				m.col[k] = k < nf ? k : -1;
+		} else if (nf != m.nfields) {
+			snprintf(err, errlen, "%s:%llu: %d fields, %s %d", name,
+				 (unsigned long long)lineno, nf, m.named ? "the header has" : "earlier lines have",
+				 m.nfields);
 			rc = -EINVAL;
 			goto out;
 		}
-		uint64_t v[5] = { 0, 0, 0, 0, 0 };
-		for (int i = 1; i < nf; i++) {
-			if (!trace_field_u64(fs[i], fe[i], max[i], &v[i])) {
+		uint64_t v[COL_USED] = { 0, 0, 0, 0, 0 };
+		for (int k = COL_SIZE; k < COL_USED; k++) {
+			int i = m.col[k];
+			if (i < 0) {
+				if (k == COL_EPOCH)
+					epochs_all = false;
+				continue;
+			}
+			if (k != COL_SIZE && field_blank(fs[i], fe[i])) {
+				/* empty: unknown (rank and job 0; epoch inferred) */
+				if (k == COL_EPOCH)
+					epochs_all = false;
+				continue;
+			}
+			if (!trace_field_u64(fs[i], fe[i], max[k], &v[k])) {
 				int flen = (int)(fe[i] - fs[i] > 40 ? 40 : fe[i] - fs[i]);
-				if (i == 1)
+				if (k == COL_SIZE)
 					snprintf(err, errlen, "%s:%llu: size: \"%.*s\" is not a byte count",
 						 name, (unsigned long long)lineno, flen, fs[i]);
 				else
 					snprintf(err, errlen,
 						 "%s:%llu: %s: \"%.*s\" is not an integer in [0, %llu]",
-						 name, (unsigned long long)lineno, what[i], flen, fs[i],
-						 (unsigned long long)max[i]);
+						 name, (unsigned long long)lineno, col_name[k], flen, fs[i],
+						 (unsigned long long)max[k]);
 				rc = -EINVAL;
 				goto out;
 			}
 		}
-		if (fe[0] == fs[0]) {
+		const char *os = fs[m.col[COL_OBJECT]], *oe = fe[m.col[COL_OBJECT]];
+		if (oe == os) {
 			snprintf(err, errlen, "%s:%llu: object: empty", name, (unsigned long long)lineno);
 			rc = -EINVAL;
 			goto out;
 		}
-		if (v[1] == 0) {
+		if (v[COL_SIZE] == 0) {
 			snprintf(err, errlen, "%s:%llu: size: must be at least 1 byte", name,
 				 (unsigned long long)lineno);
 			rc = -EINVAL;
 			goto out;
 		}
-		uint64_t h = trace_name_hash(fs[0], (size_t)(fe[0] - fs[0]));
+		uint64_t h = trace_name_hash(os, (size_t)(oe - os));
 		uint64_t *idp = keymap_get(&t->names, h);
 		uint32_t id;
 		if (idp) {
 			id = (uint32_t)*idp;
 		} else {
-			int64_t r = trace_object_add(t, v[1]);
+			int64_t r = trace_object_add(t, v[COL_SIZE]);
 			if (r < 0 || keymap_put(&t->names, h, (uint64_t)r) < 0) {
 				rc = r < 0 ? (int)r : -ENOMEM;
 				snprintf(err, errlen, "%s:%llu: too many objects", name,
@@ -256,7 +344,8 @@ int trace_read_csv_stream(struct trace *t, FILE *f, const char *name, char *err,
 			id = (uint32_t)r;
 			t->key[id] = h;
 		}
-		rc = trace_push(t, id, (uint32_t)v[3], (uint32_t)v[2], (uint32_t)v[4]);
+		rc = trace_push(t, id, (uint32_t)v[COL_JOB], (uint32_t)v[COL_RANK],
+				(uint32_t)v[COL_EPOCH]);
 		if (rc < 0) {
 			snprintf(err, errlen, "%s:%llu: trace too long", name,
 				 (unsigned long long)lineno);
@@ -268,7 +357,7 @@ int trace_read_csv_stream(struct trace *t, FILE *f, const char *name, char *err,
 		rc = -EIO;
 		goto out;
 	}
-	t->has_epochs = ncols == 5;
+	t->has_epochs = m.col[COL_EPOCH] >= 0 && epochs_all;
 	trace_finish(t);
 out:
 	free(line);

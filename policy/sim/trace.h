@@ -3,14 +3,19 @@
  * table (size and policy key per object). Objects are dense ids so the
  * simulator indexes arrays instead of hashing on every access.
  *
- * CSV format (docs/simulator.md): one access per line,
+ * CSV format (docs/simulator.md): one access per line, either positional
  *     object,size[,rank[,job[,epoch]]]
- * object is any token without a comma (a name or a number), size a byte
- * count; rank, job and epoch are small non-negative integers. Blank lines
- * and lines starting with '#' are skipped, and so is a first line starting
- * with "object" (a header). An object's size is the one of its first line.
- * Without an epoch column, a job's epoch advances when it reads an object
- * it already read in its current epoch.
+ * or, when the first line is a header (it starts with "object"), columns
+ * by the header's names: object and size are required, rank, job and epoch
+ * used when present, any other column (the daemon's time_us, dataset,
+ * chunk, result: `tierctl trace`) ignored; every line then has the
+ * header's number of fields. object is any token without a comma (a name,
+ * a number, the daemon's escaped DATASET/PATH#CHUNK), size a byte count;
+ * rank, job and epoch are small non-negative integers, or empty for
+ * unknown (rank and job 0; epochs inferred unless every line has one).
+ * Blank lines and lines starting with '#' are skipped. An object's size is
+ * the one of its first line. Without epochs, a job's epoch advances when
+ * it reads an object it already read in its current epoch.
  *
  * Single-threaded; the reader bounds-checks every field and names the line
  * of the first error.
@@ -27,6 +32,7 @@
 
 #define TRACE_MAX_ACCESSES ((size_t)UINT32_MAX - 1)
 #define TRACE_MAX_JOBS 4096
+#define TRACE_CSV_FIELDS_MAX 32 /* columns a header may name */
 
 struct trace {
 	/* per access */

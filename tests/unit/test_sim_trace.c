@@ -90,6 +90,80 @@ static void test_csv_errors(void **state)
 	trace_free(&t);
 }
 
+/* The daemon's trace (tierctl trace): columns by the header's names, extra
+ * columns ignored, empty rank/job/epoch unknown, escaped objects opaque. */
+static void test_csv_daemon_header(void **state)
+{
+	(void)state;
+	struct trace t;
+	char err[256];
+	const char *text = "object,size,rank,job,epoch,time_us,dataset,chunk,result\n"
+			   "ds/a%2Cb.bin#0,1000,,,,5,ds,0,miss\n"
+			   "ds/a%2Cb.bin#1,200,,,,9,ds,1,miss\n"
+			   "ds/c.bin#0,300,1,0,,12,ds,0,unkept\n"
+			   "ds/a%2Cb.bin#0,1000,,,,20,ds,0,hot\n";
+	assert_int_equal(read_str(&t, text, err, sizeof(err)), 0);
+	assert_int_equal(t.n, 4);
+	assert_int_equal(t.nobj, 3);
+	assert_int_equal(t.obj[0], t.obj[3]);
+	assert_int_equal(t.size[t.obj[1]], 200);
+	assert_int_equal(t.rank[2], 1);
+	assert_int_equal(t.rank[0], 0);
+	assert_int_equal(t.job[0], 0);
+	assert_false(t.has_epochs);
+	/* untagged reads are job 0: reading a#0 again starts its epoch 1 */
+	assert_int_equal(t.epoch[3], 1);
+	trace_free(&t);
+
+	/* columns in any order; unknown ones ignored */
+	text = "object,result,weird,size\no1,hot,x,10\no2,miss,y,20\n";
+	assert_int_equal(read_str(&t, text, err, sizeof(err)), 0);
+	assert_int_equal(t.n, 2);
+	assert_int_equal(t.size[t.obj[1]], 20);
+	trace_free(&t);
+
+	/* an epoch on every line is used as given */
+	text = "object,size,epoch,x\na,1,0,\nb,1,3,\n";
+	assert_int_equal(read_str(&t, text, err, sizeof(err)), 0);
+	assert_true(t.has_epochs);
+	assert_int_equal(t.epoch[1], 3);
+	trace_free(&t);
+}
+
+static void test_csv_daemon_header_errors(void **state)
+{
+	(void)state;
+	struct trace t;
+	char err[256];
+	assert_int_equal(read_str(&t, "object,rank\na,1\n", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "t.csv:1: header: need columns \"object\" and \"size\"");
+	trace_free(&t);
+	assert_int_equal(read_str(&t, "object,size,size\na,1,1\n", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "t.csv:1: header: column \"size\" twice");
+	trace_free(&t);
+	assert_int_equal(read_str(&t, "object,size,x\na,1,z\nb,2\n", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "t.csv:3: 2 fields, the header has 3");
+	trace_free(&t);
+	assert_int_equal(read_str(&t, "object,size,x\na,1,z,q\n", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "t.csv:2: more than the header's 3 fields");
+	trace_free(&t);
+	/* size may not be empty; rank stays bounded */
+	assert_int_equal(read_str(&t, "object,size,rank\na,,0\n", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "t.csv:2: size: \"\" is not a byte count");
+	trace_free(&t);
+	assert_int_equal(read_str(&t, "object,size,rank\na,5,70000\n", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "t.csv:2: rank: \"70000\" is not an integer in [0, 65535]"));
+	trace_free(&t);
+	/* a header of 33 columns */
+	char big[400] = "object,size";
+	for (int i = 0; i < 31; i++)
+		strcat(big, ",x");
+	strcat(big, "\n");
+	assert_int_equal(read_str(&t, big, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "more than 32 columns"));
+	trace_free(&t);
+}
+
 static void test_csv_round_trip(void **state)
 {
 	(void)state;
@@ -280,6 +354,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_csv_basic),
 		cmocka_unit_test(test_csv_errors),
+		cmocka_unit_test(test_csv_daemon_header),
+		cmocka_unit_test(test_csv_daemon_header_errors),
 		cmocka_unit_test(test_csv_round_trip),
 		cmocka_unit_test(test_gen_shuffle),
 		cmocka_unit_test(test_gen_ddp),
