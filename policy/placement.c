@@ -112,6 +112,17 @@ int placement_fill_instead(struct placement *pl, int refused, uint64_t key, uint
 	return TIER_NONE;
 }
 
+bool placement_ahead_hot(struct placement *pl, uint64_t key, uint64_t size, uint64_t now)
+{
+	if (!placement_fits_hot(pl, size))
+		return false;
+	if (!placement_admit(pl, TIER_HOT, key, size, now)) {
+		pl->ahead_refused++;
+		return false;
+	}
+	return true;
+}
+
 int placement_hit(struct placement *pl, int t, struct pol_entry *e, uint64_t now)
 {
 	policy_hit(pl->tier[t], e, now);

@@ -55,6 +55,7 @@ struct placement {
 	uint64_t inflight[TIER_COUNT];
 	uint64_t fills[TIER_COUNT], refused, demoted, dropped, promoted;
 	uint64_t instead; /* fills placement_fill_instead sent to a later tier */
+	uint64_t ahead_refused; /* reads ahead hot's policy would not make room for */
 };
 
 /* Both tiers optional; promote and demote on, no size limit. */
@@ -81,6 +82,13 @@ int placement_fill(struct placement *pl, uint64_t key, uint64_t size, uint64_t n
  * right now goes to warm when warm's policy takes it. */
 int placement_fill_instead(struct placement *pl, int refused, uint64_t key, uint64_t size,
 			   uint64_t now);
+
+/* A read ahead of the reader (no plan says when it is needed) would take
+ * room hot's policy holds: may it? Asks hot's admit(), which counts it as
+ * the coming read's access (that read then hits). lru, arc: yes, as for
+ * the read itself; epoch: only into free or dead room, so reading ahead
+ * never churns the subset it keeps. */
+bool placement_ahead_hot(struct placement *pl, uint64_t key, uint64_t size, uint64_t now);
 
 /* A read hit entry e in tier t: tells that tier's policy, and returns the
  * tier e should live in from now on (t: stay; TIER_HOT: promote). */

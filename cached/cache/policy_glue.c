@@ -246,6 +246,12 @@ int policy_glue_fill_instead(struct cache *cache, struct dataset *ds, int refuse
 	return to;
 }
 
+bool policy_glue_ahead_hot(struct cache *cache, struct dataset *ds, uint64_t key, uint32_t len)
+{
+	(void)cache;
+	return placement_ahead_hot(&ds->pl, key, len, cache_now_ns());
+}
+
 uint64_t policy_glue_room(const struct cache *cache, enum tier_id t)
 {
 	const struct tier *tr = &cache->tiers[t];
@@ -411,6 +417,7 @@ void policy_glue_report(struct cache *cache, struct dataset *ds, struct proto_rs
 	proto_rs_u64(rs, "fills_warm", pl->fills[TIER_WARM]);
 	proto_rs_u64(rs, "not_admitted", pl->refused);
 	proto_rs_u64(rs, "fills_instead", pl->instead);
+	proto_rs_u64(rs, "ahead_refused", pl->ahead_refused);
 	proto_rs_u64(rs, "demoted", pl->demoted);
 	proto_rs_u64(rs, "dropped", pl->dropped);
 	proto_rs_u64(rs, "promoted", pl->promoted);

@@ -53,6 +53,9 @@ int policy_glue_fill(struct cache *cache, struct dataset *ds, uint64_t key, uint
  * TIER_NONE. Never a failed tier. */
 int policy_glue_fill_instead(struct cache *cache, struct dataset *ds, int refused, uint64_t key,
 			     uint32_t len);
+/* A prefetch no plan asked for (readahead, open-ahead) would displace
+ * hot's victim: may it (placement_ahead_hot)? */
+bool policy_glue_ahead_hot(struct cache *cache, struct dataset *ds, uint64_t key, uint32_t len);
 /* Bytes tier t's policies could still take within their budget: the
  * budget less what they hold, what is arriving (fills and moves in
  * flight, every dataset) and what is pinned; 0 for a missing or failed
