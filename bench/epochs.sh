@@ -88,7 +88,7 @@ r = json.load(open(sys.argv[1]))[0]
 print(sys.argv[2], sys.argv[3], r["wall_s"], r["mb_per_s"], r["hits_hot"], r["hits_warm"], r["misses"])
 PY
 	done
-	unkept=$("$O/bin/tierctl" status --json | python3 -c "import json,sys; print(json.load(sys.stdin)['counters']['served_unkept'])")
+	unkept=$("$O/bin/tierctl" status --json | python3 -c "import json,sys; c=json.load(sys.stdin)['counters']; print('%d, of which a tier had room for: %d' % (c['served_unkept'], c['served_unkept_with_room']))")
 	awk -v p="$p" '$1 == p {
 		h = $5 + $6; t = h + $7
 		printf "%-12s %5d %8.2f %8.1f %9d %9d %8d %7.1f\n", $1, $2, $3, $4, $5, $6, $7, t ? 100 * h / t : 0

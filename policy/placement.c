@@ -92,6 +92,37 @@ int placement_fill(struct placement *pl, uint64_t key, uint64_t size, uint64_t n
 	return TIER_NONE;
 }
 
+int placement_fill_instead(struct placement *pl, int refused, uint64_t key, uint64_t size,
+			   uint64_t now)
+{
+	if (refused < 0 || refused >= TIER_COUNT)
+		return TIER_NONE;
+	if (pl->fills[refused])
+		pl->fills[refused]--;
+	/* only the tiers after it: those before it were asked already (and
+	 * said no) when placement_fill reached it */
+	for (int t = refused + 1; t < TIER_COUNT; t++) {
+		if (pl->tier[t] && placement_admit(pl, t, key, size, now)) {
+			pl->fills[t]++;
+			pl->instead++;
+			return t;
+		}
+	}
+	pl->refused++;
+	return TIER_NONE;
+}
+
+bool placement_ahead_hot(struct placement *pl, uint64_t key, uint64_t size, uint64_t now)
+{
+	if (!placement_fits_hot(pl, size))
+		return false;
+	if (!placement_admit(pl, TIER_HOT, key, size, now)) {
+		pl->ahead_refused++;
+		return false;
+	}
+	return true;
+}
+
 int placement_hit(struct placement *pl, int t, struct pol_entry *e, uint64_t now)
 {
 	policy_hit(pl->tier[t], e, now);

@@ -21,6 +21,8 @@
  *   hit in tier t:  to = placement_hit(pl, t, e, now)
  *                   if to != t: remove e from t, insert into `to`, make_room(to)
  *   miss:           to = placement_fill(pl, key, size, now)
+ *                   while to != TIER_NONE and `to` has no room now (bytes in flight):
+ *                       to = placement_fill_instead(pl, to, key, size, now)
  *                   if to != TIER_NONE: fill, insert into `to`, make_room(to)
  *   make_room(t):   while tier t holds more than cap[t]:
  *                       v = policy_victim(tier t)
@@ -52,6 +54,8 @@ struct placement {
 	 * one that fills asynchronously (the daemon) keeps them up to date. */
 	uint64_t inflight[TIER_COUNT];
 	uint64_t fills[TIER_COUNT], refused, demoted, dropped, promoted;
+	uint64_t instead; /* fills placement_fill_instead sent to a later tier */
+	uint64_t ahead_refused; /* reads ahead hot's policy would not make room for */
 };
 
 /* Both tiers optional; promote and demote on, no size limit. */
@@ -66,6 +70,25 @@ int placement_set(struct placement *pl, const char *key, const char *value, char
  * it from cold and keep nothing). Asks hot, then warm; counts as that read's
  * access for each policy it asks. */
 int placement_fill(struct placement *pl, uint64_t key, uint64_t size, uint64_t now);
+
+/* The tier placement_fill (or this) returned cannot take the entry at this
+ * moment: the caller found no room there it may make without giving up
+ * what that tier's policy keeps (its room is taken by fills and moves in
+ * flight, files clients hold, chunks served unkept). Asks the tiers after
+ * `refused` in order, as placement_fill does, and returns the same way;
+ * `refused` no longer counts the fill. A caller that always has the room
+ * (the simulator) never calls it. This is what keeps concurrency from
+ * throwing away what the policies would keep: a chunk hot cannot take
+ * right now goes to warm when warm's policy takes it. */
+int placement_fill_instead(struct placement *pl, int refused, uint64_t key, uint64_t size,
+			   uint64_t now);
+
+/* A read ahead of the reader (no plan says when it is needed) would take
+ * room hot's policy holds: may it? Asks hot's admit(), which counts it as
+ * the coming read's access (that read then hits). lru, arc: yes, as for
+ * the read itself; epoch: only into free or dead room, so reading ahead
+ * never churns the subset it keeps. */
+bool placement_ahead_hot(struct placement *pl, uint64_t key, uint64_t size, uint64_t now);
 
 /* A read hit entry e in tier t: tells that tier's policy, and returns the
  * tier e should live in from now on (t: stay; TIER_HOT: promote). */

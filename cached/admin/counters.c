@@ -133,6 +133,16 @@ const struct counter_row counter_rows[] = {
 	 .metric = "tiercache_served_unkept_total", .labels = "", .type = COUNTER_COUNTER,
 	 .help = "Chunks read from cold and served without being kept on a tier.",
 	 CTR(served_unkept)},
+	{.status = "served_unkept_with_room", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_served_unkept_with_room_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Chunks served without being kept although a tier had room its policies could "
+		 "have used (the goal is 0).",
+	 CTR(served_unkept_room)},
+	{.status = "fills_instead", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_fills_instead_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Fills the tier placement chose had no room for at that moment, kept on the "
+		 "next tier instead.",
+	 CTR(fills_instead)},
 	{.status = "evictions", .section = STATUS_COUNTERS,
 	 .metric = "tiercache_evictions_total", .labels = "", .type = COUNTER_COUNTER,
 	 .help = "Chunks dropped from the cache to make room.", CTR(evictions)},

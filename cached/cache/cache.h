@@ -160,6 +160,8 @@ struct counters {
 	uint64_t chunks_synced;  /* fills made durable and recorded (durable.c) */
 	uint64_t syncs_skipped;  /* fills gone (evicted, moved) before their sync */
 	uint64_t served_unkept; /* chunks read from cold and served without keeping them */
+	uint64_t served_unkept_room; /* ... of which some tier had room for (policy_glue_room) */
+	uint64_t fills_instead;  /* fills the first tier could not take now, kept on the next */
 	uint64_t held_refusals; /* descriptors refused past max_held_per_client / _per_user (api) */
 	uint64_t scrubbed_bytes; /* bytes of chunk files the scrubber checked (scrub.c) */
 	uint64_t scrub_passes;   /* walks of the whole chunk table the scrubber finished */

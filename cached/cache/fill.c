@@ -77,6 +77,7 @@ struct fill {
 	uint8_t tried; /* FILL_TRIED(tier) of every place whose write failed */
 	bool keep;   /* admitted: publish; else serve from a nameless file */
 	bool prefetch; /* started by the prefetcher (READ_PREFETCH), not a read */
+	bool lost;     /* !keep although a tier had room for it (fill_place) */
 	int fd;      /* !keep: the written, unlinked file; keep: the published one */
 	struct segment *seg; /* keep, small: the segment it is appended to (else NULL) */
 	uint64_t seg_off;
@@ -348,6 +349,8 @@ static void fill_done(struct job *j)
 			f->ds->bytes_from_cold += f->len;
 			cache->ctr.served_unkept++;
 			f->ds->served_unkept++;
+			if (f->lost)
+				cache->ctr.served_unkept_room++;
 		}
 	} else if (!err) {
 		tier_commit(t, f->len);
@@ -474,26 +477,71 @@ out:
 	return 0;
 }
 
-/* Where a new chunk goes: the tier placement admits it to if it has room
- * there now. If it has none (files clients hold, chunks served unkept),
- * the chunk is served without being kept rather than evicting what the
- * policy chose to keep; only when no tier has room at all are chunks
- * dropped for it. */
-static int fill_place(struct cache *cache, struct dataset *ds, uint64_t key, uint32_t len,
-		      bool prefetch, uint8_t *tier, bool *keep)
+/* Room for len bytes on tier `to` now: free room, or dead bytes of its
+ * segments reclaimed. Nothing any policy keeps is given up. */
+static bool fill_reserve(struct cache *cache, int to, uint32_t len)
 {
-	/* a prefetch goes hot: the prefetcher checked it displaces nothing needed sooner */
+	return tier_reserve(&cache->tiers[to], len) ||
+	       (cache->segs[to].bytes_dead >= len && mover_reclaim(cache, to, len) &&
+		tier_reserve(&cache->tiers[to], len));
+}
+
+/* Some tier had room its policies could have used for len bytes. */
+static bool fill_some_room(const struct cache *cache, uint32_t len)
+{
+	for (int t = 0; t < TIER_COUNT; t++)
+		if (policy_glue_room(cache, (enum tier_id)t) >= len)
+			return true;
+	return false;
+}
+
+/* Where a prefetch goes when hot has no room now: warm, if warm's policies
+ * have room to spare (the prefetch then displaces nothing there either). */
+static int fill_prefetch_instead(struct cache *cache, int refused, uint32_t len)
+{
+	if (refused == TIER_HOT && policy_glue_room(cache, TIER_WARM) >= len)
+		return TIER_WARM;
+	return TIER_NONE;
+}
+
+/* Where a new chunk goes. The placement picks the tier (a prefetch: hot,
+ * the prefetcher checked it displaces nothing needed sooner). When that
+ * tier has no room at this moment (fills and moves in flight, files
+ * clients hold, chunks served unkept take it), the chunk goes to the next
+ * tier whose policy admits it (policy_glue_fill_instead): concurrency
+ * must not throw away what the policies would keep. If none of them has
+ * room, the last that admitted it (the one whose victims are dropped, not
+ * demoted) gives up victims to make room. Only when that fails too is the
+ * chunk served without being kept; *lost says a tier had room for it all
+ * the same (counted: the goal is none). */
+static int fill_place(struct cache *cache, struct dataset *ds, uint64_t key, uint32_t len,
+		      bool prefetch, uint8_t *tier, bool *keep, bool *lost)
+{
 	int to = prefetch ? TIER_HOT : policy_glue_fill(cache, ds, key, len);
-	if (to != TIER_NONE && (tier_reserve(&cache->tiers[to], len) ||
-				(cache->segs[to].bytes_dead >= len && mover_reclaim(cache, to, len) &&
-				 tier_reserve(&cache->tiers[to], len)))) {
-		*tier = (uint8_t)to;
-		*keep = true;
-		policy_glue_arriving(ds, to, len);
-		return 0;
+	int first = to, last = TIER_NONE;
+	while (to != TIER_NONE) {
+		if (fill_reserve(cache, to, len))
+			goto keep;
+		last = to;
+		to = prefetch ? fill_prefetch_instead(cache, to, len)
+			      : policy_glue_fill_instead(cache, ds, to, key, len);
+	}
+	if (last != TIER_NONE && !prefetch && mover_make_room_now(cache, (enum tier_id)last, len) == 0 &&
+	    tier_reserve(&cache->tiers[last], len)) {
+		to = last;
+		goto keep;
 	}
 	*keep = false;
+	*lost = fill_some_room(cache, len);
 	return place_unkept(cache, len, 0, tier);
+keep:
+	if (to != first)
+		cache->ctr.fills_instead++;
+	*tier = (uint8_t)to;
+	*keep = true;
+	*lost = false;
+	policy_glue_arriving(ds, to, len);
+	return 0;
 }
 
 int fill_get(struct cache *cache, struct dataset *ds, const char *path, const struct cold_stat *src,
@@ -543,7 +591,7 @@ int fill_get(struct cache *cache, struct dataset *ds, const char *path, const st
 		free(f);
 		return -ENOMEM;
 	}
-	int err = fill_place(cache, ds, key, len, prefetch, &f->tier, &f->keep);
+	int err = fill_place(cache, ds, key, len, prefetch, &f->tier, &f->keep, &f->lost);
 	if (err < 0) {
 		log_warn("dataset=%s path=%s chunk=%u op=fill err=\"no room anywhere: every tier is "
 			 "full of chunks held open by clients (or failed) and the %llu MiB for chunks "

@@ -186,6 +186,23 @@ int mover_make_room(struct cache *cache, enum tier_id t, uint64_t len)
 	return 0;
 }
 
+#define MAKE_ROOM_NOW_MAX 64 /* victims one fill may give up */
+
+int mover_make_room_now(struct cache *cache, enum tier_id t, uint64_t len)
+{
+	struct tier *tr = &cache->tiers[t];
+	if (!tr->present || tr->failed || len > tier_capacity_now(tr))
+		return -ENOSPC;
+	for (int n = 0; tier_free(tr) < len; n++) {
+		struct chunk *v = mover_victim(cache, t);
+		/* refs 1: only the chunk itself holds its file */
+		if (!v || n >= MAKE_ROOM_NOW_MAX || v->file->refs > 1 || v->file->seg)
+			return -ENOSPC;
+		mover_evict(cache, v);
+	}
+	return 0;
+}
+
 /* Worker: copy a chunk file between tiers, verifying its checksum. */
 static void move_work(struct job *j)
 {

@@ -20,6 +20,11 @@ void mover_kick(struct cache *cache);
 struct chunk *mover_victim(struct cache *cache, enum tier_id t);
 /* Evict at once until `len` bytes fit on the tier. 0 or -ENOSPC. */
 int mover_make_room(struct cache *cache, enum tier_id t, uint64_t len);
+/* Like mover_make_room, for a fill: gives up the tier's victims only
+ * while each one's bytes leave the tier at once (no client holds its file,
+ * not an item of a segment), at most a few: it never empties a tier whose
+ * room clients hold. 0 or -ENOSPC (some victims may be gone then). */
+int mover_make_room_now(struct cache *cache, enum tier_id t, uint64_t len);
 /* A warm chunk was read: copy it up to hot if hot has room. */
 void mover_promote(struct cache *cache, struct chunk *c);
 /* Evict one chunk (counted as an eviction). */

@@ -236,6 +236,36 @@ int policy_glue_fill(struct cache *cache, struct dataset *ds, uint64_t key, uint
 	return to;
 }
 
+int policy_glue_fill_instead(struct cache *cache, struct dataset *ds, int refused, uint64_t key,
+			     uint32_t len)
+{
+	int to = refused;
+	do
+		to = placement_fill_instead(&ds->pl, to, key, len, cache_now_ns());
+	while (to != TIER_NONE && cache->tiers[to].failed);
+	return to;
+}
+
+bool policy_glue_ahead_hot(struct cache *cache, struct dataset *ds, uint64_t key, uint32_t len)
+{
+	(void)cache;
+	return placement_ahead_hot(&ds->pl, key, len, cache_now_ns());
+}
+
+uint64_t policy_glue_room(const struct cache *cache, enum tier_id t)
+{
+	const struct tier *tr = &cache->tiers[t];
+	if (!tr->present || tr->failed)
+		return 0;
+	uint64_t held = policy_glue_tier_bytes(cache, t) + cache->pinned[t];
+	for (unsigned i = 0; i < cache->nds; i++)
+		held += cache->ds[i]->pl.inflight[t];
+	uint64_t budget = policy_glue_budget(cache, t);
+	uint64_t room = held < budget ? budget - held : 0;
+	uint64_t disk = tier_free(tr);
+	return room < disk ? room : disk;
+}
+
 int policy_glue_hit(struct cache *cache, struct chunk *c)
 {
 	(void)cache;
@@ -424,6 +454,8 @@ void policy_glue_report(struct cache *cache, struct dataset *ds, struct proto_rs
 	proto_rs_u64(rs, "fills_hot", pl->fills[TIER_HOT]);
 	proto_rs_u64(rs, "fills_warm", pl->fills[TIER_WARM]);
 	proto_rs_u64(rs, "not_admitted", pl->refused);
+	proto_rs_u64(rs, "fills_instead", pl->instead);
+	proto_rs_u64(rs, "ahead_refused", pl->ahead_refused);
 	proto_rs_u64(rs, "demoted", pl->demoted);
 	proto_rs_u64(rs, "dropped", pl->dropped);
 	proto_rs_u64(rs, "promoted", pl->promoted);

@@ -48,6 +48,21 @@ void policy_glue_access(struct cache *cache, uint64_t key, const struct read_ctx
  * TIER_NONE (serve it, keep nothing). Never a failed tier: the other one
  * instead, or TIER_NONE. */
 int policy_glue_fill(struct cache *cache, struct dataset *ds, uint64_t key, uint32_t len);
+/* The tier `refused` (returned by one of these) has no room now that the
+ * fill may take (placement_fill_instead): the next tier that admits it, or
+ * TIER_NONE. Never a failed tier. */
+int policy_glue_fill_instead(struct cache *cache, struct dataset *ds, int refused, uint64_t key,
+			     uint32_t len);
+/* A prefetch no plan asked for (readahead, open-ahead) would displace
+ * hot's victim: may it (placement_ahead_hot)? */
+bool policy_glue_ahead_hot(struct cache *cache, struct dataset *ds, uint64_t key, uint32_t len);
+/* Bytes tier t's policies could still take within their budget: the
+ * budget less what they hold, what is arriving (fills and moves in
+ * flight, every dataset) and what is pinned; 0 for a missing or failed
+ * tier, or one whose disk has no room left. A chunk of len bytes served
+ * unkept while this is >= len for some tier is one the daemon lost, not
+ * one the policies gave up (counted as served_unkept_room). */
+uint64_t policy_glue_room(const struct cache *cache, enum tier_id t);
 /* A read hit resident chunk c (state CHUNK_RESIDENT): tells its policy;
  * returns TIER_HOT when a warm chunk should be promoted, else its tier. */
 int policy_glue_hit(struct cache *cache, struct chunk *c);

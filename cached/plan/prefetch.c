@@ -117,9 +117,10 @@ static bool pf_may_evict(struct prefetch *pf, const struct chunk *v, uint64_t us
 	return vu > use;
 }
 
-/* Room on hot for len bytes of key, without displacing anything needed
- * sooner. */
-static bool pf_room(struct prefetch *pf, uint64_t key, uint32_t len)
+/* Room on hot for len bytes of key of ds, without displacing anything
+ * needed sooner, nor, for a chunk no plan names (readahead, open-ahead),
+ * anything hot's policy would rather keep (policy_glue_ahead_hot). */
+static bool pf_room(struct prefetch *pf, struct dataset *ds, uint64_t key, uint32_t len)
 {
 	struct tier *hot = &pf->cache->tiers[TIER_HOT];
 	if (!hot->present || tier_free(hot) < len)
@@ -130,7 +131,9 @@ static bool pf_room(struct prefetch *pf, uint64_t key, uint32_t len)
 	if (policy_glue_tier_bytes(pf->cache, TIER_HOT) + arriving + len <= policy_glue_budget(pf->cache, TIER_HOT))
 		return true;
 	struct chunk *v = mover_victim(pf->cache, TIER_HOT);
-	if (!v || pf_may_evict(pf, v, plan_store_next_use(pf->cache->plans, key)))
+	uint64_t use = plan_store_next_use(pf->cache->plans, key);
+	if (!v || (pf_may_evict(pf, v, use) &&
+		   (use != PLAN_NONE || policy_glue_ahead_hot(pf->cache, ds, key, len))))
 		return true;
 	pf->stalls++;
 	return false;
@@ -213,7 +216,7 @@ void prefetch_pump(struct prefetch *pf, struct dplan *pl)
 		uint32_t len = plans_chunk_len(pl->ds, f, idx);
 		uint64_t key = plan_track_key(&pl->tr, q);
 		if (!plan_track_done(&pl->tr, q) && !chunk_find(&pf->cache->chunks, key)) {
-			if (!pf_room(pf, key, len))
+			if (!pf_room(pf, pl->ds, key, len))
 				break;
 			if (pf_issue(pf, pl->ds, f->path, &f->src, idx, len, pl->psid) < 0)
 				break;
@@ -284,7 +287,7 @@ void prefetch_readahead(struct prefetch *pf, struct dataset *ds, const char *pat
 			uint64_t off = (uint64_t)j * ds->conf.chunk_size;
 			uint32_t len = (uint32_t)(src->size - off < ds->conf.chunk_size ? src->size - off
 											  : ds->conf.chunk_size);
-			if (!pf_room(pf, key, len) || pf_issue(pf, ds, path, src, j, len, 0) < 0)
+			if (!pf_room(pf, ds, key, len) || pf_issue(pf, ds, path, src, j, len, 0) < 0)
 				break;
 		}
 		s->issued = j;
@@ -302,7 +305,7 @@ void prefetch_open_ahead(struct prefetch *pf, struct dataset *ds, const char *pa
 	uint64_t key = chunk_key(ds->name, path, src, 0);
 	if (chunk_find(&pf->cache->chunks, key) || plans_hold(pf->reg, key))
 		return;
-	if (pf_room(pf, key, (uint32_t)src->size) &&
+	if (pf_room(pf, ds, key, (uint32_t)src->size) &&
 	    pf_issue(pf, ds, path, src, 0, (uint32_t)src->size, 0) == 1)
 		pf->open_ahead++;
 }

@@ -241,6 +241,43 @@ static void test_inflight_counts_as_held(void **state)
 	free(r);
 }
 
+/* Hot admitted a fill but has no room at this moment (the daemon's bytes in
+ * flight): the fill goes to warm when warm's policy takes it, hot no longer
+ * counts it, and with no later tier (or a later tier that refuses) it is
+ * kept nowhere. */
+static void test_fill_instead(void **state)
+{
+	(void)state;
+	struct rig *r = calloc(1, sizeof(*r));
+	rig_init(r, "lru", 2, 2);
+	int to = placement_fill(&r->pl, 5, 1, ++r->now);
+	assert_int_equal(to, TIER_HOT);
+	assert_int_equal(placement_fill_instead(&r->pl, to, 5, 1, ++r->now), TIER_WARM);
+	assert_int_equal(r->pl.fills[TIER_HOT], 0);
+	assert_int_equal(r->pl.fills[TIER_WARM], 1);
+	assert_int_equal(r->pl.instead, 1);
+	/* warm cannot take it either: the last tier, kept nowhere */
+	assert_int_equal(placement_fill_instead(&r->pl, TIER_WARM, 5, 1, ++r->now), TIER_NONE);
+	assert_int_equal(r->pl.fills[TIER_WARM], 0);
+	assert_int_equal(r->pl.refused, 1);
+	/* nonsense in: nothing out, nothing counted */
+	assert_int_equal(placement_fill_instead(&r->pl, TIER_NONE, 5, 1, ++r->now), TIER_NONE);
+	assert_int_equal(placement_fill_instead(&r->pl, TIER_COUNT, 5, 1, ++r->now), TIER_NONE);
+	assert_int_equal(r->pl.refused, 1);
+	rig_free(r);
+	free(r);
+	/* epoch: warm full of live entries refuses, so the fill is kept nowhere */
+	r = calloc(1, sizeof(*r));
+	rig_init(r, "epoch", 1, 1);
+	assert_int_equal(rig_read(r, 0), TIER_NONE); /* hot */
+	r->pl.inflight[TIER_WARM] = 1;                /* warm's one unit arriving */
+	assert_int_equal(placement_fill_instead(&r->pl, TIER_HOT, 99, 1, ++r->now), TIER_NONE);
+	r->pl.inflight[TIER_WARM] = 0;
+	assert_int_equal(placement_fill_instead(&r->pl, TIER_HOT, 99, 1, ++r->now), TIER_WARM);
+	rig_free(r);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -250,6 +287,7 @@ int main(void)
 		cmocka_unit_test(test_no_demote_no_promote),
 		cmocka_unit_test(test_placement_tunables),
 		cmocka_unit_test(test_inflight_counts_as_held),
+		cmocka_unit_test(test_fill_instead),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
