@@ -180,6 +180,17 @@ static int cmd_dir(const char *ds, const char *dir, int n)
 	}
 	printf("opened=%d errors=%d mismatched=%d\n", opened, errors, mismatches);
 	tiercache_disconnect(tc);
+	for (int i = 0; i < n; i++) {
+		free((char *)paths[i]);
+		free(srcs[i]);
+	}
+	for (int i = 0; i < nn; i++)
+		free(names[i]);
+	free(names);
+	free(paths);
+	free(srcs);
+	free(hs);
+	free(errs);
 	return mismatches ? 1 : 0;
 }
 
@@ -214,6 +225,7 @@ static int cmd_limit(const char *path)
 	int again = tiercache_open_many(tc, paths, B, hs, errs, 0);
 	printf("again=%d\n", again);
 	tiercache_disconnect(tc);
+	free(all);
 	return 0;
 }
 
