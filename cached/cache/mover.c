@@ -337,12 +337,10 @@ static int move_start(struct cache *cache, struct chunk *c, uint8_t to, mover_do
 int mover_move(struct cache *cache, struct chunk *c, enum tier_id to, bool make_room, mover_done_fn cb,
 	       void *arg)
 {
-	struct tier *t = &cache->tiers[to];
-	if (!t->present)
-		return -ENODEV;
-	if (c->state != CHUNK_RESIDENT || cache->stopping)
-		return -EBUSY;
-	if (c->tier == to)
+	/* mover_copy says -EALREADY for a chunk file on to; a segment item
+	 * there would be copied (a reclaim's compaction), which a move is not */
+	if (c->tier == to && c->file->seg && cache->tiers[to].present &&
+	    c->state == CHUNK_RESIDENT && !cache->stopping)
 		return -EALREADY;
 	return mover_copy(cache, c, to, make_room, cb, arg);
 }

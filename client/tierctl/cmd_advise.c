@@ -14,6 +14,7 @@
  */
 #include "cmd_advise.h"
 #include "tierctl.h"
+#include "exe_dir.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -108,14 +109,8 @@ static int advise_find_sim(char *path, size_t n)
 		return access(path, X_OK) == 0 ? 0 : -ENOENT;
 	}
 	char exe[PATH_MAX];
-	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (len <= 0)
+	if (tc_exe_dir(exe, sizeof(exe)) < 0)
 		return -ENOENT;
-	exe[len] = '\0';
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return -ENOENT;
-	*slash = '\0';
 	snprintf(path, n, "%s/tiercache-sim", exe);
 	return access(path, X_OK) == 0 ? 0 : -ENOENT;
 }

@@ -5,6 +5,7 @@
 #include "curve_cli.h"
 
 #include "curve.h"
+#include "exe_dir.h"
 #include "gen.h"
 #include "report.h"
 
@@ -141,14 +142,8 @@ static int curve_cli_plotter(char *path, size_t n)
 		return access(path, X_OK) == 0 ? 0 : -ENOENT;
 	}
 	char exe[PATH_MAX];
-	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (len <= 0)
+	if (tc_exe_dir(exe, sizeof(exe)) < 0)
 		return -ENOENT;
-	exe[len] = '\0';
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return -ENOENT;
-	*slash = '\0';
 	snprintf(path, n, "%s/tiercache-plot-curve", exe);
 	if (access(path, X_OK) == 0)
 		return 0;

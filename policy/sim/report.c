@@ -107,8 +107,8 @@ static void report_json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-void report_json(FILE *f, const struct report_info *ri, const struct sim_result *res, size_t n,
-		 bool epochs)
+/* The opening of a JSON report: {"trace":{...}, */
+static void report_json_trace(FILE *f, const struct report_info *ri)
 {
 	const struct trace *t = ri->t;
 	fprintf(f, "{\"trace\":{\"source\":");
@@ -118,6 +118,13 @@ void report_json(FILE *f, const struct report_info *ri, const struct sim_result 
 		"\"dataset_bytes\":%llu},",
 		t->nobj, t->n, t->nepochs, t->njobs, t->nranks,
 		(unsigned long long)t->dataset_bytes);
+}
+
+void report_json(FILE *f, const struct report_info *ri, const struct sim_result *res, size_t n,
+		 bool epochs)
+{
+	const struct trace *t = ri->t;
+	report_json_trace(f, ri);
 	fprintf(f,
 		"\"cache\":{\"hot_bytes\":%llu,\"warm_bytes\":%llu,\"hot_fraction\":%.6f,"
 		"\"warm_fraction\":%.6f,\"plan_epochs\":%u},",
@@ -223,14 +230,7 @@ static double report_curve_vs_opt(const struct curve *c, size_t p, size_t col)
 void report_curve_json(FILE *f, const struct report_info *ri, const struct curve *c,
 		       double warm_share)
 {
-	const struct trace *t = ri->t;
-	fprintf(f, "{\"trace\":{\"source\":");
-	report_json_string(f, ri->source);
-	fprintf(f,
-		",\"objects\":%u,\"accesses\":%zu,\"epochs\":%u,\"jobs\":%u,\"ranks\":%u,"
-		"\"dataset_bytes\":%llu},",
-		t->nobj, t->n, t->nepochs, t->njobs, t->nranks,
-		(unsigned long long)t->dataset_bytes);
+	report_json_trace(f, ri);
 	fprintf(f, "\"curve\":{\"warm_share\":");
 	if (warm_share < 0)
 		fprintf(f, "null"); /* HOT:WARM pairs */
