@@ -14,7 +14,7 @@
  */
 #include "cmd_advise.h"
 #include "tierctl.h"
-#include "exe_dir.h"
+#include "find_tool.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -103,16 +103,8 @@ static int advise_daemon_capacities(uint64_t *hot, uint64_t *warm)
 /* $TIERCACHE_SIM, else tiercache-sim in tierctl's own directory. */
 static int advise_find_sim(char *path, size_t n)
 {
-	const char *env = getenv("TIERCACHE_SIM");
-	if (env && *env) {
-		snprintf(path, n, "%s", env);
-		return access(path, X_OK) == 0 ? 0 : -ENOENT;
-	}
-	char exe[PATH_MAX];
-	if (tc_exe_dir(exe, sizeof(exe)) < 0)
-		return -ENOENT;
-	snprintf(path, n, "%s/tiercache-sim", exe);
-	return access(path, X_OK) == 0 ? 0 : -ENOENT;
+	static const char *const names[] = {"tiercache-sim", NULL};
+	return tc_find_tool("TIERCACHE_SIM", names, path, n);
 }
 
 /* Run the simulator; its standard output (bounded) into *out. Its

@@ -5,7 +5,7 @@
 #include "curve_cli.h"
 
 #include "curve.h"
-#include "exe_dir.h"
+#include "find_tool.h"
 #include "gen.h"
 #include "report.h"
 
@@ -136,19 +136,9 @@ static int curve_cli_sizes(const struct curve_cli *cc, const struct trace *t, do
  * program was built in (BUILD/bin/tiercache-sim). */
 static int curve_cli_plotter(char *path, size_t n)
 {
-	const char *env = getenv("TIERCACHE_PLOT_CURVE");
-	if (env && *env) {
-		snprintf(path, n, "%s", env);
-		return access(path, X_OK) == 0 ? 0 : -ENOENT;
-	}
-	char exe[PATH_MAX];
-	if (tc_exe_dir(exe, sizeof(exe)) < 0)
-		return -ENOENT;
-	snprintf(path, n, "%s/tiercache-plot-curve", exe);
-	if (access(path, X_OK) == 0)
-		return 0;
-	snprintf(path, n, "%s/../../../scripts/plot-curve", exe);
-	return access(path, X_OK) == 0 ? 0 : -ENOENT;
+	static const char *const names[] = {"tiercache-plot-curve", "../../../scripts/plot-curve",
+					    NULL};
+	return tc_find_tool("TIERCACHE_PLOT_CURVE", names, path, n);
 }
 
 static int curve_cli_plot(const struct curve_cli *cc, const struct report_info *ri,
