@@ -174,3 +174,20 @@ tc_imagefolder() {
 	mkdir -p "$1/train/bird/nested"
 	for i in $(seq 1 "$3"); do head -c $((i * 30011)) /dev/urandom >"$1/train/bird/nested/b$i.jpg"; done
 }
+
+# tc_source_access_setup NAME: the config of a test that runs clients as
+# nobody (root and runuser needed, else exit 1): $T and the socket reachable
+# by others, dataset ds (on $T/cold) with `access = source`, and dataset NAME
+# on $T/cold2 with the default access (the socket's). Sets nogroup.
+tc_source_access_setup() {
+	if [ "$(id -u)" -ne 0 ] || ! command -v runuser >/dev/null; then
+		echo "$(basename "$0" .sh): needs root and runuser to run clients as another user"
+		exit 1
+	fi
+	chmod 0711 "$T" # T is 0700: nobody must reach the socket and mount points
+	nogroup=$(id -gn nobody)
+	tc_config 16M none 256K "access = source"
+	sed -i 's/^\[daemon\]$/[daemon]\nsocket_mode = 0666/' "$T/tc.conf"
+	printf '[dataset %s]\nbackend = posix\npath = %s\nchunk_size = 256K\n' "$1" "$T/cold2" >>"$T/tc.conf"
+	mkdir -p "$T/cold2"
+}

@@ -7,22 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_mount.sh"
 TC=$TC_BIN/tierctl
-if [ "$(id -u)" -ne 0 ] || ! command -v runuser >/dev/null; then
-	echo "t_access: needs root and runuser to run clients as another user"
-	exit 1
-fi
-# nobody must reach the socket (and the mount point): T is 0700
-chmod 0711 "$T"
-nogroup=$(id -gn nobody)
-
-tc_config 16M none 256K "access = source"
-sed -i 's/^\[daemon\]$/[daemon]\nsocket_mode = 0666/' "$T/tc.conf"
-cat >>"$T/tc.conf" <<EOF
-[dataset open]
-backend = posix
-path = $T/cold2
-chunk_size = 256K
-EOF
+tc_source_access_setup open
 mkdir -p "$T/cold/sub" "$T/cold/closed" "$T/cold2"
 head -c 300000 /dev/urandom >"$T/cold/secret"
 head -c 300000 /dev/urandom >"$T/cold/public"

@@ -9,21 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_mount.sh"
 . "$(dirname "$0")/lib_python.sh"
-if [ "$(id -u)" -ne 0 ] || ! command -v runuser >/dev/null; then
-	echo "t_mount_owner: needs root and runuser to run clients as another user"
-	exit 1
-fi
-chmod 0711 "$T"
-nogroup=$(id -gn nobody)
-
-tc_config 16M none 256K "access = source"
-sed -i 's/^\[daemon\]$/[daemon]\nsocket_mode = 0666/' "$T/tc.conf"
-cat >>"$T/tc.conf" <<EOF
-[dataset sock]
-backend = posix
-path = $T/cold2
-chunk_size = 256K
-EOF
+tc_source_access_setup sock
 mkdir -p "$T/cold/sub" "$T/cold/mine" "$T/cold2"
 head -c 300000 /dev/urandom >"$T/cold/nob640"   # nobody:nogroup 0640
 head -c 300000 /dev/urandom >"$T/cold/root600"  # root:root 0600
