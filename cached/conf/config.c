@@ -960,47 +960,8 @@ const struct dataset_conf *config_dataset(const struct config *cfg, const char *
 	return NULL;
 }
 
-int config_key_value(const struct config *cfg, size_t i, unsigned which, char *buf, size_t n,
-		     bool *is_default)
+int config_key_default(const struct config *cfg, const struct key_def *k, void *out)
 {
-	if (i >= config_nkeys)
-		return -ENOENT;
-	const struct key_def *k = &config_keys[i];
-	const void *base = cfg;
-	union {
-		struct config c;
-		struct tier_conf t;
-		struct dataset_conf d;
-	} *dflt = NULL;
-	switch (k->sect) {
-	case SECT_TIER:
-		if (which >= TIER_COUNT || !cfg->tiers[which].present)
-			return -ENOENT;
-		base = &cfg->tiers[which];
-		break;
-	case SECT_DATASET: {
-		if (which >= cfg->ndatasets)
-			return -ENOENT;
-		const struct dataset_conf *ds = &cfg->datasets[which];
-		unsigned only = k->flags & (KEY_POSIX | KEY_RADOS);
-		if (only && only != (strcmp(ds->backend, "rados") == 0 ? KEY_RADOS : KEY_POSIX))
-			return -ENOENT;
-		base = ds;
-		break;
-	}
-	default:
-		break;
-	}
-	config_key_format(k, base, buf, n);
-	*is_default = false;
-	if (!(dflt = calloc(1, sizeof(*dflt))))
-		return 0;
-	/* parse the default the way loading does (none: zero / empty), then
-	 * compare the fields */
-	struct load ld = {.file = cfg->file, .cfg = &dflt->c};
-	if (!k->def || key_set(&ld, k, "", 0, dflt, k->def) == 0)
-		*is_default = memcmp((const char *)dflt + k->off, (const char *)base + k->off,
-				     k->size) == 0;
-	free(dflt);
-	return 0;
+	struct load ld = {.file = cfg->file, .cfg = out};
+	return key_set(&ld, k, "", 0, out, k->def);
 }

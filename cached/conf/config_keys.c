@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
@@ -258,3 +259,46 @@ void config_key_format(const struct key_def *k, const void *base, char *buf, siz
 	}
 }
 
+int config_key_value(const struct config *cfg, size_t i, unsigned which, char *buf, size_t n,
+		     bool *is_default)
+{
+	if (i >= config_nkeys)
+		return -ENOENT;
+	const struct key_def *k = &config_keys[i];
+	const void *base = cfg;
+	union {
+		struct config c;
+		struct tier_conf t;
+		struct dataset_conf d;
+	} *dflt = NULL;
+	switch (k->sect) {
+	case SECT_TIER:
+		if (which >= TIER_COUNT || !cfg->tiers[which].present)
+			return -ENOENT;
+		base = &cfg->tiers[which];
+		break;
+	case SECT_DATASET: {
+		if (which >= cfg->ndatasets)
+			return -ENOENT;
+		const struct dataset_conf *ds = &cfg->datasets[which];
+		unsigned only = k->flags & (KEY_POSIX | KEY_RADOS);
+		if (only && only != (strcmp(ds->backend, "rados") == 0 ? KEY_RADOS : KEY_POSIX))
+			return -ENOENT;
+		base = ds;
+		break;
+	}
+	default:
+		break;
+	}
+	config_key_format(k, base, buf, n);
+	*is_default = false;
+	if (!(dflt = calloc(1, sizeof(*dflt))))
+		return 0;
+	/* parse the default the way loading does (none: zero / empty), then
+	 * compare the fields */
+	if (!k->def || config_key_default(cfg, k, dflt) == 0)
+		*is_default = memcmp((const char *)dflt + k->off, (const char *)base + k->off,
+				     k->size) == 0;
+	free(dflt);
+	return 0;
+}

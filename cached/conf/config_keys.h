@@ -74,5 +74,8 @@ const struct key_def *config_key_find(enum section_kind kind, const char *name);
 size_t config_key_index(enum section_kind kind, const char *name);
 /* KEY's field at BASE as text, the way a file writes it. */
 void config_key_format(const struct key_def *k, const void *base, char *buf, size_t n);
+/* KEY's default parsed the way loading parses a file's value, into out (a
+ * zeroed struct of the key's section kind): 0 or -errno (config.c). */
+int config_key_default(const struct config *cfg, const struct key_def *k, void *out);
 
 #endif
