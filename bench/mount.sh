@@ -34,7 +34,10 @@
 #   floor        bench/fuse_floor, a minimal FUSE file system answering
 #                the same tree from memory (no daemon, zeros for data):
 #                empty files with opens (lookup + open + release per file),
-#                empty files without (lookup only), and the large files
+#                empty files without (lookup only), the 100 KB files
+#                (lookup + open + read + release: zeros copied from
+#                memory, as a FUSE file system that has the bytes in
+#                memory would at best), and the large files
 #                with direct I/O; what the FUSE requests alone cost here,
 #                a ceiling for any FUSE file system on this machine.
 #   disk-cold    tier files and local files dropped from the OS page cache
@@ -307,6 +310,10 @@ for run in $(seq 1 "$RUNS"); do
 	floor_up --empty --no-open
 	run small_floor_lookup small 4 "$B/list.floor"
 	floor_down
+	# the same with the files' sizes: a READ each, zeros from memory
+	floor_up
+	run small_floor_data small 4 "$B/list.floor"
+	floor_down
 	if [ "$SMALL" != 1 ]; then
 		floor_up --direct
 		run seq_floor seq "${BIG_F[@]}"
@@ -385,11 +392,14 @@ printf '%-44s %10s %10s %-7s %5s\n' "" local floor unit ratio
 row "floor: seq 1 MiB direct reads (zeros)" MB/s seq_local seq_floor -
 row "floor: lookup+open+release, empty files x4" files/s small_local small_floor_open -
 row "floor: lookup only (no open), empty files" files/s small_local small_floor_lookup -
+row "floor: lookup+open+read+release, 100 KB x4" files/s small_local small_floor_data -
 printf '%-44s %10s %10s %-7s %5s\n' "" floor mount unit ratio
 row "mount vs floor: seq first pass" MB/s seq_floor seq1_mount -
 row "mount vs floor (with opens): 100 KB first" files/s small_floor_open small1_mount -
 row "mount vs floor: 100 KB hits, no plan" files/s small_floor_open smallh_mount 0.8
 row "mount vs floor: 100 KB hits, plan + -o job" files/s small_floor_open smallp_mount 0.95
+row "mount vs floor with 100 KB reads: hits" files/s small_floor_data smallh_mount -
+row "mount vs floor with 100 KB reads: plan" files/s small_floor_data smallp_mount -
 echo
 echo "CPU per pass (reader + tiercache-mount + tiercached; local: the reader), medians"
 printf '%-44s %10s %10s %-7s %5s\n' "" local mount unit ratio
@@ -415,7 +425,7 @@ perfile() { # perfile KEY: "reader / server / daemon" in us per file of the 4000
 		-v d="$(echo "${CD[$1]}" | median)" -v n="$(wc -l <"$B/list")" \
 		'BEGIN { printf "%.1f / %.1f / %.1f", r * 1000 / n, m * 1000 / n, d * 1000 / n }'
 }
-for k in small_local small_floor_open small1_mount smallh_mount smallp_mount small2_mount; do
+for k in small_local small_floor_open small_floor_data small1_mount smallh_mount smallp_mount small2_mount; do
 	[ -n "${CR[$k]:-}" ] && printf '  %-24s %s\n' "$k" "$(perfile "$k")"
 done
 echo
