@@ -20,20 +20,33 @@
 #                page cache (FOPEN_KEEP_CACHE) or passed through; large
 #                files with direct I/O again (from the tier files' page
 #                cache), against local files in the page cache.
+#   hits         only the mount remounted (tiercached keeps running, so
+#                its chunks are checked already: a first pass after a
+#                daemon restart also pays the check of every chunk), 100 KB
+#                files: no plan, then with a plan (the job's order,
+#                registered by another process as a sampler would) and
+#                -o job=JOB: the planned opens cost no OPEN round trip.
+#                Compared with the floor's lookup+open+release rate, the
+#                goals of issue 17 (>= 0.8 without a plan, >= 0.95 with).
 #   -o immutable first and second pass, remounted with -o immutable.
 #   -o direct_io=off  seq first and second pass through the mount's page
 #                cache (the default reads large files with direct I/O).
 #   floor        bench/fuse_floor, a minimal FUSE file system answering
 #                the same tree from memory (no daemon, zeros for data):
 #                empty files with opens (lookup + open + release per file),
-#                empty files without (lookup only), and the large files
+#                empty files without (lookup only), the 100 KB files
+#                (lookup + open + read + release: zeros copied from
+#                memory, as a FUSE file system that has the bytes in
+#                memory would at best), and the large files
 #                with direct I/O; what the FUSE requests alone cost here,
 #                a ceiling for any FUSE file system on this machine.
 #   disk-cold    tier files and local files dropped from the OS page cache
 #                (posix_fadvise DONTNEED per file, checked with fincore),
 #                daemon restarted, remounted: both sides read from disk.
-# QUICK=1 measures only the default first and second pass and local (for
-# iterating on one change); RUNS=N sets the number of runs (default 3);
+# QUICK=1 measures only the default first and second pass, the hits and
+# local (for iterating on one change); SMALL=1 only the 100 KB files (no
+# large files made or read: the quickest check of the small-file rate);
+# RUNS=N sets the number of runs (default 3);
 # MOUNT_OPTS=OPT[,OPT] adds mount options to every mount (for example
 # passthrough=off to compare with the path through the mount).
 # Goals from the issue: seq first pass >= 0.8 of local, small first pass
@@ -49,6 +62,10 @@ DPID=
 MPID=
 RUNS=${RUNS:-3}
 QUICK=${QUICK:-0}
+SMALL=${SMALL:-0}
+[ "$SMALL" = 1 ] && QUICK=1
+TCPLAN=$O/tests/tcplan # registers a plan as the job's sampler would
+PJOB=17                # the job of the planned runs
 
 cleanup() {
 	mountpoint -q "$M" 2>/dev/null && fusermount3 -u -z "$M" 2>/dev/null
@@ -145,15 +162,21 @@ EOF
 cc -O2 -o "$B/rd" "$B/rd.c" || exit 1
 RD=$B/rd
 
-echo "generating 1 GiB of large files and 4000 files of 100 KB ..."
 mkdir -p "$B/cold/big" "$M"
-for i in 1 2 3 4; do head -c $((256 * 1048576)) /dev/urandom >"$B/cold/big/big$i.bin"; done
+if [ "$SMALL" = 1 ]; then
+	echo "generating 4000 files of 100 KB ..."
+else
+	echo "generating 1 GiB of large files and 4000 files of 100 KB ..."
+	for i in 1 2 3 4; do head -c $((256 * 1048576)) /dev/urandom >"$B/cold/big/big$i.bin"; done
+fi
 for d in $(seq -w 1 20); do
 	mkdir -p "$B/cold/small/d$d"
 	for i in $(seq -w 1 200); do head -c 102400 /dev/urandom >"$B/cold/small/d$d/f$i.jpg"; done
 done
 sync
+shopt -s nullglob
 BIG_L=("$B"/cold/big/*.bin)
+shopt -u nullglob
 BIG_M=("${BIG_L[@]/#$B\/cold/$M}")
 (cd "$B/cold" && find small -type f | sort) >"$B/list"
 sed "s|^|$B/cold/|" "$B/list" >"$B/list.local"
@@ -166,6 +189,8 @@ sed "s|^|$F/|" "$B/list" >"$B/list.floor"
 BIG_F=("${BIG_L[@]/#$B\/cold/$F}")
 
 hot_conf 4G
+# the plan outlives the process that registered it (the sampler's)
+sed -i '/^\[daemon\]/a plan_grace = 1h' "$B/tc.conf"
 
 daemon_start() {
 	"$O/bin/tiercached" -c "$B/tc.conf" 2>>"$B/daemon.log" &
@@ -216,10 +241,10 @@ resident() { fincore --bytes --noheadings --output RES "$1" 2>/dev/null || echo 
 daemon_start
 mount_up
 t0=$(date +%s.%N)
-"$RD" seq "${BIG_M[@]}" >/dev/null && "$RD" small 4 "$B/list.mount" >/dev/null || exit 1
+{ [ "$SMALL" = 1 ] || "$RD" seq "${BIG_M[@]}" >/dev/null; } && "$RD" small 4 "$B/list.mount" >/dev/null || exit 1
 echo "fill pass (cold store -> hot tier through the mount): $(echo "$(date +%s.%N) - $t0" | bc) s"
 mount_down
-"$RD" seq "${BIG_L[@]}" >/dev/null # local files into the page cache
+[ "$SMALL" = 1 ] || "$RD" seq "${BIG_L[@]}" >/dev/null # local files into the page cache
 
 declare -A R C
 TCK=$(getconf CLK_TCK)
@@ -232,30 +257,50 @@ pcpu() { # pcpu PID: CPU ms the process used so far (0 without one)
 }
 # run KEY RD-ARGS...: one measurement. R[KEY] gets the reader's rate, C[KEY]
 # the CPU it cost in ms: the reader's own plus tiercache-mount's and
-# tiercached's meanwhile (0 for local reads). On a shared machine wall-clock
-# rates move with the other work; CPU per pass does much less.
+# tiercached's meanwhile (0 for local reads), and apart: CR[KEY] the
+# reader's, CS[KEY] the FUSE server's (tiercache-mount or fuse_floor),
+# CD[KEY] tiercached's. On a shared machine wall-clock rates move with the
+# other work; CPU per pass does much less.
+declare -A CR CS CD
 run() {
-	local k=$1 m0 d0 u s
+	local k=$1 m0 d0 u s r m d
 	shift
 	m0=$(pcpu "$MPID")
 	d0=$(pcpu "$DPID")
 	{ TIMEFORMAT='%3U %3S'; time "$RD" "$@" >"$B/rate"; } 2>"$B/time" || exit 1
 	read -r u s <"$B/time"
+	r=$(awk -v u="$u" -v s="$s" 'BEGIN {printf "%d", (u + s) * 1000}')
+	m=$(($(pcpu "$MPID") - m0))
+	d=$(($(pcpu "$DPID") - d0))
 	R[$k]="${R[$k]:-} $(cat "$B/rate")"
-	C[$k]="${C[$k]:-} $(awk -v u="$u" -v s="$s" -v m=$(($(pcpu "$MPID") - m0)) \
-		-v d=$(($(pcpu "$DPID") - d0)) 'BEGIN {printf "%d", (u + s) * 1000 + m + d}')"
+	C[$k]="${C[$k]:-} $((r + m + d))"
+	CR[$k]="${CR[$k]:-} $r"
+	CS[$k]="${CS[$k]:-} $m"
+	CD[$k]="${CD[$k]:-} $d"
 }
 for run in $(seq 1 "$RUNS"); do
 	# first and second pass, default options
 	daemon_stop
 	daemon_start
 	mount_up
-	run seq1_mount seq "${BIG_M[@]}"
+	[ "$SMALL" = 1 ] || run seq1_mount seq "${BIG_M[@]}"
 	run small1_mount small 4 "$B/list.mount"
-	run seq2_mount seq "${BIG_M[@]}"
+	[ "$SMALL" = 1 ] || run seq2_mount seq "${BIG_M[@]}"
 	run small2_mount small 4 "$B/list.mount"
 	mount_down
-	run seq_local seq "${BIG_L[@]}"
+	# hits: the daemon keeps running (its chunks are checked), the
+	# mount's page cache is empty; no plan, then a plan and -o job
+	mount_up
+	run smallh_mount small 4 "$B/list.mount"
+	mount_down
+	if [ -x "$TCPLAN" ]; then
+		"$TCPLAN" set bench "$PJOB" 0 1 "$run" <"$B/list" >"$B/plan.out" 2>&1 ||
+			{ echo "registering the plan failed:"; cat "$B/plan.out"; exit 1; }
+		mount_up -o job="$PJOB"
+		run smallp_mount small 4 "$B/list.mount"
+		mount_down
+	fi
+	[ "$SMALL" = 1 ] || run seq_local seq "${BIG_L[@]}"
 	run small_local small 4 "$B/list.local"
 	[ "$QUICK" = 1 ] || run seq8k_local seq8k "${BIG_L[@]}"
 	# the floor: what the FUSE requests alone cost (no daemon, no data)
@@ -265,9 +310,15 @@ for run in $(seq 1 "$RUNS"); do
 	floor_up --empty --no-open
 	run small_floor_lookup small 4 "$B/list.floor"
 	floor_down
-	floor_up --direct
-	run seq_floor seq "${BIG_F[@]}"
+	# the same with the files' sizes: a READ each, zeros from memory
+	floor_up
+	run small_floor_data small 4 "$B/list.floor"
 	floor_down
+	if [ "$SMALL" != 1 ]; then
+		floor_up --direct
+		run seq_floor seq "${BIG_F[@]}"
+		floor_down
+	fi
 	if [ "$QUICK" = 1 ]; then
 		echo "run $run done"
 		continue
@@ -327,6 +378,8 @@ row "seq 8 KiB reads, first pass" MB/s seq8k_local seq8k_mount -
 row "-o direct_io=off: seq, first pass" MB/s seq_local seq1_pc -
 row "-o direct_io=off: seq, second pass" MB/s seq_local seq2_pc -
 row "100 KB files x4, second pass (page cache)" files/s small_local small2_mount -
+row "100 KB files x4, hits (remounted), no plan" files/s small_local smallh_mount -
+row "100 KB files x4, hits, plan + -o job" files/s small_local smallp_mount -
 row "-o immutable: seq, first pass" MB/s seq_local seq1_imm -
 row "-o immutable: 100 KB files x4, first pass" files/s small_local small1_imm -
 row "-o immutable: 100 KB files x4, second pass" files/s small_local small2_imm -
@@ -339,9 +392,14 @@ printf '%-44s %10s %10s %-7s %5s\n' "" local floor unit ratio
 row "floor: seq 1 MiB direct reads (zeros)" MB/s seq_local seq_floor -
 row "floor: lookup+open+release, empty files x4" files/s small_local small_floor_open -
 row "floor: lookup only (no open), empty files" files/s small_local small_floor_lookup -
+row "floor: lookup+open+read+release, 100 KB x4" files/s small_local small_floor_data -
 printf '%-44s %10s %10s %-7s %5s\n' "" floor mount unit ratio
 row "mount vs floor: seq first pass" MB/s seq_floor seq1_mount -
 row "mount vs floor (with opens): 100 KB first" files/s small_floor_open small1_mount -
+row "mount vs floor: 100 KB hits, no plan" files/s small_floor_open smallh_mount 0.8
+row "mount vs floor: 100 KB hits, plan + -o job" files/s small_floor_open smallp_mount 0.95
+row "mount vs floor with 100 KB reads: hits" files/s small_floor_data smallh_mount -
+row "mount vs floor with 100 KB reads: plan" files/s small_floor_data smallp_mount -
 echo
 echo "CPU per pass (reader + tiercache-mount + tiercached; local: the reader), medians"
 printf '%-44s %10s %10s %-7s %5s\n' "" local mount unit ratio
@@ -359,5 +417,16 @@ cpu_row "-o direct_io=off: seq 1 GiB, first pass" seq_local seq1_pc
 cpu_row "4000 x 100 KB files x4, second pass" small_local small2_mount
 cpu_row "-o immutable: 100 KB files, first pass" small_local small1_imm
 cpu_row "-o immutable: 100 KB files, second pass" small_local small2_imm
+echo
+echo "CPU per file (us, medians): reader / FUSE server (tiercache-mount or fuse_floor) / tiercached"
+perfile() { # perfile KEY: "reader / server / daemon" in us per file of the 4000
+	[ -n "${CR[$1]:-}" ] || return 0
+	awk -v r="$(echo "${CR[$1]}" | median)" -v m="$(echo "${CS[$1]}" | median)" \
+		-v d="$(echo "${CD[$1]}" | median)" -v n="$(wc -l <"$B/list")" \
+		'BEGIN { printf "%.1f / %.1f / %.1f", r * 1000 / n, m * 1000 / n, d * 1000 / n }'
+}
+for k in small_local small_floor_open small_floor_data small1_mount smallh_mount smallp_mount small2_mount; do
+	[ -n "${CR[$k]:-}" ] && printf '  %-24s %s\n' "$k" "$(perfile "$k")"
+done
 echo
 for k in $(echo "${!R[@]}" | tr ' ' '\n' | sort); do printf '  %-14s %s   cpu ms %s\n' "$k" "${R[$k]}" "${C[$k]}"; done

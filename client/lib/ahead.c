@@ -4,15 +4,16 @@
  * table path -> open record (+ chunk 0's descriptor) of the plan's next
  * files, and answer tiercache_open of a path in it with no round trip.
  *
- * The table is refilled inside tiercache_open (no thread of ours) once it
- * is below half, one round trip for a batch of up to TC_REPLY_FDS_MAX
- * records. An entry leaves it when used (it becomes an ordinary handle,
- * whose CLOSE tells the daemon it was used), when it is older than the
- * daemon said its version may be trusted (fresh_ms: then the open goes to
- * the daemon, which confirms the version), when the reads have gone a batch
- * past it (the program skipped it), or when the plan changes or goes; the
- * daemon is told of unused ones in the next OPEN_AHEAD (or one sent for
- * that alone). A new connection (daemon restart) or a forked child drops
+ * The table is refilled inside tiercache_open (no thread of ours) once
+ * fewer than half of it are ahead of the furthest entry used, one round
+ * trip for a batch of up to TC_REPLY_FDS_MAX records. An entry leaves it
+ * when used (it becomes an ordinary handle, whose CLOSE tells the daemon it
+ * was used), when it is older than the daemon said its version may be
+ * trusted (fresh_ms: then the open goes to the daemon, which confirms the
+ * version), when a batch needs its room and the reads have gone past it
+ * (the program skipped it; the furthest behind go first), or when the plan
+ * changes or goes; the daemon is told of unused ones in the next
+ * OPEN_AHEAD (or one sent for that alone). A new connection (daemon restart) or a forked child drops
  * the table without telling anyone: the handles belonged to the old
  * connection.
  *
@@ -28,6 +29,12 @@
 
 #define AHEAD_TABLE 128u                   /* entries held at most */
 #define AHEAD_BATCH TC_REPLY_FDS_MAX       /* records asked per round trip */
+#define AHEAD_MIN_ASK (AHEAD_BATCH / 4)    /* ... at least, when the table is full */
+/* an entry the reads went past is taken for skipped (its room given to a
+ * new batch) once handed this long ago: a reader lagging far behind the
+ * others sharing the connection (descheduled for a while on a busy
+ * machine) still finds its files */
+#define AHEAD_SKIP_NS 250000000ull
 #define AHEAD_RETRY_NS 1000000000ull       /* no plan, or nothing to hand: ask again after */
 
 struct ahead_ent {
@@ -35,6 +42,7 @@ struct ahead_ent {
 	uint64_t hash;
 	uint64_t seq;       /* handed order */
 	uint64_t expire_ns; /* use before (CLOCK_MONOTONIC) */
+	uint64_t handed_ns; /* when it came */
 	struct tc_open_rec o;
 	int fd;             /* chunk 0's, or -1 */
 };
@@ -44,6 +52,7 @@ struct tc_ahead {
 	uint64_t plan;     /* the daemon's plan id for them */
 	uint64_t retry_ns; /* do not ask before (0: ask) */
 	uint64_t next_seq;
+	uint64_t used_seq; /* the furthest entry used (its seq + 1; 0: none yet) */
 	bool disabled;     /* the daemon does not know OPEN_AHEAD */
 	unsigned n;
 	struct ahead_ent ent[AHEAD_TABLE];
@@ -170,7 +179,46 @@ static int rec_read(struct tiercache *tc, struct proto_rd *r, struct tc_msg *m, 
 	}
 	e->hash = path_hash(e->path);
 	e->expire_ns = now + (uint64_t)fresh_ms * 1000000ull;
+	e->handed_ns = now;
 	return 0;
+}
+
+/* Entries the reads have not reached yet (handed after the furthest used). */
+static unsigned ahead_count(const struct tc_ahead *a)
+{
+	unsigned k = 0;
+	for (unsigned i = 0; i < a->n; i++)
+		k += a->ent[i].seq >= a->used_seq;
+	return k;
+}
+
+/* Should the next batch be asked for? Entries the reads went past do not
+ * count: several readers sharing a connection (the FUSE mount's readers, a
+ * loader's workers) use the plan's files out of order, and one that lags
+ * still comes for its own. */
+static bool refill_due(const struct tiercache *tc, const struct tc_ahead *a, uint64_t now)
+{
+	return tc->fd >= 0 && a->gen == tc->gen && now >= a->retry_ns &&
+	       ahead_count(a) < AHEAD_TABLE / 2;
+}
+
+/* Make room for a batch of at least AHEAD_MIN_ASK: drop (release) the
+ * entries the reads left furthest behind a while ago, which the program
+ * skipped. */
+static void room_make(struct tc_ahead *a, uint64_t now)
+{
+	while (a->n > AHEAD_TABLE - AHEAD_MIN_ASK) {
+		int low = -1;
+		for (unsigned i = 0; i < a->n; i++) {
+			const struct ahead_ent *e = &a->ent[i];
+			if (e->seq < a->used_seq && now - e->handed_ns > AHEAD_SKIP_NS &&
+			    (low < 0 || e->seq < a->ent[low].seq))
+				low = (int)i;
+		}
+		if (low < 0)
+			return; /* all still ahead: ask for what fits */
+		ent_drop(a, (unsigned)low, true);
+	}
 }
 
 /* Ask for a batch (and release what is queued). Errors leave the table as
@@ -179,9 +227,14 @@ static void refill(struct tiercache *tc, struct tc_ahead *a, uint64_t now)
 {
 	struct proto_wr w;
 	struct tc_msg m;
+	room_make(a, now);
 	uint32_t want = AHEAD_TABLE - a->n;
 	if (want > AHEAD_BATCH)
 		want = AHEAD_BATCH;
+	if (want < AHEAD_MIN_ASK) { /* full of entries readers may still come for */
+		release_send(tc, a);
+		return;
+	}
 	proto_wr_init(&w);
 	proto_wr_begin(&w);
 	proto_wr_u32(&w, want);
@@ -263,7 +316,7 @@ int tc_ahead_open(struct tiercache *tc, const char *path)
 	uint64_t now = now_ns();
 	uint64_t h = path_hash(path);
 	int i = find(a, path, h);
-	if (i < 0 && a->n < AHEAD_TABLE / 2 && now >= a->retry_ns) {
+	if (i < 0 && refill_due(tc, a, now)) {
 		refill(tc, a, now);
 		if (a->gen != tc->gen)
 			return -ENOENT;
@@ -273,9 +326,11 @@ int tc_ahead_open(struct tiercache *tc, const char *path)
 		return -ENOENT;
 	struct ahead_ent e = a->ent[i];
 	a->ent[i] = a->ent[--a->n];
-	/* the program went a batch past these: it skipped them */
+	if (e.seq + 1 > a->used_seq)
+		a->used_seq = e.seq + 1;
+	/* too old to use: they would only hold descriptors and tier bytes */
 	for (unsigned j = 0; j < a->n;) {
-		if (a->ent[j].seq + AHEAD_BATCH < e.seq)
+		if (now >= a->ent[j].expire_ns)
 			ent_drop(a, j, true);
 		else
 			j++;
@@ -292,7 +347,7 @@ int tc_ahead_open(struct tiercache *tc, const char *path)
 	}
 	/* after this open (it is answered): ask for more, which also says
 	 * whether the plan is still there, or at least hand back what went */
-	if (tc->fd >= 0 && a->gen == tc->gen && a->n < AHEAD_TABLE / 2 && now >= a->retry_ns)
+	if (refill_due(tc, a, now))
 		refill(tc, a, now);
 	else if (a->nrel)
 		release_send(tc, a);
