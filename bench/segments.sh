@@ -5,17 +5,20 @@
 # 0) against segments. Prints files/s and the daemon's CPU per miss
 # (utime + stime of tiercached / files), median of RUNS runs each.
 # Usage: bench/segments.sh [BUILD_DIR] [FILES] [RUNS] [TIER_ROOT]
+# Environment: THRESHOLDS (default "0 256K") to sweep; MIN_KB / MAX_KB the
+# file sizes (default 60 / 140; one 1M chunk each up to 1024).
 set -u
 B=${1:-build/default}; N=${2:-2000}; RUNS=${3:-3}; ROOT=${4:-/tmp}
 W=$(mktemp -d "$ROOT/tcseg.XXXXXX")
 trap 'kill ${PID:-} 2>/dev/null; wait 2>/dev/null; rm -rf "$W"' EXIT
 mkdir -p "$W/cold"
-python3 - "$W/cold" "$N" <<'PY'
+MIN_KB=${MIN_KB:-60}; MAX_KB=${MAX_KB:-140}
+python3 - "$W/cold" "$N" "$MIN_KB" "$MAX_KB" <<'PY'
 import os, random, sys
 r = random.Random(5)
 for i in range(int(sys.argv[2])):
     with open(os.path.join(sys.argv[1], "f%05d.bin" % i), "wb") as f:
-        f.write(os.urandom(r.randint(60, 140) * 1024))
+        f.write(os.urandom(r.randint(int(sys.argv[3]), int(sys.argv[4])) * 1024))
 PY
 total=$(du -sb "$W/cold" | cut -f1)
 hot=$((total / 3 / 1048576))M; warm=$((total / 3 / 1048576))M
@@ -51,8 +54,8 @@ CONF
 	kill $PID; wait $PID 2>/dev/null
 	python3 -c "import os; hz=os.sysconf('SC_CLK_TCK'); print('%.0f %.0f' % ($N/($t1-$t0), ($c1-$c0)/hz*1e6/$N))"
 }
-echo "date=$(date -u +%F) files=$N data=$total hot=$hot warm=$warm root=$ROOT ($(df -T "$ROOT" | awk 'NR==2{print $2}')) load=shared"
-for th in 0 256K; do
+echo "date=$(date -u +%F) files=$N sizes=${MIN_KB}-${MAX_KB}K data=$total hot=$hot warm=$warm root=$ROOT ($(df -T "$ROOT" | awk 'NR==2{print $2}')) load=shared"
+for th in ${THRESHOLDS:-0 256K}; do
 	rs=(); for i in $(seq 1 "$RUNS"); do rs+=("$(run $th)"); done
 	printf '%s\n' "${rs[@]}" | sort -n | awk -v th=$th -v n="$RUNS" '{f[NR]=$1; c[NR]=$2} END {m=int((n+1)/2); printf "segment_threshold=%s median files/s=%s daemon_cpu_us_per_miss=%s runs=%d\n", th, f[m], c[m], n}'
 done
