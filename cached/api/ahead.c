@@ -262,28 +262,37 @@ static int hand_one(struct conn *c, struct ahead_conn *a, struct hand *hn, struc
 	return 1;
 }
 
+/* The entry of the file whose first chunk is at plan position p, if not
+ * read yet and still in the manifest (else NULL: nothing to hand there). */
+static struct mf_entry *plan_file_at(const struct dplan *pl, uint64_t p)
+{
+	uint64_t aux = plan_track_aux(&pl->tr, p);
+	if (PLAN_AUX_IDX(aux) != 0 || plan_track_done(&pl->tr, p))
+		return NULL;
+	return manifest_find(pl->ds->mf, pl->files[PLAN_AUX_FILE(aux)].path);
+}
+
+/* Where a connection's scan of a plan starts: its cursor, never behind
+ * the plan's position. */
+static uint64_t scan_start(const struct ahead_cursor *cur, const struct dplan *pl)
+{
+	uint64_t pos = plan_track_pos(&pl->tr);
+	return cur->next > pos ? cur->next : pos;
+}
+
 /* Hand files of pl from its cursor on until hn is full. -errno: stop. */
 static int hand_plan(struct conn *c, struct ahead_conn *a, struct hand *hn, struct dplan *pl)
 {
 	struct ahead_cursor *cur = cursor_get(a, pl);
 	if (!cur)
 		return 0;
-	const struct plan_track *t = &pl->tr;
-	uint64_t p = cur->next > plan_track_pos(t) ? cur->next : plan_track_pos(t);
-	uint64_t end = plan_track_end(t);
+	uint64_t p = scan_start(cur, pl), end = plan_track_end(&pl->tr);
 	int rc = 0;
 	for (unsigned scanned = 0; p < end && scanned < AHEAD_SCAN_MAX; p++, scanned++) {
 		if (hn->count == hn->want || a->n == TC_AHEAD_HANDLES_MAX)
 			break;
-		uint64_t aux = plan_track_aux(t, p);
-		if (PLAN_AUX_IDX(aux) != 0 || plan_track_done(t, p))
-			continue;
-		const struct plan_file *f = &pl->files[PLAN_AUX_FILE(aux)];
-		struct mf_entry *e = manifest_find(pl->ds->mf, f->path);
-		if (!e)
-			continue;
-		rc = hand_one(c, a, hn, pl->ds, e);
-		if (rc < 0)
+		struct mf_entry *e = plan_file_at(pl, p);
+		if (e && (rc = hand_one(c, a, hn, pl->ds, e)) < 0)
 			break; /* p stays: handed on a later call */
 	}
 	cur->next = p;
@@ -364,15 +373,10 @@ static void revals_start(struct conn *c, struct ahead_conn *a, uint32_t want)
 		struct ahead_cursor *cur = cursor_get(a, pl);
 		if (!cur)
 			continue;
-		const struct plan_track *t = &pl->tr;
-		uint64_t p = cur->next > plan_track_pos(t) ? cur->next : plan_track_pos(t);
-		uint64_t end = plan_track_end(t);
+		uint64_t p = scan_start(cur, pl), end = plan_track_end(&pl->tr);
 		for (unsigned scanned = 0; p < end && scanned < AHEAD_SCAN_MAX && seen < want;
 		     p++, scanned++) {
-			uint64_t aux = plan_track_aux(t, p);
-			if (PLAN_AUX_IDX(aux) != 0 || plan_track_done(t, p))
-				continue;
-			struct mf_entry *e = manifest_find(ds->mf, pl->files[PLAN_AUX_FILE(aux)].path);
+			struct mf_entry *e = plan_file_at(pl, p);
 			if (!e || out_has(c, a, ds, e->path))
 				continue;
 			seen++;
