@@ -211,9 +211,11 @@ for name in "${targets[@]}"; do
 		limit=(-runs=-1 -max_total_time="$FUZZ_TIME")
 		echo "fuzz: running $name for $FUZZ_TIME s"
 	else
+		# a fixed seed: the bounded run in `make check` is the same every
+		# time, so a failure there can be run again; `make fuzz` explores
 		runs=$(runs_for "$name")
-		limit=(-runs="$runs")
-		echo "fuzz: running $name for $runs inputs"
+		limit=(-runs="$runs" -seed="${FUZZ_SEED:-1}")
+		echo "fuzz: running $name for $runs inputs (seed ${FUZZ_SEED:-1})"
 	fi
 	"$out/$name" "${limit[@]}" -max_len=4096 -timeout=10 -print_final_stats=1 \
 		-artifact_prefix="$out/" "${dirs[@]}"
