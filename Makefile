@@ -47,7 +47,7 @@ else ifneq ($(SANITIZER),)
 $(error SANITIZER must be address or undefined)
 endif
 
-PKGS := libevent libevent_pthreads rocksdb inih libxxhash hiredis fuse3 libsystemd
+PKGS := libevent libevent_pthreads rocksdb inih libxxhash hiredis fuse3 libsystemd libcrypto
 # evaluated once, on first use (after install-deps has run)
 PKG_CFLAGS = $(eval PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) cmocka))$(PKG_CFLAGS)
 PKG_LIBS = $(eval PKG_LIBS := $(shell pkg-config --libs $(PKGS)))$(PKG_LIBS)
@@ -58,7 +58,7 @@ CFLAGS_ALL = -std=c11 -fPIC $(OPT) $(WARN) -MMD -MP $(PKG_CFLAGS) $(CPPFLAGS) $(
 # Include paths by folder: the daemon's layers (DESIGN.md, docs/architecture.md).
 # A folder sees its own headers and those of the folders below it, nothing
 # else, so an include that goes up a layer does not compile. Top to bottom:
-#   cached/ (root) > api > admin > plan > cache > store > cold, and beneath
+#   cached/ (root) > api > admin > cluster > plan > cache > store > cold, and beneath
 #   them conf, net, util; policy/ and common/ are below everything.
 # A quoted include also finds the including file's own folder; t_layers
 # fails on "../" includes and on the root's header outside the root.
@@ -70,9 +70,10 @@ LAYERS_cold := cold conf util
 LAYERS_store := store cold conf util
 LAYERS_cache := cache store cold conf util
 LAYERS_plan := plan cache store cold conf util
-LAYERS_admin := admin plan cache store cold conf net util
-LAYERS_api := api admin plan cache store cold conf net util
-LAYER_NAMES := util conf net cold store cache plan admin api
+LAYERS_cluster := cluster plan cache store cold conf net util
+LAYERS_admin := admin cluster plan cache store cold conf net util
+LAYERS_api := api admin cluster plan cache store cold conf net util
+LAYER_NAMES := util conf net cold store cache plan cluster admin api
 $(foreach l,$(LAYER_NAMES),$(eval $$(O)/obj/cached/$(l)/%.o: DIR_INC = $$(call layer_inc,$$(LAYERS_$(l)))))
 # the root composes every layer
 $(O)/obj/cached/%.o: DIR_INC = -Icached $(call layer_inc,$(LAYERS_api))
@@ -138,13 +139,16 @@ $(O)/obj/%.o: %.c | $(DEPS_STAMP)
 $(LIBCOMMON): $(call objs,$(COMMON_SRCS))
 $(LIBPOLICY): $(call objs,$(POLICY_SRCS))
 $(LIBCACHED): $(call objs,$(CACHED_SRCS))
-$(LIBTC_A): $(call objs,$(LIB_SRCS) $(COMMON_SRCS))
+# the peer protocol (common/peer_*.c) is the daemons' own: kept out of the
+# client library, which must not need libcrypto
+CLIENT_COMMON_SRCS := $(filter-out common/peer_%,$(COMMON_SRCS))
+$(LIBTC_A): $(call objs,$(LIB_SRCS) $(CLIENT_COMMON_SRCS))
 $(O)/lib/%.a:
 	@mkdir -p $(@D)
 	rm -f $@
 	ar rcs $@ $^
 
-$(LIBTC_SO): $(call objs,$(LIB_SRCS) $(COMMON_SRCS))
+$(LIBTC_SO): $(call objs,$(LIB_SRCS) $(CLIENT_COMMON_SRCS))
 	@mkdir -p $(@D)
 	$(CC) -shared -Wl,-soname,libtiercache.so.0 -Wl,--version-script=client/lib/libtiercache.map \
 		$(LDFLAGS_ALL) -o $@ $^ $(CLIENT_LIBS)

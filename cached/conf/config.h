@@ -65,6 +65,34 @@ struct dataset_conf {
 	int line;
 };
 
+/* [cluster] (docs/cluster.md): absent, the daemon is a node of its own and
+ * behaves exactly as without this section. Read at start only. */
+struct cluster_conf {
+	bool enabled;              /* the file has a [cluster] section */
+	char name[CONFIG_NAME_MAX + 1];    /* required: the Redis keys' prefix tc:{name}: */
+	char node_id[CONFIG_NAME_MAX + 1]; /* default: the host name */
+	char redis[PATH_MAX];      /* required: "HOST:PORT" or "unix:PATH" */
+	char redis_host[64];       /* redis split at load: host and port, */
+	uint16_t redis_port;
+	char redis_unix[PATH_MAX]; /* ... or the socket's path */
+	char redis_user[64];       /* ACL user ("" = default) */
+	char redis_password_file[PATH_MAX]; /* "" = no AUTH */
+	char peer_listen[128];     /* required: "HOST:PORT" the peer port binds to */
+	char peer_host[64];        /* peer_listen split at load */
+	uint16_t peer_port;
+	char key_file[PATH_MAX];   /* required: the cluster key (peer_auth.h) */
+	uint64_t heartbeat_ms;     /* membership heartbeat */
+	uint64_t lease_ms;         /* a member not heard of this long is gone */
+	uint64_t redis_timeout_ms; /* deadline of every Redis command */
+	uint64_t peer_connect_ms;  /* peer: connect + handshake deadline */
+	uint64_t peer_first_byte_ms; /* peer: request sent to the first reply byte */
+	uint64_t peer_transfer_ms; /* peer: request sent to the last byte */
+	uint64_t peer_suspect_ms;  /* a peer that failed is skipped this long */
+	unsigned peer_max_clients; /* incoming peer connections at once */
+	unsigned peer_conns;       /* outgoing connections to one peer at most */
+	int line;
+};
+
 struct config {
 	char file[PATH_MAX];
 	/* [daemon] */
@@ -100,6 +128,8 @@ struct config {
 	uint64_t scrub_rate;       /* bytes/s the scrubber re-checksums (0: off) */
 	/* [tier hot], [tier warm] */
 	struct tier_conf tiers[TIER_COUNT];
+	/* [cluster] */
+	struct cluster_conf cluster;
 	/* [dataset NAME] */
 	struct dataset_conf *datasets;
 	unsigned ndatasets;

@@ -11,7 +11,7 @@
 cd "$(dirname "$0")/../.." || exit 1
 
 # top to bottom; a folder may include its own headers and those after it
-order=(api admin plan cache store cold conf net util)
+order=(api admin cluster plan cache store cold conf net util)
 below() { # below FOLDER: the folders FOLDER may include from (itself first)
 	case "$1" in
 	util) echo "util" ;;
@@ -21,8 +21,9 @@ below() { # below FOLDER: the folders FOLDER may include from (itself first)
 	store) echo "store cold conf util" ;;
 	cache) echo "cache store cold conf util" ;;
 	plan) echo "plan cache store cold conf util" ;;
-	admin) echo "admin plan cache store cold conf net util" ;;
-	api) echo "api admin plan cache store cold conf net util" ;;
+	cluster) echo "cluster plan cache store cold conf net util" ;;
+	admin) echo "admin cluster plan cache store cold conf net util" ;;
+	api) echo "api admin cluster plan cache store cold conf net util" ;;
 	esac
 }
 # where each header lives (a name must be unique across the daemon)
