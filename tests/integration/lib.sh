@@ -58,34 +58,37 @@ finish() {
 }
 
 # tc_config [HOT_CAP] [WARM_CAP|none] [CHUNK] [extra dataset lines...]
+# Hooks (lib_cluster.sh writes one config per node with them): TC_DIR holds
+# the socket, state, tiers and tc.conf (default $T), TC_COLD is the dataset's
+# path (default $T/cold), TC_DATASET its name (default ds).
 tc_config() {
-	local hot=${1:-64M} warm=${2:-128M} chunk=${3:-1M}
+	local hot=${1:-64M} warm=${2:-128M} chunk=${3:-1M} d=${TC_DIR:-$T}
 	shift 3 2>/dev/null || shift $#
 	{
 		echo "[daemon]"
-		echo "socket = $T/sock"
-		echo "state_dir = $T/state"
+		echo "socket = $d/sock"
+		echo "state_dir = $d/state"
 		echo "log_level = ${TC_LOG_LEVEL:-info}"
 		echo "workers = 4"
 		[ -n "${TC_DAEMON_CONF:-}" ] && printf '%s\n' "$TC_DAEMON_CONF"
 		echo "[tier hot]"
-		echo "path = $T/hot"
+		echo "path = $d/hot"
 		echo "capacity = $hot"
 		echo "high_water = 90"
 		echo "low_water = 70"
 		if [ "$warm" != none ]; then
 			echo "[tier warm]"
-			echo "path = $T/warm"
+			echo "path = $d/warm"
 			echo "capacity = $warm"
 			echo "high_water = 90"
 			echo "low_water = 70"
 		fi
-		echo "[dataset ds]"
+		echo "[dataset ${TC_DATASET:-ds}]"
 		echo "backend = posix"
-		echo "path = $T/cold"
+		echo "path = ${TC_COLD:-$T/cold}"
 		echo "chunk_size = $chunk"
 		for l in "$@"; do echo "$l"; done
-	} >"$T/tc.conf"
+	} >"$d/tc.conf"
 }
 
 # tc_gen_tree DIR CHUNK_BYTES [few]: files at and around chunk boundaries, an
