@@ -47,7 +47,9 @@ struct peer_transcript {
 	const uint8_t *server_nonce; /* PEER_NONCE_LEN bytes */
 };
 
-/* Load PATH: 0, or -errno with the reason (naming PATH and the fix) in err. */
+/* Load PATH: 0, or -errno with the reason (naming PATH and the fix) in err:
+ * -EACCES (owner, mode), -ELOOP (a symlink), -EINVAL (not a regular file, a
+ * bad line, no key, a third key), -EFBIG (over 4 KiB), or open's errno. */
 int peer_keys_load(const char *path, struct peer_keys *k, char *err, size_t errlen);
 /* Wipe the keys from memory. */
 void peer_keys_clear(struct peer_keys *k);
@@ -55,7 +57,8 @@ void peer_keys_clear(struct peer_keys *k);
 /* A fresh nonce: 0 or -errno (getrandom failed). */
 int peer_nonce(uint8_t out[PEER_NONCE_LEN]);
 
-/* The proof of ROLE over T with the node's own (first) key: 0 or -ENOMEM. */
+/* The proof of ROLE over T with the node's own (first) key: 0, -EINVAL (no
+ * key loaded, a name past PEER_NAME_MAX) or -ENOMEM. */
 int peer_proof(const struct peer_keys *k, enum peer_role role, const struct peer_transcript *t,
 	       uint8_t mac[PEER_MAC_LEN]);
 /* Does MAC prove ROLE over T with any of the keys? The index of the key

@@ -133,7 +133,8 @@ struct peer_data {
 
 /* Encoders write one whole frame (header included) into w: 0, -ENOMEM or
  * -EMSGSIZE. Names longer than PEER_NAME_MAX, paths longer than
- * TC_PATH_MAX are -EINVAL. */
+ * TC_PATH_MAX, and anything else the decoders would refuse, are -EINVAL.
+ * ERROR's detail is cut to fit, never refused. */
 int peer_enc_hello(struct proto_wr *w, uint32_t id, const struct peer_hello *m);
 int peer_enc_challenge(struct proto_wr *w, uint32_t id, const struct peer_challenge *m);
 int peer_enc_auth(struct proto_wr *w, uint32_t id, const uint8_t mac[PEER_MAC_LEN]);
@@ -146,9 +147,12 @@ int peer_enc_error(struct proto_wr *w, uint32_t id, int err, const char *detail)
 
 /* Decoders take one payload (the bytes after the header): 0 or -EBADMSG
  * (short, trailing bytes, a name or path too long or with a NUL, a
- * version field that is not PEER_PROTO_VERSION is -EPROTO). A path must
- * also be relative and stay inside its dataset ("a/../b", "/x", "" and a
- * NUL are -EBADMSG). */
+ * version field that is not PEER_PROTO_VERSION is -EPROTO). A name is
+ * 1..PEER_NAME_MAX bytes without '/'. A path must also be relative,
+ * canonical and stay inside its dataset: components of 1..TC_NAME_MAX
+ * bytes, none "." or "..", joined by single '/' ("a/../b", "/x", "x/",
+ * "a//b", "" and a NUL are -EBADMSG). GET also wants 0 < chunk_size <=
+ * PEER_CHUNK_MAX and len <= chunk_size; DATA a known where. */
 int peer_dec_hello(const uint8_t *p, size_t n, struct peer_hello *m);
 int peer_dec_challenge(const uint8_t *p, size_t n, struct peer_challenge *m);
 int peer_dec_auth(const uint8_t *p, size_t n, uint8_t mac[PEER_MAC_LEN]);

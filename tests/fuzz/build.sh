@@ -50,6 +50,8 @@ sources_for() {
 		;;
 	# the persisted manifest record (store layer: sees cold, conf, util)
 	fuzz_manifest) echo cached/store/manifest.c cached/util/log.c common/proto.c ;;
+	# the peer protocol's codec and handshake proofs (daemon-only: libcrypto)
+	fuzz_peer) echo common/peer_proto.c common/peer_auth.c common/proto.c ;;
 	*) echo "fuzz: no source list for $1 in $0" >&2; return 1 ;;
 	esac
 }
@@ -66,6 +68,7 @@ flags_for() {
 		;;
 	fuzz_config) echo -Icached/conf -Icached/util -Ipolicy "$(pkg-config --libs inih)" -lm ;;
 	fuzz_manifest) echo -Icached/store -Icached/cold -Icached/conf -Icached/util -Ipolicy ;;
+	fuzz_peer) echo -lcrypto ;;
 	esac
 }
 
@@ -169,6 +172,29 @@ write_seeds() {
 		printf '[tier hot]\npath = /t/hot\ncapacity = 1G\n' >"$dir/minimal.conf"
 		printf '[daemon]\nsocket = s.sock\nstate_dir = st\nmetrics_listen = [::1]:9464\nidle_timeout = off\nscrub_rate = 0\n[tier hot]\npath = ./a/../h\ncapacity = 1.5G\nhigh_water = 95%%\nlow_water = 10\n[tier warm]\npath = w/\ncapacity = 3T\n[dataset d]\npath = /c\nchunk_size = 1M\npolicy = lru\nrevalidate_after = 250ms\nserve_stale_on_error = yes\naccess = source\nallow_users = 0, root\n[dataset r]\nbackend = rados\npool = p\nlayout = striper\n' >"$dir/relative-units.conf"
 		printf '[tier hot]\npath = /t\ncapacity = 12Q\nlow_water = 90\nhigh_water = 80\n[dataset x]\npath = /t/x\nbogus = 1\n' >"$dir/errors.conf"
+		;;
+	fuzz_peer)
+		# control byte (bit 0: the client's AUTH gets the right proof),
+		# then frames: header "TP", version 1, op, len u32, id u32, aux
+		# u32, payload (common/peer_proto.h), little-endian
+		local z8='\x00\x00\x00\x00\x00\x00\x00\x00'
+		local nonce="$z8$z8$z8$z8"
+		# HELLO: version 1, str "train", str "node-a", nonce
+		local hello="TP\\x01\\x01\\x37\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x05\\x00\\x00\\x00train\\x06\\x00\\x00\\x00node-a$nonce"
+		local auth="TP\\x01\\x03\\x20\\x00\\x00\\x00\\x02\\x00\\x00\\x00\\x00\\x00\\x00\\x00$nonce"
+		# GET: "ds", "a/b", size 16, mtime 0, version 7, chunk_size
+		# 4096, idx 0, len 16, flags 0
+		local get="TP\\x01\\x05\\x35\\x00\\x00\\x00\\x03\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x02\\x00\\x00\\x00ds\\x03\\x00\\x00\\x00a/b\\x10\\x00\\x00\\x00\\x00\\x00\\x00\\x00$z8\\x07\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x10\\x00\\x00\\x00\\x00\\x00\\x00\\x10\\x00\\x00\\x00\\x00\\x00\\x00\\x00"
+		# DATA: size 4, mtime 0, version 7, checksum, len 4, where 1, "abcd"
+		local data="TP\\x01\\x06\\x29\\x00\\x00\\x00\\x03\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x04\\x00\\x00\\x00\\x00\\x00\\x00\\x00$z8\\x07\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x11\\x22\\x33\\x44\\x55\\x66\\x77\\x88\\x04\\x00\\x00\\x00\\x01abcd"
+		# ERROR: aux ENOENT, str "nope"
+		local error='TP\x01\x07\x08\x00\x00\x00\x03\x00\x00\x00\x02\x00\x00\x00\x04\x00\x00\x00nope'
+		printf "\\x01$hello$auth$get$get" >"$dir/honest-session"
+		printf "\\x00$hello$auth$get" >"$dir/forged-auth"
+		printf "\\x00$data$error" >"$dir/replies"
+		printf "\\x01$get" >"$dir/get-before-hello"
+		# a client-protocol header on the peer port
+		printf '\x01TC\x02\x01\x04\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x02\x00\x00\x00' >"$dir/client-frame"
 		;;
 	fuzz_manifest)
 		# records: u8 format 1, u64 count, count x {u32 length, path,
