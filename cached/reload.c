@@ -113,6 +113,14 @@ static void keep_running(struct daemon *d, const struct config *oc, struct confi
 {
 	struct walk w = {.out = out, .label = "daemon", .to = nc, .from = oc};
 	config_diff_daemon(oc, nc, keep_restart_key, &w);
+	if (oc->cluster.enabled != nc->cluster.enabled) {
+		/* [cluster] is read at start: joining or leaving needs a restart */
+		fprintf(out, "needs a restart: [cluster] %s\n", nc->cluster.enabled ? "added" : "removed");
+		nc->cluster = oc->cluster;
+	} else if (oc->cluster.enabled) {
+		w = (struct walk){.out = out, .label = "cluster", .to = nc, .from = oc};
+		config_diff_cluster(oc, nc, keep_restart_key, &w);
+	}
 	for (int t = 0; t < TIER_COUNT; t++) {
 		const struct tier_conf *a = &oc->tiers[t];
 		struct tier_conf *b = &nc->tiers[t];

@@ -65,7 +65,8 @@ void handlers_config_show(struct conn *c, const struct tc_hdr *h, struct proto_r
 		conn_reply_err(c, h->op, h->id, EBADMSG, "malformed CONFIG_SHOW (trailing bytes)");
 		return;
 	}
-	bool found = !only[0] || strcmp(only, "daemon") == 0;
+	bool found = !only[0] || strcmp(only, "daemon") == 0 ||
+		     (cfg->cluster.enabled && strcmp(only, "cluster") == 0);
 	for (unsigned t = 0; t < TIER_COUNT && !found; t++)
 		found = cfg->tiers[t].present &&
 			strcmp(only, t == TIER_HOT ? "tier hot" : "tier warm") == 0;
@@ -73,7 +74,7 @@ void handlers_config_show(struct conn *c, const struct tc_hdr *h, struct proto_r
 	if (!found) {
 		conn_reply_err(c, h->op, h->id, ENOENT,
 			       "no section [%s] in the running config (use daemon, \"tier hot\", "
-			       "\"tier warm\" or \"dataset NAME\")", only);
+			       "\"tier warm\", cluster or \"dataset NAME\")", only);
 		return;
 	}
 #define WANT(sec) (!only[0] || strcmp(only, (sec)) == 0)
@@ -97,6 +98,10 @@ void handlers_config_show(struct conn *c, const struct tc_hdr *h, struct proto_r
 			    config_key_value(cfg, i, t, value, sizeof(value), &dflt) == 0)
 				key_record(&rs, section, k.name, value, dflt);
 	}
+	for (size_t i = 0; WANT("cluster") && config_key_at(i, &k) == 0; i++)
+		if (strcmp(k.section, "cluster") == 0 &&
+		    config_key_value(cfg, i, 0, value, sizeof(value), &dflt) == 0)
+			key_record(&rs, "cluster", k.name, value, dflt);
 	for (unsigned n = 0; n < cfg->ndatasets; n++) {
 		snprintf(section, sizeof(section), "dataset %s", cfg->datasets[n].name);
 		for (size_t i = 0; WANT(section) && config_key_at(i, &k) == 0; i++)

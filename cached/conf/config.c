@@ -74,7 +74,7 @@ struct load {
 	void *base; /* its struct */
 	struct sect_state *state;
 	char label[CONFIG_NAME_MAX + 16]; /* "daemon", "hot", "dataset.NAME" */
-	struct sect_state daemon, tiers[TIER_COUNT];
+	struct sect_state daemon, tiers[TIER_COUNT], cluster;
 	struct sect_state *ds; /* parallel to cfg->datasets */
 	size_t ds_cap;
 };
@@ -186,6 +186,11 @@ static int key_set(struct load *ld, const struct key_def *k, const char *label, 
 		if (!*v) {
 			field[0] = '\0';
 			return 0;
+		}
+		if (v[0] != '/' && (k->flags & KEY_ABSOLUTE)) {
+			key_msg(ld, line, label, k, "\"%s\" is not an absolute path (give the full "
+				"path, e.g. /etc/tiercache/%s)", q, k->name);
+			return -EINVAL;
 		}
 		rc = snprintf(joined, sizeof(joined), "%s%s%s", v[0] == '/' ? "" : ld->dir,
 			      v[0] == '/' ? "" : "/", v);
@@ -476,10 +481,24 @@ static void section_begin(struct load *ld, char *text, int line)
 		load_msg(ld, line, "[%s]: unknown tier (use [tier hot] or [tier warm])", hdr);
 	} else if (strcmp(word, "dataset") == 0) {
 		section_dataset(ld, name, line, hdr);
+	} else if (strcmp(word, "cluster") == 0) {
+		if (*name) {
+			load_msg(ld, line, "[%s]: [cluster] takes no name (use [cluster])", hdr);
+			return;
+		}
+		if (ld->cluster.line) {
+			load_msg(ld, line, "cluster: [cluster] appears twice (first at line %d; merge "
+				 "them)", ld->cluster.line);
+		} else {
+			ld->cluster.line = ld->cfg->cluster.line = line;
+			ld->cfg->cluster.enabled = true;
+			section_defaults(ld, SECT_CLUSTER, "cluster", ld->cfg);
+		}
+		section_enter(ld, SECT_CLUSTER, ld->cfg, &ld->cluster, "cluster");
 	} else {
 		load_msg(ld, line,
-			 "[%s]: unknown section (use [daemon], [tier hot], [tier warm] or "
-			 "[dataset NAME])",
+			 "[%s]: unknown section (use [daemon], [tier hot], [tier warm], [cluster] "
+			 "or [dataset NAME])",
 			 hdr);
 	}
 }
@@ -585,7 +604,7 @@ static void on_key(struct load *ld, const char *name, const char *value)
 	if (ld->kind == SECT_NONE) {
 		load_msg(ld, line,
 			 "%s: key before any section (put it under [daemon], [tier hot], [tier "
-			 "warm] or [dataset NAME])",
+			 "warm], [cluster] or [dataset NAME])",
 			 shown(sb, sizeof(sb), name));
 		return;
 	}
@@ -601,7 +620,10 @@ static void on_key(struct load *ld, const char *name, const char *value)
 			if (ld->kind == SECT_TIER)
 				fprintf(f, "[tier %s]: ", ld->label);
 			else
-				fputs(ld->kind == SECT_DAEMON ? "[daemon]: " : "[dataset NAME]: ", f);
+				fputs(ld->kind == SECT_DAEMON	 ? "[daemon]: "
+				      : ld->kind == SECT_CLUSTER ? "[cluster]: "
+								 : "[dataset NAME]: ",
+				      f);
 			put_key_names(f, ld->kind);
 			fputc(')', f);
 		}
@@ -756,6 +778,11 @@ static void resolved_msg(void *arg, const char *msg)
 	load_msg(arg, 0, "%s", msg);
 }
 
+static void cluster_msg(void *arg, int line, const char *msg)
+{
+	load_msg(arg, line, "%s", msg);
+}
+
 static void cross_check(struct load *ld)
 {
 	struct config *cfg = ld->cfg;
@@ -807,6 +834,10 @@ static void cross_check(struct load *ld)
 	if (tier_path[TIER_HOT] && tier_path[TIER_WARM])
 		check_apart(ld, "warm", cfg->tiers[TIER_WARM].path, "hot.path",
 			    cfg->tiers[TIER_HOT].path);
+	if (cfg->cluster.enabled) {
+		check_missing(ld, &ld->cluster, SECT_CLUSTER, "cluster", 0, NULL);
+		config_cluster_check(cfg, ld->cluster.key_line, ld->cluster.key_bad, cluster_msg, ld);
+	}
 
 	for (unsigned i = 0; i < cfg->ndatasets; i++) {
 		const struct dataset_conf *ds = &cfg->datasets[i];

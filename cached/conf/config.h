@@ -187,7 +187,7 @@ const char *config_reload_name(enum config_reload r);
 /* One key of the config table, for tools and tests that list keys (the
  * reference conf/tiercache.conf must show each one with its default). */
 struct config_key_info {
-	const char *section;       /* "daemon", "tier" or "dataset" */
+	const char *section;       /* "daemon", "tier", "cluster" or "dataset" */
 	const char *name;
 	const char *default_value; /* as written in a file; NULL: no default */
 	bool required;             /* (for backend-only keys: required there) */
@@ -202,8 +202,9 @@ int config_key_at(size_t i, struct config_key_info *out);
 /* The value of the i-th key in CFG, written as a file would write it, into
  * BUF; *is_default tells whether it equals the key's default. For a tier key
  * `which` is the tier id, for a dataset key the dataset's index in
- * cfg->datasets (ignored for [daemon]). Returns 0, or -ENOENT when the key
- * does not apply (tier absent, key of another backend, past the end). */
+ * cfg->datasets (ignored for [daemon] and [cluster]). Returns 0, or -ENOENT
+ * when the key does not apply (tier absent, key of another backend, no
+ * [cluster], past the end). */
 int config_key_value(const struct config *cfg, size_t i, unsigned which, char *buf, size_t n,
 		     bool *is_default);
 
@@ -225,6 +226,9 @@ int config_diff_daemon(const struct config *a, const struct config *b,
 		       int (*fn)(void *arg, const struct config_change *ch), void *arg);
 int config_diff_tier(const struct tier_conf *a, const struct tier_conf *b,
 		     int (*fn)(void *arg, const struct config_change *ch), void *arg);
+/* [cluster] keys (all restart-only); A and B whole configs. */
+int config_diff_cluster(const struct config *a, const struct config *b,
+			int (*fn)(void *arg, const struct config_change *ch), void *arg);
 int config_diff_dataset(const struct dataset_conf *a, const struct dataset_conf *b,
 			int (*fn)(void *arg, const struct config_change *ch), void *arg);
 /* Copy the key of CH, with the fields loading derived from it, from FROM to

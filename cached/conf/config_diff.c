@@ -84,6 +84,12 @@ int config_diff_tier(const struct tier_conf *a, const struct tier_conf *b,
 	return diff(SECT_TIER, a, b, NULL, NULL, fn, arg);
 }
 
+int config_diff_cluster(const struct config *a, const struct config *b,
+			int (*fn)(void *arg, const struct config_change *ch), void *arg)
+{
+	return diff(SECT_CLUSTER, a, b, NULL, NULL, fn, arg);
+}
+
 int config_diff_dataset(const struct dataset_conf *a, const struct dataset_conf *b,
 			int (*fn)(void *arg, const struct config_change *ch), void *arg)
 {

@@ -112,6 +112,47 @@ const struct key_def config_keys[] = {
 	{.sect = SECT_TIER, .name = "low_water", .type = KEY_PERCENT, .def = "80", .min = 0,
 	 .max = 99, FIELD(struct tier_conf, low_water), LIVE},
 
+	/* [cluster]: read at start only (the daemon joins once) */
+	{.sect = SECT_CLUSTER, .name = "name", .type = KEY_STRING,
+	 .flags = KEY_REQUIRED | KEY_NONEMPTY, .example = "name = train-a",
+	 FIELD(struct config, cluster.name), RESTART},
+	{.sect = SECT_CLUSTER, .name = "node_id", .type = KEY_STRING,
+	 FIELD(struct config, cluster.node_id), RESTART},
+	{.sect = SECT_CLUSTER, .name = "redis", .type = KEY_STRING,
+	 .flags = KEY_REQUIRED | KEY_NONEMPTY, .example = "redis = 10.0.0.5:6379",
+	 FIELD(struct config, cluster.redis), RESTART,
+	 DERIVED(struct config, cluster.redis_host, cluster.redis_unix)},
+	{.sect = SECT_CLUSTER, .name = "redis_user", .type = KEY_STRING,
+	 FIELD(struct config, cluster.redis_user), RESTART},
+	{.sect = SECT_CLUSTER, .name = "redis_password_file", .type = KEY_PATH, .flags = KEY_ABSOLUTE,
+	 FIELD(struct config, cluster.redis_password_file), RESTART},
+	{.sect = SECT_CLUSTER, .name = "peer_listen", .type = KEY_STRING,
+	 .flags = KEY_REQUIRED | KEY_NONEMPTY, .example = "peer_listen = 10.0.0.7:7070",
+	 FIELD(struct config, cluster.peer_listen), RESTART,
+	 DERIVED(struct config, cluster.peer_host, cluster.peer_port)},
+	{.sect = SECT_CLUSTER, .name = "key_file", .type = KEY_PATH,
+	 .flags = KEY_REQUIRED | KEY_NONEMPTY | KEY_ABSOLUTE,
+	 .example = "key_file = /etc/tiercache/cluster.key", FIELD(struct config, cluster.key_file),
+	 RESTART},
+	{.sect = SECT_CLUSTER, .name = "heartbeat", .type = KEY_DURATION, .def = "1s", .min = 100,
+	 .max = 10 * SEC_MS, FIELD(struct config, cluster.heartbeat_ms), RESTART},
+	{.sect = SECT_CLUSTER, .name = "lease", .type = KEY_DURATION, .def = "5s", .min = 300,
+	 .max = 60 * SEC_MS, FIELD(struct config, cluster.lease_ms), RESTART},
+	{.sect = SECT_CLUSTER, .name = "redis_timeout", .type = KEY_DURATION, .def = "1s", .min = 50,
+	 .max = 30 * SEC_MS, FIELD(struct config, cluster.redis_timeout_ms), RESTART},
+	{.sect = SECT_CLUSTER, .name = "peer_connect_timeout", .type = KEY_DURATION, .def = "1s",
+	 .min = 10, .max = 60 * SEC_MS, FIELD(struct config, cluster.peer_connect_ms), RESTART},
+	{.sect = SECT_CLUSTER, .name = "peer_first_byte_timeout", .type = KEY_DURATION, .def = "2s",
+	 .min = 10, .max = 600 * SEC_MS, FIELD(struct config, cluster.peer_first_byte_ms), RESTART},
+	{.sect = SECT_CLUSTER, .name = "peer_transfer_timeout", .type = KEY_DURATION, .def = "10s",
+	 .min = 10, .max = HOUR_MS, FIELD(struct config, cluster.peer_transfer_ms), RESTART},
+	{.sect = SECT_CLUSTER, .name = "peer_suspect", .type = KEY_DURATION, .def = "10s", .min = 100,
+	 .max = HOUR_MS, FIELD(struct config, cluster.peer_suspect_ms), RESTART},
+	{.sect = SECT_CLUSTER, .name = "peer_max_clients", .type = KEY_UINT, .def = "64", .min = 1,
+	 .max = 4096, FIELD(struct config, cluster.peer_max_clients), RESTART},
+	{.sect = SECT_CLUSTER, .name = "peer_conns", .type = KEY_UINT, .def = "4", .min = 1,
+	 .max = 64, FIELD(struct config, cluster.peer_conns), RESTART},
+
 	{.sect = SECT_DATASET, .name = "backend", .type = KEY_ENUM, .def = "posix",
 	 .values = backend_values, FIELD(struct dataset_conf, backend), SOURCE},
 	{.sect = SECT_DATASET, .name = "path", .type = KEY_PATH,
@@ -184,7 +225,8 @@ size_t config_key_index(enum section_kind kind, const char *name)
 int config_key_at(size_t i, struct config_key_info *out)
 {
 	static const char *const sect_names[] = {
-		[SECT_DAEMON] = "daemon", [SECT_TIER] = "tier", [SECT_DATASET] = "dataset"};
+		[SECT_DAEMON] = "daemon", [SECT_TIER] = "tier", [SECT_DATASET] = "dataset",
+		[SECT_CLUSTER] = "cluster"};
 	if (i >= config_nkeys)
 		return -ENOENT;
 	const struct key_def *k = &config_keys[i];
@@ -287,6 +329,10 @@ int config_key_value(const struct config *cfg, size_t i, unsigned which, char *b
 		base = ds;
 		break;
 	}
+	case SECT_CLUSTER:
+		if (!cfg->cluster.enabled)
+			return -ENOENT; /* no [cluster]: the daemon is a node of its own */
+		break; /* its fields are cfg->cluster's, offsets in struct config */
 	default:
 		break;
 	}

@@ -6,19 +6,21 @@
 #ifndef TIERCACHE_CONFIG_KEYS_H
 #define TIERCACHE_CONFIG_KEYS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "config.h" /* enum config_reload */
 
-#define KEYS_MAX 64 /* keys in the table at most (parse bookkeeping arrays) */
+#define KEYS_MAX 96 /* keys in the table at most (parse bookkeeping arrays) */
 
 enum section_kind {
 	SECT_NONE,   /* before the first header */
 	SECT_SKIP,   /* inside a bad header: its keys were not asked for */
 	SECT_DAEMON, /* [daemon] -> struct config */
 	SECT_TIER,   /* [tier hot|warm] -> struct tier_conf */
-	SECT_DATASET /* [dataset NAME] -> struct dataset_conf */
+	SECT_DATASET, /* [dataset NAME] -> struct dataset_conf */
+	SECT_CLUSTER  /* [cluster] -> struct config (fields of cfg->cluster) */
 };
 
 enum key_type {
@@ -43,6 +45,7 @@ enum key_flag {
 	KEY_SUN_PATH = 1 << 5, /* a Unix socket path: the field is sun_path sized */
 	KEY_OFF = 1 << 6,      /* duration: "off" means 0 (never) */
 	KEY_INHERIT = 1 << 7,  /* dataset key: unset takes [daemon]'s key of that name */
+	KEY_ABSOLUTE = 1 << 8, /* path: must be written absolute */
 };
 
 struct key_def {
@@ -77,5 +80,14 @@ void config_key_format(const struct key_def *k, const void *base, char *buf, siz
 /* KEY's default parsed the way loading parses a file's value, into out (a
  * zeroed struct of the key's section kind): 0 or -errno (config.c). */
 int config_key_default(const struct config *cfg, const struct key_def *k, void *out);
+
+/* The [cluster] cross-checks (config_cluster.c), run when the file has the
+ * section: names, the redis and peer_listen addresses split into their
+ * derived fields, node_id's default (the host name), lease against
+ * heartbeat. KEY_LINE/KEY_BAD: parse bookkeeping indexed like
+ * config_keys[]. Each problem goes to msg() as "cluster.KEY: reason" (or
+ * "cluster: reason") with the key's line (0: none). */
+void config_cluster_check(struct config *cfg, const int *key_line, const bool *key_bad,
+			  void (*msg)(void *arg, int line, const char *text), void *arg);
 
 #endif

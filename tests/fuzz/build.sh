@@ -172,6 +172,7 @@ write_seeds() {
 		printf '[tier hot]\npath = /t/hot\ncapacity = 1G\n' >"$dir/minimal.conf"
 		printf '[daemon]\nsocket = s.sock\nstate_dir = st\nmetrics_listen = [::1]:9464\nidle_timeout = off\nscrub_rate = 0\n[tier hot]\npath = ./a/../h\ncapacity = 1.5G\nhigh_water = 95%%\nlow_water = 10\n[tier warm]\npath = w/\ncapacity = 3T\n[dataset d]\npath = /c\nchunk_size = 1M\npolicy = lru\nrevalidate_after = 250ms\nserve_stale_on_error = yes\naccess = source\nallow_users = 0, root\n[dataset r]\nbackend = rados\npool = p\nlayout = striper\n' >"$dir/relative-units.conf"
 		printf '[tier hot]\npath = /t\ncapacity = 12Q\nlow_water = 90\nhigh_water = 80\n[dataset x]\npath = /t/x\nbogus = 1\n' >"$dir/errors.conf"
+		printf '[tier hot]\npath = /t\ncapacity = 1G\n[cluster]\nname = c\nredis = unix:/r.sock\npeer_listen = [fd00::1]:7\nkey_file = /k\nheartbeat = 100ms\nlease = 300ms\n' >"$dir/cluster.conf"
 		;;
 	fuzz_peer)
 		# control byte (bit 0: the client's AUTH gets the right proof),

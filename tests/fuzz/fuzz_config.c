@@ -128,7 +128,8 @@ static void check_loaded(const struct config *cfg)
 		if (ds->chunk_size == 0)
 			fail("dataset without a chunk size", ds->name);
 	}
-	if (config_diff_daemon(cfg, cfg, on_change, "daemon vs itself"))
+	if (config_diff_daemon(cfg, cfg, on_change, "daemon vs itself") ||
+	    config_diff_cluster(cfg, cfg, on_change, "cluster vs itself"))
 		fail("config differs from itself", NULL);
 }
 
@@ -154,6 +155,13 @@ static char *write_back(const struct config *cfg, size_t *len)
 		for (size_t i = 0; config_key_at(i, &ki) == 0; i++)
 			if (strcmp(ki.section, "tier") == 0 &&
 			    config_key_value(cfg, i, t, val, sizeof(val), &dflt) == 0 && !dflt)
+				fprintf(f, "%s=%s\n", ki.name, val);
+	}
+	if (cfg->cluster.enabled) {
+		fputs("[cluster]\n", f);
+		for (size_t i = 0; config_key_at(i, &ki) == 0; i++)
+			if (strcmp(ki.section, "cluster") == 0 &&
+			    config_key_value(cfg, i, 0, val, sizeof(val), &dflt) == 0 && !dflt)
 				fprintf(f, "%s=%s\n", ki.name, val);
 	}
 	for (unsigned d = 0; d < cfg->ndatasets; d++) {
@@ -212,6 +220,9 @@ static void check_round_trip(const struct config *a)
 		    config_diff_tier(&a->tiers[t], &b->tiers[t], on_change, "tier"))
 			fail("round trip changed a tier", text);
 	}
+	if (a->cluster.enabled != b->cluster.enabled ||
+	    config_diff_cluster(a, b, on_change, "cluster"))
+		fail("round trip changed [cluster]", text);
 	if (a->ndatasets != b->ndatasets)
 		fail("round trip changed the number of datasets", text);
 	for (unsigned d = 0; d < a->ndatasets; d++) {

@@ -159,14 +159,14 @@ static void test_unknown_keys_and_sections(void **state)
 		      "namespace, prefix, layout, op_timeout, max_inflight)\n");
 	/* keys of a bad section are not reported again */
 	expect_errors(fx, HOT "[foo]\nbar = 1\n[tier cold]\npath = /x\n[daemon x]\n[dataset]\n",
-		      "@:4: [foo]: unknown section (use [daemon], [tier hot], [tier warm] or "
+		      "@:4: [foo]: unknown section (use [daemon], [tier hot], [tier warm], [cluster] or "
 		      "[dataset NAME])\n"
 		      "@:6: [tier cold]: unknown tier (use [tier hot] or [tier warm])\n"
 		      "@:8: [daemon x]: [daemon] takes no name (use [daemon])\n"
 		      "@:9: [dataset]: missing dataset name (use [dataset NAME])\n");
 	expect_errors(fx, "workers = 2\n" HOT,
 		      "@:1: workers: key before any section (put it under [daemon], [tier hot], "
-		      "[tier warm] or [dataset NAME])\n");
+		      "[tier warm], [cluster] or [dataset NAME])\n");
 	expect_errors(fx, "[daemon]\nworkers = 2\nworkers = 3\n" HOT,
 		      "@:3: daemon.workers: set twice (first at line 2; keep one)\n");
 	expect_errors(fx, "[daemon]\n= 2\n" HOT, "@:2: daemon: missing key name before '='\n");
