@@ -2,8 +2,9 @@
  * Membership through Redis: each daemon registers itself with a lease and
  * learns the live members (docs/cluster.md, "What lives in Redis").
  *
- * Every heartbeat (cluster.heartbeat) is one script run on Redis
- * (EVALSHA, EVAL after NOSCRIPT) that, with the time taken from Redis
+ * Every heartbeat (cluster.heartbeat) is one script run on Redis (EVAL:
+ * the script is small, and nothing depends on a SCRIPT LOAD having
+ * survived a Redis restart) that, with the time taken from Redis
  * (TIME: no two nodes' clocks are compared), records this node's lease in
  * tc:{cluster}:members (a sorted set scored by Redis milliseconds), writes
  * its fields in tc:{cluster}:node:{id} (addr, capacity, state,
