@@ -22,6 +22,7 @@
 
 #include "busy_poll.h"
 #include "chunk.h"
+#include "cluster.h"
 #include "dataset.h"
 #include "log.h"
 #include "metrics.h"
@@ -113,6 +114,12 @@ static void hook_chunk_moved(void *arg, struct chunk *c)
 	residency_pin_moved(d->res, c);
 }
 
+static int hook_remote_read(void *arg, struct remote_read *rr)
+{
+	struct daemon *d = arg;
+	return cluster_remote_read(d->cluster, rr);
+}
+
 static int api_reload(void *arg, char **report)
 {
 	return daemon_reload(arg, report);
@@ -178,6 +185,14 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 	}
 	for (unsigned i = 0; i < cache->nds; i++)
 		dataset_load(cache, cache->ds[i]);
+	if (cfg->cluster.enabled) {
+		/* before clients: a miss may ask the chunk's home from the start */
+		if ((rc = cluster_new(cache, &cfg->cluster, &d->cluster, err, errlen)) < 0 ||
+		    (rc = cluster_start(d->cluster, err, errlen)) < 0)
+			return rc;
+		cache->hooks.remote_read = hook_remote_read;
+		d->status->cluster = d->cluster;
+	}
 	d->api = (struct api){
 		.cache = cache,
 		.plans = d->plans,
@@ -246,6 +261,9 @@ void daemon_free(struct daemon *d)
 		d->status->srv = NULL;
 	server_stop(d->srv);
 	d->srv = NULL;
+	/* peer requests in flight end (their fills go to the cold store or
+	 * fail), before the engine drains its fills */
+	cluster_stop(d->cluster);
 	/* cold reads in flight of removed datasets end through the workers too */
 	for (unsigned i = 0; i < d->nretired; i++)
 		if (d->retired[i]->opened)
@@ -259,6 +277,8 @@ void daemon_free(struct daemon *d)
 	d->status = NULL;
 	residency_free(d->res);
 	d->res = NULL;
+	cluster_free(d->cluster); /* after the drain: a request it served may have waited for a fill */
+	d->cluster = NULL;
 	cache_free(&d->cache);
 	if (d->base)
 		event_base_free(d->base);

@@ -21,6 +21,7 @@ struct residency;
 struct status;
 struct server;
 struct metrics;
+struct cluster;
 
 struct daemon {
 	struct config *cfg;       /* the running config (a reload replaces it) */
@@ -32,6 +33,7 @@ struct daemon {
 	struct api api;           /* what the ops use (api/api.h) */
 	struct server *srv;       /* the Unix socket (net/server.h) */
 	struct metrics *metrics;  /* the HTTP endpoint, NULL when off */
+	struct cluster *cluster;  /* this node of a cluster (cluster/), NULL without [cluster] */
 	/* reload.c: datasets removed by a reload, freed at exit (handles and
 	 * jobs in flight may still point at them) */
 	struct dataset **retired;

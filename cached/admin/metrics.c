@@ -15,6 +15,7 @@
 #include "metrics.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@
 #include <event2/event.h>
 #include <event2/util.h>
 
+#include "cluster.h"
 #include "counters.h"
 #include "dataset.h"
 #include "log.h"
@@ -190,23 +192,32 @@ static void render_datasets(struct status *st, struct evbuffer *b)
 {
 	char name[2 * CONFIG_NAME_MAX + 2], labels[3 * CONFIG_NAME_MAX];
 	uint64_t now = cache_now_ns();
-	head(b, "tiercache_dataset_hits_total", "counter", "Chunk reads served from a tier.");
-	for (unsigned i = 0; i < st->cache->nds; i++) {
-		label_value(name, sizeof(name), st->cache->ds[i]->name);
-		snprintf(labels, sizeof(labels), "dataset=\"%s\"", name);
-		sample(b, "tiercache_dataset_hits_total", labels, st->cache->ds[i]->hits);
-	}
-	head(b, "tiercache_dataset_misses_total", "counter", "Chunk reads that went to the cold store.");
-	for (unsigned i = 0; i < st->cache->nds; i++) {
-		label_value(name, sizeof(name), st->cache->ds[i]->name);
-		snprintf(labels, sizeof(labels), "dataset=\"%s\"", name);
-		sample(b, "tiercache_dataset_misses_total", labels, st->cache->ds[i]->misses);
-	}
-	head(b, "tiercache_dataset_cold_read_bytes_total", "counter", "Bytes read from the cold store.");
-	for (unsigned i = 0; i < st->cache->nds; i++) {
-		label_value(name, sizeof(name), st->cache->ds[i]->name);
-		snprintf(labels, sizeof(labels), "dataset=\"%s\"", name);
-		sample(b, "tiercache_dataset_cold_read_bytes_total", labels, st->cache->ds[i]->bytes_from_cold);
+	static const struct {
+		const char *metric, *help;
+		size_t off; /* of a uint64_t in struct dataset */
+	} per_ds[] = {
+		{"tiercache_dataset_hits_total", "Chunk reads served from a tier.",
+		 offsetof(struct dataset, hits)},
+		{"tiercache_dataset_misses_total", "Chunk reads that went to the cold store.",
+		 offsetof(struct dataset, misses)},
+		{"tiercache_dataset_cold_read_bytes_total", "Bytes read from the cold store.",
+		 offsetof(struct dataset, bytes_from_cold)},
+		{"tiercache_dataset_peer_read_bytes_total",
+		 "Bytes of chunks filled from their home node (cluster).",
+		 offsetof(struct dataset, bytes_from_peers)},
+		{"tiercache_dataset_peer_served_bytes_total", "Bytes of chunks sent to other nodes (cluster).",
+		 offsetof(struct dataset, bytes_to_peers)},
+	};
+	for (size_t k = 0; k < sizeof(per_ds) / sizeof(per_ds[0]); k++) {
+		head(b, per_ds[k].metric, "counter", per_ds[k].help);
+		for (unsigned i = 0; i < st->cache->nds; i++) {
+			const struct dataset *ds = st->cache->ds[i];
+			uint64_t v;
+			memcpy(&v, (const char *)ds + per_ds[k].off, sizeof(v));
+			label_value(name, sizeof(name), ds->name);
+			snprintf(labels, sizeof(labels), "dataset=\"%s\"", name);
+			sample(b, per_ds[k].metric, labels, v);
+		}
 	}
 	head(b, "tiercache_dataset_resident_bytes", "gauge", "Bytes of the dataset's chunks per tier.");
 	for (unsigned i = 0; i < st->cache->nds; i++) {
@@ -228,6 +239,23 @@ static void render_datasets(struct status *st, struct evbuffer *b)
 		sample(b, "tiercache_dataset_available", labels,
 		       ds->available && !dataset_cold_failing(ds, now));
 	}
+}
+
+/* The cluster's fallbacks by reason (docs/cluster.md); nothing without
+ * [cluster]. */
+static void render_cluster(struct status *st, struct evbuffer *b)
+{
+	if (!st->cluster)
+		return;
+	char labels[64];
+	head(b, "tiercache_fallback_total", "counter",
+	     "Misses whose chunk's home node did not answer (or was not asked), read from the cold store, by reason.");
+	for (size_t i = 0; i < cluster_fallback_reasons(); i++) {
+		snprintf(labels, sizeof(labels), "reason=\"%s\"", cluster_fallback_reason(i));
+		sample(b, "tiercache_fallback_total", labels, cluster_fallbacks(st->cluster, i));
+	}
+	head(b, "tiercache_cluster_coordinated", "gauge", "1 while Redis (the cluster's coordination) answers.");
+	sample(b, "tiercache_cluster_coordinated", "", cluster_coordinated(st->cluster) ? 1 : 0);
 }
 
 static void render_prefetch(struct status *st, struct evbuffer *b)
@@ -280,6 +308,7 @@ int metrics_render(struct status *st, struct evbuffer *b)
 	metrics_render_counters(st, b);
 	render_tiers(st, b);
 	render_datasets(st, b);
+	render_cluster(st, b);
 	render_prefetch(st, b);
 
 	head(b, "tiercache_chunk_request_duration_seconds", "histogram",

@@ -12,6 +12,7 @@
 
 #include <event2/event.h>
 
+#include "cluster.h"
 #include "counters.h"
 #include "dataset.h"
 #include "manifest.h"
@@ -209,10 +210,14 @@ void status_fill(struct status *st, struct proto_rs *rs)
 		proto_rs_u64(rs, "hits", ds->hits);
 		proto_rs_u64(rs, "misses", ds->misses);
 		proto_rs_u64(rs, "bytes_from_cold", ds->bytes_from_cold);
+		proto_rs_u64(rs, "bytes_from_peers", ds->bytes_from_peers);
+		proto_rs_u64(rs, "bytes_to_peers", ds->bytes_to_peers);
 		proto_rs_u64(rs, "served_unkept", ds->served_unkept);
 		proto_rs_u64(rs, "pinned_bytes", ds->pinned_bytes);
 	}
 
 	prefetch_report(st->plans->pf, rs);
 	plans_report(st->plans, rs);
+	if (st->cluster)
+		cluster_report(st->cluster, rs);
 }

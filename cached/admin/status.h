@@ -14,6 +14,7 @@
 
 struct plans;
 struct server;
+struct cluster;
 struct status_rates;
 
 /* Shared by status.c and metrics.c (this folder only). */
@@ -21,6 +22,7 @@ struct status {
 	struct cache *cache;
 	struct plans *plans;
 	struct server *srv;   /* NULL until the socket is up */
+	struct cluster *cluster; /* NULL without [cluster] */
 	int64_t start_s;      /* wall clock at status_init */
 	uint64_t reloads, reload_failures;
 	struct status_rates *rates;

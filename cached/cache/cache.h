@@ -142,6 +142,8 @@ struct dataset {
 	uint64_t resident[TIER_COUNT]; /* bytes of live chunks per tier */
 	uint64_t hits, misses;
 	uint64_t bytes_from_cold;
+	uint64_t bytes_from_peers; /* chunks filled from their home node (cluster/) */
+	uint64_t bytes_to_peers;   /* chunk bytes sent to other nodes (cluster/) */
 	uint64_t served_unkept; /* fills served without keeping the chunk */
 	bool removed;         /* left the config in a reload (reload.c): kept only
 			       * for handles and jobs that still point here */
@@ -151,6 +153,12 @@ struct dataset {
 struct counters {
 	uint64_t hits_hot, hits_warm, misses;
 	uint64_t bytes_served, bytes_from_cold;
+	/* the cluster (cluster/): chunks filled from their home node instead
+	 * of the cold store, and what this node sent to others */
+	uint64_t bytes_from_peers, bytes_to_peers;
+	uint64_t peer_fills;       /* fills answered by a peer */
+	uint64_t peer_bad;         /* peer answers refused: wrong length or checksum */
+	uint64_t peer_fallbacks;   /* fills a peer did not answer, read from the cold store */
 	uint64_t evictions, demotions, promotions;
 	uint64_t segment_items_kept;    /* live items a segment reclaim copied (reclaim.c) */
 	uint64_t segment_items_dropped; /* live items a segment reclaim dropped */
@@ -189,12 +197,35 @@ struct fill_table {
 #define READ_PREFETCH 0x1u /* the prefetcher's own fill: no policy or plan hears of it */
 #define READ_REFETCH 0x2u  /* a chunk found bad is read again for requests that
 			    * waited for it: their read was already heard of */
+#define READ_FOR_PEER 0x4u /* another node's read (cluster/): served from here or
+			    * the cold store, never asked of a peer again */
 struct read_ctx {
 	const struct tc_job_tag *job; /* NULL or !job->set: untagged */
 	unsigned flags;               /* READ_* */
 };
 /* An untagged client read. */
 #define READ_CTX_ANY ((const struct read_ctx *)0)
+
+/* A chunk's bytes from somewhere other than the cold store: the chunk's
+ * home node (cluster/). The engine fills the request in, the hook's owner
+ * answers it. */
+struct remote_read {
+	/* in */
+	struct dataset *ds;
+	const char *path;
+	struct cold_stat src;   /* the version wanted */
+	uint32_t idx;
+	uint32_t len;           /* bytes the chunk has at that version */
+	uint64_t key;
+	void *buf;              /* len bytes to fill */
+	/* out, set before done(): 0 and buf holds the chunk, whose XXH3
+	 * (chunk_checksum) the sender says is checksum; or -errno */
+	int result;
+	uint64_t checksum;
+	/* called once, on the loop, never from within the hook's call */
+	void (*done)(struct remote_read *rr);
+	void *arg;
+};
 
 /* How the engine tells the layers above what happened; set once by the
  * root (daemon.c) before the loop runs. Any member may be NULL. Each is
@@ -208,6 +239,12 @@ struct cache_hooks {
 	void (*chunk_dropped)(void *arg, const struct chunk *c);
 	/* A move ended with c resident on its new tier. */
 	void (*chunk_moved)(void *arg, struct chunk *c);
+	/* A miss: may another node give this chunk? 0: it took rr (rr->done
+	 * follows); < 0: read the cold store. Not asked for READ_FOR_PEER.
+	 * Bytes it gives are checked against the checksum it gives before
+	 * they are written anywhere; a wrong answer, like no answer, sends
+	 * the fill to the cold store. */
+	int (*remote_read)(void *arg, struct remote_read *rr);
 };
 
 /* The engine's shared state. */

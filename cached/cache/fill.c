@@ -83,6 +83,8 @@ struct fill {
 	uint64_t seg_off;
 	int seg_wfd;         /* the segment's descriptor for the worker's pwrite */
 	struct cold_io io;
+	struct remote_read rr; /* remote: the request to the chunk's home */
+	bool remote;           /* the bytes come from the home node, not the cold store */
 	void *buf;
 	uint64_t checksum;
 	int err;     /* reading the cold store (or memory): fails the fill */
@@ -154,6 +156,13 @@ static void fill_write(struct fill *f)
 	f->werr = 0;
 	if (f->err)
 		return;
+	if (f->remote && chunk_checksum(f->buf, f->len) != f->rr.checksum) {
+		/* not the bytes the home says it sent: nothing is written */
+		f->err = -EBADMSG;
+		return;
+	}
+	if (!f->keep)
+		f->checksum = f->remote ? f->rr.checksum : chunk_checksum(f->buf, f->len);
 	if (!f->keep && f->tier == CFILE_IN_RAM) {
 		f->werr = memfd_write_sealed(f->buf, f->len, &f->fd);
 		return;
@@ -301,12 +310,37 @@ static bool fill_retry(struct fill *f)
 	return true;
 }
 
+/* Where a fill's bytes came from (status, the egress counters). */
+static void fill_count_bytes(struct fill *f)
+{
+	struct cache *cache = f->cache;
+	if (f->remote) {
+		cache->ctr.bytes_from_peers += f->len;
+		f->ds->bytes_from_peers += f->len;
+		cache->ctr.peer_fills++;
+	} else {
+		cache->ctr.bytes_from_cold += f->len;
+		f->ds->bytes_from_cold += f->len;
+	}
+}
+
+static void fill_start_cold(struct fill *f);
+
 /* Loop: publish and answer every waiter. */
 static void fill_done(struct job *j)
 {
 	struct fill *f = (struct fill *)j;
 	struct cache *cache = f->cache;
 
+	if (f->remote && f->err && !cache->stopping) {
+		/* the home sent bytes that do not match its checksum: nothing
+		 * was written; read the cold store instead */
+		cache->ctr.peer_bad++;
+		log_warn("dataset=%s path=%s chunk=%u op=peer_fill err=\"%s\" action=\"reading the "
+			 "cold store instead\"", f->ds->name, f->path, f->idx, strerror(-f->err));
+		fill_start_cold(f);
+		return;
+	}
 	if (f->seg && (f->err || f->werr)) {
 		/* its place in the segment is dead bytes on the tier from now */
 		struct segment *g = f->seg;
@@ -328,7 +362,8 @@ static void fill_done(struct job *j)
 	histogram_observe(&cache->lat_fill, cache_now_ns() - f->start_ns);
 	/* the cold read's outcome only: a tier's write error is no fault of
 	 * the cold store (io.result: set by the read, < 0 if it failed) */
-	dataset_note_cold(cache, f->ds, f->io.result < 0 ? (int)f->io.result : 0);
+	if (!f->remote)
+		dataset_note_cold(cache, f->ds, f->io.result < 0 ? (int)f->io.result : 0);
 	if (f->placed && f->keep)
 		policy_glue_arrived(f->ds, f->tier, f->len);
 	else if (f->placed && !in_ram)
@@ -337,6 +372,8 @@ static void fill_done(struct job *j)
 		if (t)
 			tier_commit(t, f->len);
 		c = chunk_unkept_new(cache, f->ds, f->path, &f->src, f->idx, f->len, f->tier, f->fd);
+		if (c)
+			c->checksum = f->checksum;
 		if (!c) {
 			err = -ENOMEM;
 			close(f->fd);
@@ -345,8 +382,7 @@ static void fill_done(struct job *j)
 			else
 				cache->unkept_ram -= f->len;
 		} else {
-			cache->ctr.bytes_from_cold += f->len;
-			f->ds->bytes_from_cold += f->len;
+			fill_count_bytes(f);
 			cache->ctr.served_unkept++;
 			f->ds->served_unkept++;
 			if (f->lost)
@@ -378,8 +414,7 @@ static void fill_done(struct job *j)
 			tier_release(t, f->len);
 		} else if (c) {
 			c->sync_seq = ++cache->sync_seq;
-			cache->ctr.bytes_from_cold += f->len;
-			f->ds->bytes_from_cold += f->len;
+			fill_count_bytes(f);
 		}
 	} else {
 		if (f->placed && t)
@@ -544,6 +579,65 @@ keep:
 	return 0;
 }
 
+/* Read the chunk from the cold store (the fill is in the table). */
+static void fill_start_cold(struct fill *f)
+{
+	struct cache *cache = f->cache;
+	uint64_t cs = f->ds->conf.chunk_size;
+	f->remote = false;
+	f->err = 0;
+	f->io = (struct cold_io){
+		.path = f->path,
+		.expect = f->src,
+		.off = (uint64_t)f->idx * cs,
+		.len = f->len,
+		.buf = f->buf,
+		.done = fill_io_done,
+		.arg = f,
+	};
+	f->job.done = fill_done;
+	cache->ctr.cold_reads++;
+
+	if (cold_is_async(&f->ds->cold)) {
+		ssize_t r = cold_read(&f->ds->cold, &f->io);
+		if (r < 0) {
+			/* never started: finish through the loop like any failure */
+			f->err = (int)r;
+			f->io.result = r;
+			f->job.work = NULL;
+			workers_post(cache->workers, &f->job);
+		}
+	} else {
+		f->job.work = fill_work_sync;
+		workers_submit(cache->workers, &f->job);
+	}
+}
+
+/* Loop: the home node answered (or could not). Its bytes are checked
+ * against its checksum by the worker that writes them (fill_write); no
+ * answer means the cold store. */
+static void fill_remote_done(struct remote_read *rr)
+{
+	struct fill *f = rr->arg;
+	struct cache *cache = f->cache;
+	if (rr->result < 0 || cache->stopping) {
+		if (!cache->stopping)
+			cache->ctr.peer_fallbacks++;
+		if (cache->stopping) {
+			f->err = rr->result < 0 ? rr->result : -ESHUTDOWN;
+			f->io.result = 0;
+			f->job.work = NULL;
+			workers_post(cache->workers, &f->job);
+			return;
+		}
+		fill_start_cold(f);
+		return;
+	}
+	f->io.result = f->len;
+	f->job.work = fill_work_write;
+	workers_submit(cache->workers, &f->job);
+}
+
 int fill_get(struct cache *cache, struct dataset *ds, const char *path, const struct cold_stat *src,
 	     uint32_t idx, const struct read_ctx *rc, struct waiter *w, struct chunk **out)
 {
@@ -623,31 +717,25 @@ int fill_get(struct cache *cache, struct dataset *ds, const char *path, const st
 	if (f->keep && cache->seg_threshold && len <= cache->seg_threshold &&
 	    segstore_assign(&cache->segs[f->tier], len, &f->seg, &f->seg_off) == 0)
 		f->seg_wfd = f->seg->wfd; /* else: its own file, as a large chunk */
-	f->io = (struct cold_io){
-		.path = f->path,
-		.expect = *src,
-		.off = off,
-		.len = len,
-		.buf = f->buf,
-		.done = fill_io_done,
-		.arg = f,
-	};
 	f->job.done = fill_done;
 	u64h_add(&cache->fills.h, &f->hn);
-	cache->ctr.cold_reads++;
-
-	if (cold_is_async(&ds->cold)) {
-		ssize_t r = cold_read(&ds->cold, &f->io);
-		if (r < 0) {
-			/* never started: finish through the loop like any failure */
-			f->err = (int)r;
-			f->io.result = r;
-			f->job.work = NULL;
-			workers_post(cache->workers, &f->job);
+	if (cache->hooks.remote_read && !(rc && (rc->flags & READ_FOR_PEER))) {
+		f->rr = (struct remote_read){
+			.ds = ds,
+			.path = f->path,
+			.src = *src,
+			.idx = idx,
+			.len = len,
+			.key = key,
+			.buf = f->buf,
+			.done = fill_remote_done,
+			.arg = f,
+		};
+		if (cache->hooks.remote_read(cache->hooks.arg, &f->rr) == 0) {
+			f->remote = true;
+			return 0;
 		}
-	} else {
-		f->job.work = fill_work_sync;
-		workers_submit(cache->workers, &f->job);
 	}
+	fill_start_cold(f);
 	return 0;
 }

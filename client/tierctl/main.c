@@ -60,6 +60,14 @@ const struct tierctl_cmd tierctl_cmds[] = {
 		.max_args = -1,
 	},
 	{
+		.name = "cluster",
+		.usage = "status [--json]",
+		.summary = "this node's cluster: members, leases, peers, egress per node and dataset",
+		.fn = tierctl_cmd_cluster,
+		.min_args = 1,
+		.max_args = 2,
+	},
+	{
 		.name = "refresh",
 		.usage = "[--json] DATASET",
 		.summary = "rescan a dataset's source and report what changed",

@@ -99,5 +99,6 @@ int tierctl_cmd_cat(struct tiercache *tc, int argc, char **argv);
 int tierctl_cmd_config(struct tiercache *tc, int argc, char **argv);
 int tierctl_cmd_reload(struct tiercache *tc, int argc, char **argv);
 int tierctl_cmd_help(struct tiercache *tc, int argc, char **argv);
+int tierctl_cmd_cluster(struct tiercache *tc, int argc, char **argv);
 
 #endif

@@ -1,6 +1,3 @@
-# PENDING: rename to t_cluster_egress.sh once [cluster] is parsed and wired
-# (issue 19); until then run-all must not pick it up.
-#
 # One fetch per cluster: three daemons with [cluster] on one counted cold
 # directory all read every file of a dataset at once; every byte equals the
 # source and the cold store is read about once (<= 1.05x the dataset), the
@@ -52,7 +49,7 @@ read_everywhere() {
 
 # members I: "ID@ADDR:STATE" of each member node I lists, sorted
 members() {
-	tc_node_json "$1" "' '.join(sorted('%s@%s:%s' % (m['id'], m['addr'], m['state']) for m in s['cluster']['members']))" 2>/dev/null
+	tc_node_json "$1" "' '.join(sorted('%s@%s:%s' % (m['id'], m['addr'], m['state']) for m in s['cluster_members']))" 2>/dev/null
 }
 
 # ---- with [cluster] ----
@@ -74,6 +71,20 @@ check "cold bytes <= 1.05x the dataset" [ "$cold" -le $((total * 105 / 100)) ]
 sum=0
 for i in $(seq 1 $N); do sum=$((sum + $(tc_node_json "$i" "s['counters']['bytes_from_cold']"))); done
 check "the nodes' bytes_from_cold add up to what the cold dir saw" [ "$sum" = "$cold" ]
+from=0
+to=0
+for i in $(seq 1 $N); do
+	f=$(tc_node_json "$i" "s['counters']['bytes_from_peers']")
+	from=$((from + f))
+	to=$((to + $(tc_node_json "$i" "s['counters']['bytes_to_peers']")))
+	check "node $i filled chunks from their homes (bytes_from_peers $f)" [ "$f" -gt 0 ]
+done
+check "bytes sent to peers ($to) = bytes filled from peers ($from)" [ "$to" = "$from" ]
+check "every byte read came from the cold store once or from a peer" [ $((from + cold)) -ge $((N * total)) ]
+check "no fallback to the cold store" [ "$(tc_node_json 1 "sum(v for k, v in s['cluster'].items() if k.startswith('fallback_'))")" = 0 ]
+out=$(TIERCACHE_SOCKET=$T/n1/sock "$TC_BIN/tierctl" cluster status --json)
+check "tierctl cluster status lists every node's egress for the dataset" \
+	python3 -c "import json,sys; s=json.loads(sys.argv[1]); e=s['cluster_egress']; assert sorted(r['node'] for r in e if r['dataset']=='ds') == ['n1','n2','n3'], e" "$out"
 
 check "a second round: bytes equal the source" read_everywhere
 check "a second round reads nothing more from cold" [ "$(tc_cold_bytes)" = "$cold" ]

@@ -1,0 +1,388 @@
+/*
+ * The cluster node: see cluster.h.
+ *
+ * A miss asks cluster_remote_read. The chunk's home comes from the live
+ * member list as Redis last gave it (members_list: while Redis is down the
+ * last list stays in force, so peers are still asked), by weighted
+ * rendezvous over every member that is up. Home is this node: the cold
+ * store. Home is a peer that failed lately (suspect): the fallback is
+ * counted (reason "suspect") and the next home in rank is asked instead,
+ * or the cold store when that is this node. Every fallback is counted by
+ * reason (tiercache_fallback_total) and the first of a run is logged.
+ *
+ * Egress per dataset goes to Redis with each heartbeat as this node's
+ * stats ("NAME COLD PEER_IN PEER_OUT HITS;" per dataset), so that every
+ * node's status can show the whole cluster's without asking each node.
+ */
+#include "cluster.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "home.h"
+#include "log.h"
+#include "members.h"
+#include "peer_client.h"
+#include "peer_server.h"
+#include "redis_conn.h"
+
+#define PASSWORD_MAX 512u
+
+struct cluster {
+	struct cache *cache;
+	const struct cluster_conf *cc;
+	struct peer_keys keys;
+	char password[PASSWORD_MAX + 1];
+	bool has_password;
+	uint64_t incarnation;
+	struct redis_conn *redis;
+	struct members *mem;
+	struct peer_server *srv;
+	struct peer_client *cli;
+	bool running;
+	uint64_t asked;                     /* misses asked of a peer */
+	uint64_t fallbacks[PEER_FAIL_COUNT]; /* by reason */
+	struct home_node nodes[MEMBERS_MAX]; /* scratch for one home lookup */
+};
+
+size_t cluster_fallback_reasons(void)
+{
+	return PEER_FAIL_COUNT - 1; /* every reason but NONE */
+}
+
+const char *cluster_fallback_reason(size_t i)
+{
+	return peer_fail_name((enum peer_fail)(i + 1));
+}
+
+uint64_t cluster_fallbacks(const struct cluster *cl, size_t i)
+{
+	return cl && i + 1 < PEER_FAIL_COUNT ? cl->fallbacks[i + 1] : 0;
+}
+
+bool cluster_coordinated(const struct cluster *cl)
+{
+	return cl && cl->redis && redis_conn_up(cl->redis);
+}
+
+/* The Redis password: the file's first line, from a file nobody else may
+ * read. */
+static int load_password(struct cluster *cl, char *err, size_t errlen)
+{
+	const char *path = cl->cc->redis_password_file;
+	if (!path[0])
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		snprintf(err, errlen, "cluster.redis_password_file: cannot read %s: %s", path, strerror(e));
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode) || (st.st_mode & 077)) {
+		close(fd);
+		snprintf(err, errlen, "cluster.redis_password_file: %s must be a regular file readable only "
+			 "by the daemon's user (chmod 600 %s)", path, path);
+		return -EPERM;
+	}
+	ssize_t n = read(fd, cl->password, PASSWORD_MAX);
+	close(fd);
+	if (n < 0) {
+		snprintf(err, errlen, "cluster.redis_password_file: cannot read %s: %s", path, strerror(errno));
+		return -EIO;
+	}
+	cl->password[n] = '\0';
+	cl->password[strcspn(cl->password, "\r\n")] = '\0';
+	if (!cl->password[0]) {
+		snprintf(err, errlen, "cluster.redis_password_file: %s is empty", path);
+		return -EINVAL;
+	}
+	cl->has_password = true;
+	return 0;
+}
+
+static void on_peer_done(void *arg, struct remote_read *rr, enum peer_fail why)
+{
+	struct cluster *cl = arg;
+	if (why != PEER_FAIL_NONE)
+		cl->fallbacks[why]++;
+	rr->done(rr);
+}
+
+int cluster_new(struct cache *cache, const struct cluster_conf *cc, struct cluster **out, char *err,
+		size_t errlen)
+{
+	struct cluster *cl = calloc(1, sizeof(*cl));
+	if (!cl) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	*out = cl;
+	cl->cache = cache;
+	cl->cc = cc;
+	int rc = peer_keys_load(cc->key_file, &cl->keys, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = load_password(cl, err, errlen);
+	if (rc < 0)
+		return rc;
+	uint8_t r[PEER_NONCE_LEN];
+	if (peer_nonce(r) == 0) /* random: a fresh nonce's first 8 bytes */
+		memcpy(&cl->incarnation, r, sizeof(cl->incarnation));
+	else
+		cl->incarnation = cache_now_ns() ^ ((uint64_t)getpid() << 32);
+	rc = peer_client_new(cache->base, cc, &cl->keys, on_peer_done, cl, &cl->cli);
+	if (rc < 0)
+		snprintf(err, errlen, "out of memory");
+	return rc;
+}
+
+/* ---- membership ---- */
+
+static void on_members_changed(void *arg)
+{
+	struct cluster *cl = arg;
+	size_t n;
+	const struct member *m = members_list(cl->mem, &n);
+	const char *ids[MEMBERS_MAX];
+	for (size_t i = 0; i < n && i < MEMBERS_MAX; i++)
+		ids[i] = m[i].id;
+	peer_client_keep(cl->cli, ids, n < MEMBERS_MAX ? n : MEMBERS_MAX);
+}
+
+/* This node's egress per dataset, for its next heartbeat. */
+static void on_members_stats(void *arg, char *buf, size_t n)
+{
+	struct cluster *cl = arg;
+	size_t at = 0;
+	buf[0] = '\0';
+	for (unsigned i = 0; i < cl->cache->nds; i++) {
+		const struct dataset *ds = cl->cache->ds[i];
+		char one[CONFIG_NAME_MAX + 96];
+		int k = snprintf(one, sizeof(one), "%s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 ";",
+				 ds->name, ds->bytes_from_cold, ds->bytes_from_peers, ds->bytes_to_peers, ds->hits);
+		if (k < 0 || (size_t)k >= sizeof(one) || at + (size_t)k + 1 > n)
+			break; /* bounded: the datasets that fit */
+		memcpy(buf + at, one, (size_t)k + 1);
+		at += (size_t)k;
+	}
+}
+
+static void on_redis_state(void *arg, bool up)
+{
+	struct cluster *cl = arg;
+	if (up && cl->mem)
+		members_redis_up(cl->mem);
+}
+
+static uint64_t self_capacity(const struct cache *cache)
+{
+	uint64_t w = 0;
+	for (int t = 0; t < TIER_COUNT; t++)
+		if (cache->tiers[t].present)
+			w += cache->tiers[t].capacity;
+	return w;
+}
+
+int cluster_start(struct cluster *cl, char *err, size_t errlen)
+{
+	const struct cluster_conf *cc = cl->cc;
+	int rc = peer_server_start(cl->cache, cc, &cl->keys, &cl->srv, err, errlen);
+	if (rc < 0)
+		return rc;
+	const struct redis_conn_conf rcc = {
+		.host = cc->redis_host,
+		.port = cc->redis_port,
+		.unix_path = cc->redis_unix,
+		.user = cc->redis_user,
+		.password = cl->has_password ? cl->password : NULL,
+		.timeout_ms = cc->redis_timeout_ms,
+	};
+	rc = redis_conn_new(cl->cache->base, &rcc, on_redis_state, cl, &cl->redis);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot set up the Redis connection (cluster.redis): %s", strerror(-rc));
+		return rc;
+	}
+	const struct members_self self = {
+		.id = cc->node_id,
+		.addr = cc->peer_listen,
+		.capacity = self_capacity(cl->cache),
+		.incarnation = cl->incarnation,
+	};
+	const struct members_hooks hooks = {
+		.arg = cl,
+		.changed = on_members_changed,
+		.stats = on_members_stats,
+	};
+	rc = members_new(cl->cache->base, cl->redis, cc, &self, &hooks, &cl->mem);
+	if (rc == 0)
+		rc = members_start(cl->mem);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot start the cluster membership: %s", strerror(-rc));
+		return rc;
+	}
+	cl->running = true;
+	log_info("op=cluster_start cluster=%s node=%s peer_listen=%s redis=%s", cc->name, cc->node_id,
+		 cc->peer_listen, cc->redis);
+	return 0;
+}
+
+/* ---- the engine's hook ---- */
+
+int cluster_remote_read(void *arg, struct remote_read *rr)
+{
+	struct cluster *cl = arg;
+	if (!cl->running)
+		return -ENOTCONN;
+	size_t n;
+	const struct member *m = members_list(cl->mem, &n);
+	if (n > MEMBERS_MAX)
+		n = MEMBERS_MAX;
+	for (size_t i = 0; i < n; i++)
+		cl->nodes[i] = (struct home_node){
+			.id = m[i].id,
+			.weight = m[i].capacity,
+			.skip = m[i].state != MEMBER_UP,
+		};
+	int first, second;
+	home_pick(cl->nodes, n, rr->key, &first, &second);
+	if (first < 0)
+		return -ENOENT;
+	int pick = first;
+	if (strcmp(m[first].id, cl->cc->node_id) != 0 && peer_client_suspect(cl->cli, m[first].id)) {
+		/* its home failed lately: the next in rank, unless that is us */
+		cl->fallbacks[PEER_FAIL_SUSPECT]++;
+		pick = second;
+	}
+	if (pick < 0 || strcmp(m[pick].id, cl->cc->node_id) == 0 || peer_client_suspect(cl->cli, m[pick].id))
+		return -ENOENT; /* home here: the cold store */
+	int r = peer_client_get(cl->cli, m[pick].id, m[pick].addr, rr);
+	if (r != 0) {
+		cl->fallbacks[r > 0 ? r : PEER_FAIL_BUSY]++;
+		return -EHOSTDOWN;
+	}
+	cl->asked++;
+	return 0;
+}
+
+void cluster_stop(struct cluster *cl)
+{
+	if (!cl)
+		return;
+	cl->running = false;
+	peer_client_cancel_all(cl->cli);
+	peer_server_stop(cl->srv);
+	cl->srv = NULL;
+	members_free(cl->mem); /* leaves the list if Redis is there */
+	cl->mem = NULL;
+	redis_conn_free(cl->redis);
+	cl->redis = NULL;
+}
+
+void cluster_free(struct cluster *cl)
+{
+	if (!cl)
+		return;
+	cluster_stop(cl);
+	peer_client_free(cl->cli);
+	peer_keys_clear(&cl->keys);
+	memset(cl->password, 0, sizeof(cl->password));
+	free(cl);
+}
+
+/* ---- status ---- */
+
+/* One member's egress records from its stats text. */
+static void report_egress(struct proto_rs *rs, const char *node, const char *stats)
+{
+	const char *p = stats;
+	while (*p) {
+		char name[CONFIG_NAME_MAX + 1];
+		uint64_t v[4];
+		int used = 0;
+		if (sscanf(p, "%64[A-Za-z0-9._-] %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 ";%n", name, &v[0],
+			   &v[1], &v[2], &v[3], &used) != 5 || used <= 0)
+			return; /* not ours, or cut: what was read stands */
+		proto_rs_record(rs);
+		proto_rs_str(rs, "node", node);
+		proto_rs_str(rs, "dataset", name);
+		proto_rs_u64(rs, "bytes_from_cold", v[0]);
+		proto_rs_u64(rs, "bytes_from_peers", v[1]);
+		proto_rs_u64(rs, "bytes_to_peers", v[2]);
+		proto_rs_u64(rs, "hits", v[3]);
+		p += used;
+	}
+}
+
+void cluster_report(struct cluster *cl, struct proto_rs *rs)
+{
+	const struct cluster_conf *cc = cl->cc;
+	size_t n = 0;
+	const struct member *m = cl->mem ? members_list(cl->mem, &n) : NULL;
+	struct peer_server_stats ss;
+	peer_server_stats(cl->srv, &ss);
+	uint64_t gets, bytes;
+	peer_client_counts(cl->cli, &gets, &bytes);
+
+	proto_rs_section(rs, "cluster", TC_SHAPE_OBJECT);
+	proto_rs_record(rs);
+	proto_rs_str(rs, "name", cc->name);
+	proto_rs_str(rs, "node", cc->node_id);
+	proto_rs_u64(rs, "incarnation", cl->incarnation);
+	proto_rs_str(rs, "state", cl->mem ? member_state_name(members_self_state(cl->mem)) : "stopped");
+	proto_rs_str(rs, "peer_listen", cc->peer_listen);
+	bool up = cluster_coordinated(cl);
+	proto_rs_str(rs, "redis", up ? "up" : "down");
+	proto_rs_str(rs, "redis_reason", cl->redis && !up ? redis_conn_why(cl->redis) : "");
+	proto_rs_u64(rs, "redis_connects", cl->redis ? redis_conn_connects(cl->redis) : 0);
+	proto_rs_u64(rs, "redis_timeouts", cl->redis ? redis_conn_timeouts(cl->redis) : 0);
+	proto_rs_u64(rs, "members", n);
+	uint64_t age = cl->mem ? members_age_ms(cl->mem) : UINT64_MAX;
+	proto_rs_u64(rs, "members_age_ms", age);
+	proto_rs_u64(rs, "heartbeat_failures", cl->mem ? members_failures(cl->mem) : 0);
+	proto_rs_u64(rs, "peer_connections", ss.conns);
+	proto_rs_u64(rs, "peer_accepted", ss.accepted);
+	proto_rs_u64(rs, "peer_refused_auth", ss.refused_auth);
+	proto_rs_u64(rs, "peer_refused_limit", ss.refused_limit);
+	proto_rs_u64(rs, "peer_gets_served", ss.gets);
+	proto_rs_u64(rs, "peer_get_errors", ss.get_errors);
+	proto_rs_u64(rs, "peer_bytes_served", ss.bytes_sent);
+	proto_rs_u64(rs, "peer_asked", cl->asked);
+	proto_rs_u64(rs, "peer_gets_sent", gets);
+	proto_rs_u64(rs, "peer_bytes_received", bytes);
+	for (size_t i = 0; i < cluster_fallback_reasons(); i++) {
+		char key[64];
+		snprintf(key, sizeof(key), "fallback_%s", cluster_fallback_reason(i));
+		proto_rs_u64(rs, key, cluster_fallbacks(cl, i));
+	}
+
+	proto_rs_section(rs, "cluster_members", TC_SHAPE_ARRAY);
+	for (size_t i = 0; i < n; i++) {
+		bool self = strcmp(m[i].id, cc->node_id) == 0;
+		proto_rs_record(rs);
+		proto_rs_str(rs, "id", m[i].id);
+		proto_rs_str(rs, "addr", m[i].addr);
+		proto_rs_str(rs, "state", member_state_name((enum member_state)m[i].state));
+		proto_rs_u64(rs, "lease_age_ms", m[i].lease_age_ms);
+		proto_rs_u64(rs, "capacity_bytes", m[i].capacity);
+		proto_rs_u64(rs, "incarnation", m[i].incarnation);
+		proto_rs_bool(rs, "self", self);
+		proto_rs_bool(rs, "suspect", !self && peer_client_suspect(cl->cli, m[i].id));
+	}
+
+	proto_rs_section(rs, "cluster_egress", TC_SHAPE_ARRAY);
+	char mine[MEMBER_STATS_MAX];
+	on_members_stats(cl, mine, sizeof(mine));
+	report_egress(rs, cc->node_id, mine); /* this node: now, not as of its last heartbeat */
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(m[i].id, cc->node_id) != 0)
+			report_egress(rs, m[i].id, m[i].stats);
+}
