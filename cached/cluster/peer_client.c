@@ -594,6 +594,12 @@ int peer_client_get(struct peer_client *pc, const char *id, const char *addr, st
 
 static void peer_drop(struct peer_client *pc, struct ppeer *p, enum peer_fail why)
 {
+	unsigned busy = p->nq;
+	for (unsigned i = 0; i < p->nconns; i++)
+		busy += p->conns[i]->req != NULL;
+	if (busy && why != PEER_FAIL_CANCELED)
+		log_warn("op=peer node=%s addr=%s err=\"left the cluster with %u requests waiting\" "
+			 "action=\"reading them from the cold store instead\"", p->id, p->addr, busy);
 	while (p->nconns) {
 		struct cconn *c = p->conns[0];
 		struct preq *q = c->req;

@@ -1,0 +1,115 @@
+# The cluster under faults (docs/cluster.md, "Under faults"): three nodes
+# on one counted cold directory. Each phase reads a part of the dataset no
+# node has read yet, so that its chunks have to come from their homes:
+#   - a home SIGSTOPped under readers: every read completes with the right
+#     bytes (the deadlines send them to the cold store), the fallbacks are
+#     counted by reason and the stopped node is suspect;
+#   - a home killed with -9 under readers: the same;
+#   - Redis SIGSTOPped, then killed, under readers: no read fails, the
+#     cold store is still read about once (peers are asked with the last
+#     member list), status says Redis is down; Redis restarted empty: the
+#     member list is whole again within a few heartbeats.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_cluster.sh"
+N=3
+MIB=1048576
+SRC=$T/src
+for part in stop kill redis_stop redis_kill; do
+	mkdir -p "$SRC/$part"
+	for i in $(seq 1 12); do
+		head -c $((MIB + (i * 104729) % (2 * MIB))) /dev/urandom >"$SRC/$part/f$i.bin"
+	done
+done
+part_bytes() { find "$SRC/$1" -type f -printf '%s\n' | awk '{s += $1} END {print s}'; }
+
+tc_redis_start || exit 1
+tc_cluster_key
+tc_countfs_start "$SRC" || exit 1
+for i in $(seq 1 $N); do
+	# a lease longer than the peer deadlines: a hung home is found out by
+	# the deadlines, not by its lease running out
+	tc_node_config "$i" hot=128M warm=none chunk=1M cluster.heartbeat=500ms cluster.lease=8s \
+		cluster.peer_connect_timeout=1s cluster.peer_first_byte_timeout=2s cluster.peer_suspect=60s
+	tc_node_start "$i" || exit 1
+done
+nmembers() { tc_node_json "$1" "len(s['cluster_members'])" 2>/dev/null; }
+for i in $(seq 1 $N); do
+	check "node $i lists $N members" wait_for 30 "[ \"\$(nmembers $i)\" = $N ]"
+done
+
+# read_part I PART: node I reads every file of PART; a line per difference
+read_part() {
+	local i=$1 f bad=0
+	for f in $(cd "$SRC" && ls "$2"/*); do
+		timeout 120 env TIERCACHE_SOCKET="$T/n$i/sock" "$TC_BIN/tierctl" cat "ds/$f" | cmp -s - "$SRC/$f" || {
+			echo "node $i: ds/$f differs from the source or the read failed"
+			bad=1
+		}
+	done
+	return $bad
+}
+# read_on PART NODE...: those nodes read PART at once
+read_on() {
+	local part=$1 i bad=0
+	shift
+	local -a pids=()
+	for i in "$@"; do
+		read_part "$i" "$part" >"$T/read$i.out" 2>&1 &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p" || bad=1; done
+	for i in "$@"; do cat "$T/read$i.out"; done
+	return $bad
+}
+fallbacks() { tc_node_json "$1" "sum(v for k, v in s['cluster'].items() if k.startswith('fallback_'))"; }
+suspect() { tc_node_json "$1" "[m['suspect'] for m in s['cluster_members'] if m['id'] == 'n$2'][0]"; }
+
+# ---- a home hangs ----
+tc_node_pause 2
+check "node 2 stopped: nodes 1 and 3 read every file, bytes equal the source" read_on stop 1 3
+check "node 1 counted fallbacks (node 2 did not answer)" [ "$(fallbacks 1)" -gt 0 ]
+check "node 1 holds node 2 suspect" [ "$(suspect 1 2)" = True ]
+grep -h 'op=peer node=n2' "$T"/n1/daemon.log | head -2
+check "node 1 logged the fallback, naming node 2" grep -q 'op=peer node=n2 .*action="reading from the cold store' "$T/n1/daemon.log"
+tc_node_resume 2
+
+# ---- a home dies ----
+tc_node_kill 2
+check "node 2 killed: nodes 1 and 3 read every file, bytes equal the source" read_on kill 1 3
+check "node 3 counted fallbacks" [ "$(fallbacks 3)" -gt 0 ]
+check "node 2 leaves the member list when its lease runs out" wait_for 30 "[ \"\$(nmembers 1)\" = 2 ]"
+tc_node_start 2 || exit 1
+check "node 2 is back in the member list" wait_for 30 "[ \"\$(nmembers 1)\" = $N ] && [ \"\$(nmembers 2)\" = $N ]"
+
+# ---- Redis hangs, then dies, then comes back empty ----
+# node 2 came back with a fresh incarnation; give everyone's suspicion of it
+# time to matter no more by reading with nodes 1 and 3 against 2 as home
+cold0=$(tc_cold_bytes)
+tc_redis_pause
+check "Redis stopped: every node reads every file, bytes equal the source" read_on redis_stop 1 2 3
+check "node 1 says Redis is down" wait_for 30 "[ \"\$(tc_node_json 1 \"s['cluster']['redis']\")\" = down ]"
+check "node 1 still lists the last members" [ "$(nmembers 1)" = $N ]
+err=$(TIERCACHE_SOCKET=$T/n1/sock timeout 10 "$TC_BIN/tierctl" cluster status 2>&1)
+check "tierctl cluster status answers while Redis hangs" [ $? = 0 ]
+cold1=$(tc_cold_bytes)
+pb=$(part_bytes redis_stop)
+echo "Redis stopped: cold bytes for the part $((cold1 - cold0)) of $pb"
+check "with Redis stopped the cold store is still read about once ($((cold1 - cold0)) for $pb)" \
+	[ $((cold1 - cold0)) -le $((pb * 105 / 100)) ]
+tc_redis_resume
+check "node 1 says Redis is up again" wait_for 30 "[ \"\$(tc_node_json 1 \"s['cluster']['redis']\")\" = up ]"
+
+tc_redis_kill
+check "Redis killed: every node reads every file, bytes equal the source" read_on redis_kill 1 2 3
+cold2=$(tc_cold_bytes)
+pb=$(part_bytes redis_kill)
+check "with Redis killed the cold store is still read about once ($((cold2 - cold1)) for $pb)" \
+	[ $((cold2 - cold1)) -le $((pb * 105 / 100)) ]
+tc_redis_restart_empty || exit 1
+check "Redis restarted empty: the registry is whole again" \
+	wait_for 30 "[ \"\$(tc_redis_cli ZCARD 'tc:{tctest}:members')\" = $N ]"
+for i in $(seq 1 $N); do
+	check "node $i lists $N members and Redis up again" \
+		wait_for 30 "[ \"\$(nmembers $i)\" = $N ] && [ \"\$(tc_node_json $i \"s['cluster']['redis']\")\" = up ]"
+done
+tcc_finish
