@@ -321,6 +321,56 @@ static void test_stalled_redis(void **state)
 	assert_int_equal(cs.downs, 1);
 }
 
+static bool auth_refused(void *arg)
+{
+	return strstr(redis_conn_why(arg), "AUTH refused") != NULL;
+}
+
+/* AUTH: a wrong password keeps it down with a reason; the right one, and
+ * an ACL user with its password, bring it up. */
+static void test_auth(void **state)
+{
+	struct fx *fx = *state;
+	NEED_REDIS(fx);
+	struct conn_state cs, bad_cs, ok_cs, user_cs;
+	struct redis_conn *admin = conn_new(fx, &cs, 1000), *bad = NULL, *ok = NULL, *user = NULL;
+	struct cmd_res r1, r2;
+	const char *acl[] = {"ACL", "SETUSER", "tc", "on", ">pw2", "~*", "+@all"};
+	assert_int_equal(redis_conn_cmd(admin, on_cmd, &r1, 7, acl, NULL), 0);
+	assert_int_equal(cmd(admin, &r2, "CONFIG", "SET", NULL), 0); /* an error reply */
+	assert_true(run_until(fx, answered, &r2, WAIT_MS));
+	assert_int_equal(r1.err, 0);
+	assert_int_equal(r2.err, -EPROTO);
+	const char *pass[] = {"CONFIG", "SET", "requirepass", "secret"};
+	assert_int_equal(redis_conn_cmd(admin, on_cmd, &r1, 4, pass, NULL), 0);
+	assert_true(run_until(fx, answered, &r1, WAIT_MS));
+	assert_int_equal(r1.err, 0);
+
+	struct redis_conn_conf conf = {.unix_path = fx->sock, .timeout_ms = 500, .password = "wrong"};
+	memset(&bad_cs, 0, sizeof(bad_cs));
+	assert_int_equal(redis_conn_new(fx->base, &conf, on_state, &bad_cs, &bad), 0);
+	conf.password = "secret";
+	memset(&ok_cs, 0, sizeof(ok_cs));
+	assert_int_equal(redis_conn_new(fx->base, &conf, on_state, &ok_cs, &ok), 0);
+	conf.user = "tc";
+	conf.password = "pw2";
+	memset(&user_cs, 0, sizeof(user_cs));
+	assert_int_equal(redis_conn_new(fx->base, &conf, on_state, &user_cs, &user), 0);
+	assert_true(run_until(fx, is_up, &ok_cs, WAIT_MS));
+	assert_true(run_until(fx, is_up, &user_cs, WAIT_MS));
+	assert_int_equal(cmd(user, &r1, "PING", NULL, NULL), 0);
+	assert_true(run_until(fx, answered, &r1, WAIT_MS));
+	assert_string_equal(r1.text, "PONG");
+	assert_false(redis_conn_up(bad));
+	assert_int_equal(bad_cs.ups, 0);
+	assert_true(run_until(fx, auth_refused, bad, WAIT_MS));
+	assert_int_equal(cmd(bad, &r2, "PING", NULL, NULL), -ENOTCONN);
+	redis_conn_free(bad);
+	redis_conn_free(ok);
+	redis_conn_free(user);
+	redis_conn_free(admin);
+}
+
 /* ---- members ---- */
 
 struct node {
@@ -616,6 +666,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_stalled_redis, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_auth, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_members, fx_setup, fx_teardown),
 		cmocka_unit_test(test_parser),
 	};
