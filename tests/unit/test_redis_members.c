@@ -334,7 +334,7 @@ static void test_auth(void **state)
 	NEED_REDIS(fx);
 	struct conn_state cs, bad_cs, ok_cs, user_cs;
 	struct redis_conn *admin = conn_new(fx, &cs, 1000), *bad = NULL, *ok = NULL, *user = NULL;
-	struct cmd_res r1, r2;
+	struct cmd_res r1 = {0}, r2;
 	const char *acl[] = {"ACL", "SETUSER", "tc", "on", ">pw2", "~*", "+@all"};
 	assert_int_equal(redis_conn_cmd(admin, on_cmd, &r1, 7, acl, NULL), 0);
 	assert_int_equal(cmd(admin, &r2, "CONFIG", "SET", NULL), 0); /* an error reply */
@@ -342,6 +342,7 @@ static void test_auth(void **state)
 	assert_int_equal(r1.err, 0);
 	assert_int_equal(r2.err, -EPROTO);
 	const char *pass[] = {"CONFIG", "SET", "requirepass", "secret"};
+	memset(&r1, 0, sizeof(r1));
 	assert_int_equal(redis_conn_cmd(admin, on_cmd, &r1, 4, pass, NULL), 0);
 	assert_true(run_until(fx, answered, &r1, WAIT_MS));
 	assert_int_equal(r1.err, 0);
