@@ -194,7 +194,7 @@ static void default_node_id(struct check *c)
 		    shown(sb, sizeof(sb), host), CONFIG_NAME_MAX);
 		return;
 	}
-	snprintf(cc->node_id, sizeof(cc->node_id), "%s", host);
+	memcpy(cc->node_id, host, strlen(host) + 1); /* cut to CONFIG_NAME_MAX above */
 }
 
 void config_cluster_check(struct config *cfg, const int *key_line, const bool *key_bad,

@@ -568,7 +568,7 @@ static void build(struct built *b, size_t count)
 	set_int(&b->items[0], 1700000000000);
 	for (size_t i = 0; i < count; i++) {
 		redisReply *e = &b->items[1 + 7 * i];
-		snprintf(b->ids[i], sizeof(b->ids[i]), "m%03zu", count - i);
+		snprintf(b->ids[i], sizeof(b->ids[i]), "m%03u", (unsigned)((count - i) % 1000u));
 		set_str(&e[0], b->ids[i]);
 		set_int(&e[1], 40);
 		set_str(&e[2], "10.0.0.1:7070");

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Cluster benchmarks (docs/cluster.md), ratios within one run:
+#   egress     cold bytes / dataset bytes when 4 daemons read the same dataset
+#              at once, with [cluster] (goal <= 1.02) and without (4)
+#   transfer   one node reading a dataset whose chunks its peers hold (over
+#              the peer port, loopback) against reading it again from its own
+#              tier: throughput ratio, and daemon CPU per GB (both ends) over
+#              a local read's
+#   failover   reading a fresh part right after its home is killed -9,
+#              against the same read with every node up (seconds, ratio)
+# Uses the test harness (tests/integration/lib_cluster.sh): real redis-server,
+# real daemons on 127.0.0.2..5, a counted cold directory (tccountfs).
+# Usage: bench/cluster.sh [BUILD]   (bench/run runs it)
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+. tests/integration/lib.sh
+. tests/integration/lib_cluster.sh
+N=4
+MIB=1048576
+SRC=$T/src
+mkdir -p "$SRC/egress" "$SRC/transfer" "$SRC/base" "$SRC/fail"
+for i in $(seq 1 48); do head -c $((2 * MIB)) /dev/urandom >"$SRC/egress/f$i.bin"; done
+for d in transfer base fail; do
+	for i in $(seq 1 32); do head -c $((4 * MIB)) /dev/urandom >"$SRC/$d/f$i.bin"; done
+done
+bytes_of() { find "$SRC/$1" -type f -printf '%s\n' | awk '{s += $1} END {print s}'; }
+now() { date +%s.%N; }
+read_dir() { # read_dir NODE DIR: every file through the daemon, to /dev/null
+	local f
+	for f in $(cd "$SRC" && ls "$2"/*); do
+		TIERCACHE_SOCKET=$T/n$1/sock "$TC_BIN/tierctl" cat "ds/$f" >/dev/null || return 1
+	done
+}
+read_everywhere() { # read_everywhere DIR NODES...
+	local d=$1 i
+	shift
+	local -a p=()
+	for i in "$@"; do read_dir "$i" "$d" & p+=($!); done
+	for i in "${p[@]}"; do wait "$i"; done
+}
+start_nodes() { # start_nodes on|off
+	local i
+	for i in $(seq 1 $N); do
+		rm -rf "$T/n$i"
+		if [ "$1" = on ]; then tc_node_config "$i" hot=512M warm=none chunk=1M cluster.lease=10s
+		else tc_node_config "$i" hot=512M warm=none chunk=1M cluster=off; fi
+		tc_node_start "$i" >/dev/null || exit 1
+	done
+	if [ "$1" = on ]; then
+		for i in $(seq 1 $N); do
+			wait_for 30 "[ \"\$(tc_node_json $i 'len(s[\"cluster_members\"])' 2>/dev/null)\" = $N ]" || exit 1
+		done
+	fi
+}
+stop_nodes() { local i; for i in $(seq 1 $N); do tc_node_stop "$i"; done; }
+
+tc_redis_start >/dev/null || exit 1
+tc_cluster_key
+tc_countfs_start "$SRC" >/dev/null || exit 1
+
+echo "== cluster egress: $N daemons read the same $(($(bytes_of egress) / MIB)) MiB at once"
+start_nodes on
+c0=$(tc_cold_bytes)
+read_everywhere egress $(seq 1 $N)
+on=$(awk -v c="$(($(tc_cold_bytes) - c0))" -v t="$(bytes_of egress)" 'BEGIN {printf "%.3f", c / t}')
+echo "transfer + failover on the same nodes"
+# transfer: nodes 2..4 read the part (each chunk lands at its home or is
+# fetched from it); then node 1 reads it: 3/4 of its chunks from peers
+read_everywhere transfer 2 3 4
+read_everywhere base 1
+# CPU: the whole machine's busy ticks (/proc/stat: daemons, the reader,
+# the kernel's copies and sendfile), so a hit (the reader preads a passed
+# descriptor; the daemon does ~nothing) and a peer fill compare fairly
+sum_cpu() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
+c0=$(sum_cpu); t0=$(now)
+read_dir 1 transfer
+t1=$(now); c1=$(sum_cpu)
+read_dir 1 transfer # now every chunk is on node 1's own tier
+t2=$(now); c2=$(sum_cpu)
+peer_gb=$(awk -v b="$(bytes_of transfer)" 'BEGIN {print b / 1e9}')
+echo "peer read: $(awk -v t="$t1" -v s="$t0" -v b="$(bytes_of transfer)" 'BEGIN {printf "%.0f MB/s", b / (t - s) / 1e6}'), local re-read: $(awk -v t="$t2" -v s="$t1" -v b="$(bytes_of transfer)" 'BEGIN {printf "%.0f MB/s", b / (t - s) / 1e6}')"
+echo "transfer_ratio_to_local $(awk -v a="$t1" -v b="$t0" -v c="$t2" 'BEGIN {printf "%.2f", (c - a) / (a - b)}') (throughput of a peer read / a local read, same node, same bytes)"
+echo "transfer_cpu_per_gb_ratio $(awk -v p="$((c1 - c0))" -v l="$((c2 - c1))" 'BEGIN {if (l < 1) l = 1; printf "%.2f", p / l}') (machine CPU ticks for the peer read, both ends and the local copy / for a local read of the same bytes; goal <= 2)"
+# failover: kill node 2, read a fresh part on node 1 at once
+read_everywhere base 3 4 >/dev/null
+t0=$(now); read_dir 1 base; t1=$(now) # hits: the reference time of the tool itself
+tc_node_kill 2
+t2=$(now); read_dir 1 fail; t3=$(now)
+echo "failover: node 1 read $(($(bytes_of fail) / MIB)) MiB whose homes include a node just killed in $(awk -v a="$t3" -v b="$t2" 'BEGIN {printf "%.2f", a - b}') s (fallbacks: $(tc_node_json 1 "sum(v for k, v in s['cluster'].items() if k.startswith('fallback_'))"))"
+stop_nodes
+
+echo "control: the same $N daemons without [cluster]"
+tc_countfs_stop
+tc_countfs_start "$SRC" >/dev/null || exit 1
+start_nodes off
+read_everywhere egress $(seq 1 $N)
+off=$(awk -v c="$(tc_cold_bytes)" -v t="$(bytes_of egress)" 'BEGIN {printf "%.3f", c / t}')
+stop_nodes
+echo "cluster_egress_ratio $on (cold bytes / dataset, goal <= 1.02); without [cluster]: $off"
