@@ -21,20 +21,6 @@
 #include <errno.h>
 #include <string.h>
 
-static void put_le(uint8_t *p, uint64_t v, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, unsigned n)
-{
-	uint64_t v = 0;
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
 uint32_t peer_op_max(uint8_t op)
 {
 	switch (op) {
@@ -54,22 +40,17 @@ uint32_t peer_op_max(uint8_t op)
 
 void peer_hdr_encode(const struct peer_hdr *h, uint8_t out[PEER_HDR_SIZE])
 {
-	put_le(out + 0, h->magic, 2);
-	out[2] = h->version;
-	out[3] = h->op;
-	put_le(out + 4, h->len, 4);
-	put_le(out + 8, h->id, 4);
-	put_le(out + 12, h->aux, 4);
+	const struct tc_hdr t = {.magic = h->magic, .version = h->version, .op = h->op,
+				 .len = h->len, .id = h->id, .aux = h->aux};
+	proto_hdr_encode(out, &t);
 }
 
 int peer_hdr_decode(const uint8_t in[PEER_HDR_SIZE], struct peer_hdr *h)
 {
-	h->magic = (uint16_t)get_le(in, 2);
-	h->version = in[2];
-	h->op = in[3];
-	h->len = (uint32_t)get_le(in + 4, 4);
-	h->id = (uint32_t)get_le(in + 8, 4);
-	h->aux = (uint32_t)get_le(in + 12, 4);
+	struct tc_hdr t;
+	proto_hdr_unpack(in, &t);
+	*h = (struct peer_hdr){.magic = t.magic, .version = t.version, .op = t.op,
+			       .len = t.len, .id = t.id, .aux = t.aux};
 	if (h->magic != PEER_MAGIC || h->version != PEER_PROTO_VERSION)
 		return -EPROTO;
 	uint32_t max = peer_op_max(h->op);

@@ -112,7 +112,7 @@ void proto_hdr_encode(uint8_t out[TC_HDR_SIZE], const struct tc_hdr *h)
 	put_le(out + 12, h->aux, 4);
 }
 
-int proto_hdr_decode(const uint8_t in[TC_HDR_SIZE], struct tc_hdr *h)
+void proto_hdr_unpack(const uint8_t in[TC_HDR_SIZE], struct tc_hdr *h)
 {
 	h->magic = (uint16_t)get_le(in, 2);
 	h->version = in[2];
@@ -120,6 +120,11 @@ int proto_hdr_decode(const uint8_t in[TC_HDR_SIZE], struct tc_hdr *h)
 	h->len = (uint32_t)get_le(in + 4, 4);
 	h->id = (uint32_t)get_le(in + 8, 4);
 	h->aux = (uint32_t)get_le(in + 12, 4);
+}
+
+int proto_hdr_decode(const uint8_t in[TC_HDR_SIZE], struct tc_hdr *h)
+{
+	proto_hdr_unpack(in, h);
 	if (h->magic != TC_PROTO_MAGIC || h->version != TC_PROTO_VERSION)
 		return -EPROTO;
 	if (h->len > TC_FRAME_MAX)

@@ -68,6 +68,9 @@ static inline bool proto_rd_ok(const struct proto_rd *r) { return !r->bad; }
 static inline bool proto_rd_done(const struct proto_rd *r) { return !r->bad && r->left == 0; }
 
 void proto_hdr_encode(uint8_t out[TC_HDR_SIZE], const struct tc_hdr *h);
+/* The header's fields as they are, unchecked (the peer protocol has the
+ * same layout under its own magic and limits: peer_proto.c). */
+void proto_hdr_unpack(const uint8_t in[TC_HDR_SIZE], struct tc_hdr *h);
 /* Decode and validate magic, version and len <= TC_FRAME_MAX.
  * Returns 0, -EPROTO (magic/version) or -EMSGSIZE (len). */
 int proto_hdr_decode(const uint8_t in[TC_HDR_SIZE], struct tc_hdr *h);

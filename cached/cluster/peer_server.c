@@ -139,6 +139,18 @@ static void pc_error(struct pconn *pc, uint32_t id, int err, const char *detail,
 		pc_close_soon(pc, 1000);
 }
 
+/* Send w's frame (encoded with result rc) and free w; on failure close pc
+ * (soon). Returns 0 or the error. */
+static int pc_send(struct pconn *pc, struct proto_wr *w, int rc)
+{
+	if (rc == 0)
+		rc = peer_io_send(pc->bev, w);
+	proto_wr_free(w);
+	if (rc < 0)
+		pc_close_soon(pc, 0);
+	return rc;
+}
+
 static void refuse_handshake(struct pconn *pc, uint32_t id, int err, const char *why)
 {
 	pc->ps->st.refused_auth++;
@@ -319,14 +331,8 @@ static void on_hello(struct pconn *pc, const struct peer_hdr *h, const uint8_t *
 	memcpy(ch.nonce, pc->snonce, PEER_NONCE_LEN);
 	if (rc == 0)
 		rc = peer_enc_challenge(&w, h->id, &ch);
-	if (rc == 0)
-		rc = peer_io_send(pc->bev, &w);
-	proto_wr_free(&w);
-	if (rc < 0) {
-		pc_close_soon(pc, 0);
-		return;
-	}
-	pc->state = PS_AUTH;
+	if (pc_send(pc, &w, rc) == 0)
+		pc->state = PS_AUTH;
 }
 
 static void on_auth(struct pconn *pc, const struct peer_hdr *h, const uint8_t *p)
@@ -351,14 +357,8 @@ static void on_auth(struct pconn *pc, const struct peer_hdr *h, const uint8_t *p
 	}
 	struct proto_wr w;
 	proto_wr_init(&w);
-	int rc = peer_enc_ready(&w, h->id);
-	if (rc == 0)
-		rc = peer_io_send(pc->bev, &w);
-	proto_wr_free(&w);
-	if (rc < 0) {
-		pc_close_soon(pc, 0);
+	if (pc_send(pc, &w, peer_enc_ready(&w, h->id)) < 0)
 		return;
-	}
 	pc->state = PS_READY;
 	pc_arm(pc, (uint64_t)PEER_IDLE_S * 1000u);
 	log_debug("op=peer_accept peer=%s node=%s state=ready", pc->addr, pc->client_node);
