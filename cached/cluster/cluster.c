@@ -36,7 +36,9 @@
 
 struct cluster {
 	struct cache *cache;
-	const struct cluster_conf *cc;
+	const struct cluster_conf *cc; /* &conf: what every module below is given */
+	struct cluster_conf conf; /* a copy: a reload frees the config it came from
+				   * (every [cluster] key is restart-only) */
 	struct peer_keys keys;
 	char password[PASSWORD_MAX + 1];
 	bool has_password;
@@ -127,7 +129,8 @@ int cluster_new(struct cache *cache, const struct cluster_conf *cc, struct clust
 	}
 	*out = cl;
 	cl->cache = cache;
-	cl->cc = cc;
+	cl->conf = *cc;
+	cl->cc = cc = &cl->conf;
 	int rc = peer_keys_load(cc->key_file, &cl->keys, err, errlen);
 	if (rc < 0)
 		return rc;

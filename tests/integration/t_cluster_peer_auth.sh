@@ -80,6 +80,14 @@ get "$CLUSTER_KEY2" 0
 check "rotation: a node on the new key alone cannot check the node's proof" \
 	grep -q "server's proof does not verify" "$T/get.out"
 
+# a reload replaces the config the cluster was started from: the node
+# keeps its cluster settings (restart-only) and goes on serving peers
+TIERCACHE_SOCKET=$T/n1/sock "$TC_BIN/tierctl" reload >"$T/reload.out" 2>&1
+check "a reload of a node in a cluster succeeds" [ $? = 0 ]
+check "after the reload, cluster status still names the node and cluster" \
+	bash -c "TIERCACHE_SOCKET=$T/n1/sock '$TC_BIN/tierctl' cluster status --json | python3 -c 'import json,sys; c=json.load(sys.stdin)[\"cluster\"]; assert c[\"node\"]==\"n1\" and c[\"name\"]==\"tctest\", c'"
+check "after the reload, a member is still served" get "$T/old.key" 1
+
 # the peer port is bound to its address only
 check "the peer port listens on 127.0.0.2 only" \
 	bash -c "ss -Hltn 'sport = :$TCC_PORT' | awk '{print \$4}' | grep -qx '127.0.0.2:$TCC_PORT'"
