@@ -620,16 +620,16 @@ static void fill_remote_done(struct remote_read *rr)
 {
 	struct fill *f = rr->arg;
 	struct cache *cache = f->cache;
-	if (rr->result < 0 || cache->stopping) {
-		if (!cache->stopping)
-			cache->ctr.peer_fallbacks++;
-		if (cache->stopping) {
-			f->err = rr->result < 0 ? rr->result : -ESHUTDOWN;
-			f->io.result = 0;
-			f->job.work = NULL;
-			workers_post(cache->workers, &f->job);
-			return;
-		}
+	if (cache->stopping) {
+		/* no cold read is started any more: end like any failure */
+		f->err = rr->result < 0 ? rr->result : -ESHUTDOWN;
+		f->io.result = 0;
+		f->job.work = NULL;
+		workers_post(cache->workers, &f->job);
+		return;
+	}
+	if (rr->result < 0) {
+		cache->ctr.peer_fallbacks++;
 		fill_start_cold(f);
 		return;
 	}

@@ -242,6 +242,7 @@ static void conn_send_get(struct cconn *c, struct preq *q)
 }
 
 static void conn_setup(struct cconn *c);
+static void on_timer(evutil_socket_t fd, short what, void *arg);
 
 /* Hand queued requests of p to its idle connections; open more. */
 static void peer_pump(struct peer_client *pc, struct ppeer *p)
@@ -272,7 +273,7 @@ static void peer_pump(struct peer_client *pc, struct ppeer *p)
 			return;
 		c->peer = p;
 		c->bev = bufferevent_socket_new(pc->base, -1, BEV_OPT_CLOSE_ON_FREE);
-		c->timer = c->bev ? evtimer_new(pc->base, NULL, NULL) : NULL;
+		c->timer = c->bev ? evtimer_new(pc->base, on_timer, c) : NULL;
 		p->conns[p->nconns++] = c;
 		if (!c->timer || peer_io_addr(p->addr, &ss, &sl) < 0) {
 			conn_fail(c, PEER_FAIL_CONNECT, true, "cannot resolve its address or no memory");
@@ -522,7 +523,6 @@ static void conn_setup(struct cconn *c)
 {
 	bufferevent_setcb(c->bev, on_read, NULL, on_event, c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
-	event_assign(c->timer, bufferevent_get_base(c->bev), -1, 0, on_timer, c);
 }
 
 /* ---- the client ---- */
