@@ -47,6 +47,11 @@ static void published(void *arg, int err, const char *id)
 			conn_reply_err(c, q->op, q->id, ESHUTDOWN,
 				       "the daemon is stopping; the command may not have been sent to the cluster "
 				       "(check tierctl status on a node, then run it again)");
+		} else if (err == -ESTALE || err == -ENOTCONN) {
+			conn_reply_err(c, q->op, q->id, EHOSTUNREACH,
+				       "coordination unavailable: Redis at %s does not answer in time; the command "
+				       "was not sent to any node (run it without --cluster to apply it on this node "
+				       "only)", redis);
 		} else {
 			conn_reply_err(c, q->op, q->id, EHOSTUNREACH,
 				       "coordination unavailable: Redis at %s did not take the command (%s); it may "

@@ -35,6 +35,13 @@ struct read_req {
 };
 
 struct pub_req {
+	/* used only on a successful TIME reply: broadcast_free() is followed
+	 * at once by redis_conn_free() (cluster_stop), which ends this
+	 * request with -ECANCELED before any reply can come */
+	struct broadcast *b;
+	uint8_t op;
+	void *payload;
+	size_t len;
 	broadcast_done_fn done;
 	void *arg;
 };
@@ -51,6 +58,7 @@ struct broadcast {
 	char pos[BROADCAST_ID_MAX + 1]; /* the last id applied (or skipped) */
 	bool have_pos;
 	struct read_req *req;           /* the read in flight, or NULL */
+	uint64_t timeout_ms;            /* cluster.redis_timeout */
 	uint64_t applied, skipped, apply_errors, published, persist_errors;
 	struct result results[BROADCAST_RESULTS];
 	unsigned nresults, next_result;
@@ -242,6 +250,7 @@ int broadcast_new(struct event_base *base, struct redis_conn *rc, const struct c
 	b->rc = rc;
 	b->ix = ix;
 	snprintf(b->key, sizeof(b->key), "tc:{%s}:admin", cc->name);
+	b->timeout_ms = cc->redis_timeout_ms ? cc->redis_timeout_ms : 1000;
 	snprintf(b->name, sizeof(b->name), "%s", cc->name);
 	snprintf(b->node, sizeof(b->node), "%s", cc->node_id);
 	void *v = NULL;
@@ -288,18 +297,70 @@ void broadcast_redis_up(struct broadcast *b)
 		read_next(b);
 }
 
+/* XADD only if Redis' clock is not past the deadline: a command queued in
+ * the socket of a Redis that was stopped (SIGSTOP) runs when it resumes,
+ * long after the client was told that the command failed; the deadline
+ * makes it a no-op then. Redis 7 replicates the script's effects, so TIME
+ * before a write is allowed. */
+static const char xadd_script[] =
+	"local t = redis.call('TIME') "
+	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) "
+	"if now > tonumber(ARGV[4]) then return redis.error_reply('STALE command past its deadline') end "
+	"return redis.call('XADD', KEYS[1], 'MAXLEN', '~', '100000', '*', "
+	"'op', ARGV[1], 'payload', ARGV[2], 'from', ARGV[3])";
+
+static void pub_end(struct pub_req *q, int err, const char *id)
+{
+	q->done(q->arg, err, id);
+	free(q->payload);
+	free(q);
+}
+
 static void on_added(void *arg, struct redisReply *r, int err)
 {
 	struct pub_req *q = arg;
 	char id[BROADCAST_ID_MAX + 1] = "";
+	if (err == -EPROTO && r && r->str && strncmp(r->str, "STALE", 5) == 0)
+		err = -ESTALE; /* Redis ran it too late: refused, on no node */
 	if (err == 0 && (!r || r->type != REDIS_REPLY_STRING || !broadcast_id_valid(r->str, r->len)))
 		err = -EPROTO;
 	if (err == 0) {
 		memcpy(id, r->str, r->len);
 		id[r->len] = '\0';
 	}
-	q->done(q->arg, err, id);
-	free(q);
+	pub_end(q, err, id);
+}
+
+/* Redis' clock (TIME): the XADD's deadline is half a command deadline
+ * later, so a script that runs in time is answered in time. */
+static void on_time(void *arg, struct redisReply *r, int err)
+{
+	struct pub_req *q = arg;
+	if (err == 0 && (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || !r->element[0] ||
+			 !r->element[1] || r->element[0]->type != REDIS_REPLY_STRING ||
+			 r->element[1]->type != REDIS_REPLY_STRING))
+		err = -EPROTO;
+	if (err < 0) {
+		pub_end(q, -ENOTCONN, ""); /* the XADD was never sent */
+		return;
+	}
+	unsigned long long sec = strtoull(r->element[0]->str, NULL, 10);
+	unsigned long long usec = strtoull(r->element[1]->str, NULL, 10);
+	if (!q->b) {
+		pub_end(q, -ECANCELED, "");
+		return;
+	}
+	char opbuf[8], deadline[32];
+	snprintf(opbuf, sizeof(opbuf), "%u", (unsigned)q->op);
+	snprintf(deadline, sizeof(deadline), "%llu", sec * 1000ull + usec / 1000ull + q->b->timeout_ms / 2);
+	const char *argv[] = {"EVAL", xadd_script, "1", q->b->key, opbuf,
+			      q->len ? (const char *)q->payload : "", q->b->node, deadline};
+	size_t argvlen[8];
+	for (size_t i = 0; i < 8; i++)
+		argvlen[i] = i == 5 ? q->len : strlen(argv[i]);
+	int rc = redis_conn_cmd(q->b->rc, on_added, q, 8, argv, argvlen);
+	if (rc < 0)
+		pub_end(q, rc, "");
 }
 
 int broadcast_publish(struct broadcast *b, uint8_t op, const void *payload, size_t len,
@@ -310,20 +371,20 @@ int broadcast_publish(struct broadcast *b, uint8_t op, const void *payload, size
 	if (!redis_conn_up(b->rc))
 		return -ENOTCONN;
 	struct pub_req *q = calloc(1, sizeof(*q));
-	if (!q)
+	if (!q || !(q->payload = malloc(len ? len : 1))) {
+		free(q);
 		return -ENOMEM;
+	}
+	memcpy(q->payload, payload, len);
+	q->len = len;
+	q->op = op;
+	q->b = b;
 	q->done = done;
 	q->arg = arg;
-	char opbuf[8];
-	snprintf(opbuf, sizeof(opbuf), "%u", (unsigned)op);
-	const char *argv[] = {"XADD", b->key, "MAXLEN", "~", "100000", "*",
-			      "op", opbuf, "payload", len ? payload : "", "from", b->node};
-	size_t argvlen[12];
-	for (size_t i = 0; i < 12; i++)
-		argvlen[i] = strlen(argv[i]);
-	argvlen[9] = len;
-	int rc = redis_conn_cmd(b->rc, on_added, q, 12, argv, argvlen);
+	const char *argv[] = {"TIME"};
+	int rc = redis_conn_cmd(b->rc, on_time, q, 1, argv, NULL);
 	if (rc < 0) {
+		free(q->payload);
 		free(q);
 		return rc;
 	}
