@@ -4,9 +4,13 @@
  * Stream, tc:{name}:admin, not pub/sub (which loses what a node that is
  * down, or a connection that drops, misses).
  *
- * Publishing: one XADD per command (op, the request's payload, the node it
- * came from); fails at once with -ENOTCONN while Redis is down, so the
- * command reaches every node or none.
+ * Publishing: Redis' TIME, then one EVAL that XADDs the command (op, the
+ * request's payload, the node it came from) only if Redis' clock is still
+ * before TIME + redis_timeout / 2: a command left in the socket of a
+ * stopped Redis is refused when it resumes instead of reaching the nodes
+ * after the client was told it failed (error reply "STALE": -ESTALE).
+ * Fails at once with -ENOTCONN while Redis is down, so the command
+ * reaches every node or none.
  *
  * Consuming: every cluster.heartbeat while Redis is up, a non-blocking
  * XREAD COUNT 64 from this node's position (BLOCK never: the connection is
@@ -86,9 +90,12 @@ int broadcast_new(struct event_base *base, struct redis_conn *rc, const struct c
 void broadcast_set_hooks(struct broadcast *b, const struct broadcast_hooks *hooks);
 /* Redis came (back) up: read at once (a position not yet known is found). */
 void broadcast_redis_up(struct broadcast *b);
-/* XADD op + payload. 0: done is called exactly once; -ENOTCONN (Redis is
- * down), -EINVAL (op not allowed, payload too long), -ENOMEM: done is
- * never called. */
+/* Publish op + payload (copied). 0: done is called exactly once, with 0
+ * and the id, -ENOTCONN (not sent: Redis did not answer TIME), -ESTALE
+ * (refused past its deadline: on no node), -ETIMEDOUT / -ECONNRESET (the
+ * EVAL's reply did not come: it ran or will never run, see above),
+ * -ECANCELED; returns -ENOTCONN (Redis is down), -EINVAL (op not allowed,
+ * payload too long), -ENOMEM: done is never called. */
 int broadcast_publish(struct broadcast *b, uint8_t op, const void *payload, size_t len,
 		      broadcast_done_fn done, void *arg);
 /* Status section "cluster_admin" (position, counts) and
