@@ -20,6 +20,7 @@
 #include <event2/thread.h>
 #include <systemd/sd-daemon.h>
 
+#include "broadcast.h"
 #include "busy_poll.h"
 #include "chunk.h"
 #include "cluster.h"
@@ -200,7 +201,11 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 		.status = d->status,
 		.reload = api_reload,
 		.reload_arg = d,
+		.bcast = cluster_broadcast(d->cluster),
 	};
+	if (d->api.bcast) /* the stream's entries apply through the api, as root */
+		broadcast_set_hooks(d->api.bcast,
+				    &(struct broadcast_hooks){.arg = &d->api, .apply = api_cluster_apply});
 	rc = server_start(d->base, cfg, &api_server_ops, &d->api, &d->srv, err, errlen);
 	if (rc < 0)
 		return rc;

@@ -239,6 +239,10 @@ void tiercache_set_log(tiercache_log_fn fn, void *arg);
  * tiercache_last_error()). */
 int tiercache_call(struct tiercache *tc, unsigned op, const void *req, size_t reqlen,
 		   void **rep, size_t *replen);
+/* The same with request flags (TC_F_* in tiercache/protocol.h, e.g.
+ * TC_F_CLUSTER); TC_F_NOREPLY and the wait bits are refused (EINVAL). */
+int tiercache_call_flags(struct tiercache *tc, unsigned op, uint32_t flags, const void *req,
+			 size_t reqlen, void **rep, size_t *replen);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,7 @@ struct user_held;
 struct mf_entry;
 struct parked;
 struct ahead_conn;
+struct broadcast;
 
 /* What one connection may make the daemon keep for it (session.c). A
  * handle costs about 64 bytes plus its path; at the limits a connection
@@ -50,7 +51,14 @@ struct api {
 	int (*reload)(void *arg, char **report);
 	void *reload_arg;
 	struct user_held *users; /* held bytes per connected uid (session.c) */
+	struct broadcast *bcast; /* the cluster's admin broadcast, NULL without [cluster] */
 };
+
+/* The admin broadcast's apply hook (broadcast.h; arg: the struct api):
+ * run PIN, UNPIN, EVICT, DEMOTE, POLICY_SET or RELOAD from its request
+ * payload as root, on this node, with no client (handlers_cluster.c).
+ * Async ops (pin, demote) count as done when they started. */
+int api_cluster_apply(void *arg, uint8_t op, const void *payload, size_t len, char *result, size_t rn);
 
 /* A chunk file a handle handed out and the client has not released. */
 struct held {

@@ -916,6 +916,10 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 	struct proto_rd r;
 	if (load_wait_park(c, h, payload))
 		return; /* answered when its dataset's first listing ends */
+	if (h->aux & TC_F_CLUSTER) {
+		handlers_cluster(c, h, payload); /* to every node, through the stream */
+		return;
+	}
 	proto_rd_init(&r, payload, h->len);
 	struct counters *ctr = &conn_api(c)->cache->ctr;
 	switch (h->op) { /* request frames by op (status: frames_*) */

@@ -12,6 +12,14 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 /* handlers_policy.c: TC_OP_POLICY_GET / TC_OP_POLICY_SET. */
 void handlers_policy_get(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 void handlers_policy_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+/* POLICY_SET's payload in r, decoded and applied without a connection
+ * (rights are the caller's to check): 0 and the dataset in *ds, or -errno
+ * with the message in err. */
+int handlers_policy_apply(struct cache *cache, struct proto_rd *r, struct dataset **ds, char *err,
+			  size_t errlen);
+/* handlers_cluster.c: a request with TC_F_CLUSTER (any op: those the
+ * admin broadcast does not carry are refused). */
+void handlers_cluster(struct conn *c, const struct tc_hdr *h, const uint8_t *payload);
 /* handlers_service.c: TC_OP_DATASETS / TC_OP_STATUS (a record set fill()
  * writes), TC_OP_REFRESH, TC_OP_CONFIG_SHOW / TC_OP_RELOAD. */
 struct status;

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dataset.h"
@@ -31,6 +32,51 @@ void target_reply_unavailable(struct conn *c, const struct tc_hdr *h, const stru
 }
 
 
+int target_parse_str(struct cache *cache, const char *s, size_t n, struct target *t, char *err,
+		     size_t errlen)
+{
+	if (n == 0 || memchr(s, '\0', n)) {
+		snprintf(err, errlen, "empty path or NUL byte in path");
+		return -EINVAL;
+	}
+	if (n >= sizeof(t->buf)) {
+		snprintf(err, errlen, "path longer than %u bytes", TC_PATH_MAX - 1);
+		return -ENAMETOOLONG;
+	}
+	if (s[0] == '/') {
+		snprintf(err, errlen, "absolute path: name files as DATASET/PATH (no leading /)");
+		return -EINVAL;
+	}
+	memcpy(t->buf, s, n);
+	t->buf[n] = '\0';
+	while (n > 1 && t->buf[n - 1] == '/')
+		t->buf[--n] = '\0'; /* "ds/dir/" means "ds/dir" */
+	char *slash = strchr(t->buf, '/');
+	size_t dn = slash ? (size_t)(slash - t->buf) : n;
+	t->rest = slash ? slash + 1 : "";
+	if (*t->rest && !manifest_path_valid(t->rest, strlen(t->rest))) {
+		bool long_name = false;
+		for (const char *p = t->rest, *q; *p; p = q + (*q != '\0')) {
+			q = strchrnul(p, '/');
+			long_name |= (size_t)(q - p) > TC_NAME_MAX;
+		}
+		if (long_name) {
+			snprintf(err, errlen, "a path component is longer than %u bytes", TC_NAME_MAX);
+			return -ENAMETOOLONG;
+		}
+		snprintf(err, errlen, "invalid path \"%s\": empty, \".\" or \"..\" components are not allowed",
+			 t->buf);
+		return -EINVAL;
+	}
+	t->ds = cache_dataset(cache, t->buf, dn);
+	if (!t->ds) {
+		snprintf(err, errlen, "no dataset named \"%.*s\" (tierctl datasets lists them)",
+			 (int)(dn > 64 ? 64 : dn), t->buf);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 bool target_parse(struct conn *c, const struct tc_hdr *h, struct proto_rd *r, struct target *t)
 {
 	size_t n;
@@ -49,45 +95,10 @@ bool target_parse(struct conn *c, const struct tc_hdr *h, struct proto_rd *r, st
 				       "malformed request: expected DATASET[/PATH]");
 		return false;
 	}
-	if (n == 0 || memchr(s, '\0', n)) {
-		conn_reply_err(c, h->op, h->id, EINVAL, "empty path or NUL byte in path");
-		return false;
-	}
-	if (n >= sizeof(t->buf)) {
-		conn_reply_err(c, h->op, h->id, ENAMETOOLONG, "path longer than %u bytes", TC_PATH_MAX - 1);
-		return false;
-	}
-	if (s[0] == '/') {
-		conn_reply_err(c, h->op, h->id, EINVAL,
-			       "absolute path: name files as DATASET/PATH (no leading /)");
-		return false;
-	}
-	memcpy(t->buf, s, n);
-	t->buf[n] = '\0';
-	while (n > 1 && t->buf[n - 1] == '/')
-		t->buf[--n] = '\0'; /* "ds/dir/" means "ds/dir" */
-	char *slash = strchr(t->buf, '/');
-	size_t dn = slash ? (size_t)(slash - t->buf) : n;
-	t->rest = slash ? slash + 1 : "";
-	if (*t->rest && !manifest_path_valid(t->rest, strlen(t->rest))) {
-		bool long_name = false;
-		for (const char *p = t->rest, *q; *p; p = q + (*q != '\0')) {
-			q = strchrnul(p, '/');
-			long_name |= (size_t)(q - p) > TC_NAME_MAX;
-		}
-		if (long_name)
-			conn_reply_err(c, h->op, h->id, ENAMETOOLONG, "a path component is longer than %u bytes",
-				       TC_NAME_MAX);
-		else
-			conn_reply_err(c, h->op, h->id, EINVAL,
-				       "invalid path \"%s\": empty, \".\" or \"..\" components are not allowed",
-				       t->buf);
-		return false;
-	}
-	t->ds = cache_dataset(conn_api(c)->cache, t->buf, dn);
-	if (!t->ds) {
-		conn_reply_err(c, h->op, h->id, ENOENT, "no dataset named \"%.*s\" (tierctl datasets lists them)",
-			       (int)(dn > 64 ? 64 : dn), t->buf);
+	char err[1024];
+	int rc = target_parse_str(conn_api(c)->cache, s, n, t, err, sizeof(err));
+	if (rc < 0) {
+		conn_reply_err(c, h->op, h->id, -rc, "%s", err);
 		return false;
 	}
 	if (!t->ds->mf) {

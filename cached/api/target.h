@@ -24,6 +24,12 @@ struct target {
  * ENOENT for an unknown dataset, EIO for one that is unavailable) and
  * return false. */
 bool target_parse(struct conn *c, const struct tc_hdr *h, struct proto_rd *r, struct target *t);
+/* The same checks on s (n bytes, not NUL-terminated) without a
+ * connection (the admin broadcast): 0, or -errno (EINVAL, ENAMETOOLONG,
+ * ENOENT) with the message in err. A dataset without a manifest is
+ * found: the caller checks t->ds->mf. */
+int target_parse_str(struct cache *cache, const char *s, size_t n, struct target *t, char *err,
+		     size_t errlen);
 /* The EIO reply for ds without a manifest: still loading (with its
  * progress and how to wait) or failed (why, and what to do). */
 void target_reply_unavailable(struct conn *c, const struct tc_hdr *h, const struct dataset *ds);

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "broadcast.h"
 #include "home.h"
 #include "log.h"
 #include "members.h"
@@ -47,6 +48,7 @@ struct cluster {
 	struct members *mem;
 	struct peer_server *srv;
 	struct peer_client *cli;
+	struct broadcast *bcast;             /* the admin broadcast (broadcast.h) */
 	bool running;
 	uint64_t asked;                     /* misses asked of a peer */
 	uint64_t fallbacks[PEER_FAIL_COUNT]; /* by reason */
@@ -66,6 +68,11 @@ const char *cluster_fallback_reason(size_t i)
 uint64_t cluster_fallbacks(const struct cluster *cl, size_t i)
 {
 	return cl && i + 1 < PEER_FAIL_COUNT ? cl->fallbacks[i + 1] : 0;
+}
+
+struct broadcast *cluster_broadcast(const struct cluster *cl)
+{
+	return cl ? cl->bcast : NULL;
 }
 
 bool cluster_coordinated(const struct cluster *cl)
@@ -184,6 +191,8 @@ static void on_redis_state(void *arg, bool up)
 	struct cluster *cl = arg;
 	if (up && cl->mem)
 		members_redis_up(cl->mem);
+	if (up)
+		broadcast_redis_up(cl->bcast);
 }
 
 static uint64_t self_capacity(const struct cache *cache)
@@ -225,6 +234,11 @@ int cluster_start(struct cluster *cl, char *err, size_t errlen)
 		.changed = on_members_changed,
 		.stats = on_members_stats,
 	};
+	rc = broadcast_new(cl->cache->base, cl->redis, cc, cl->cache->ix, &cl->bcast);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot set up the admin broadcast: %s", strerror(-rc));
+		return rc;
+	}
 	rc = members_new(cl->cache->base, cl->redis, cc, &self, &hooks, &cl->mem);
 	if (rc == 0)
 		rc = members_start(cl->mem);
@@ -284,6 +298,8 @@ void cluster_stop(struct cluster *cl)
 	peer_client_cancel_all(cl->cli);
 	peer_server_stop(cl->srv);
 	cl->srv = NULL;
+	broadcast_free(cl->bcast); /* before the connection: its reads are cut loose */
+	cl->bcast = NULL;
 	members_free(cl->mem); /* leaves the list if Redis is there */
 	cl->mem = NULL;
 	redis_conn_free(cl->redis);
@@ -380,6 +396,8 @@ void cluster_report(struct cluster *cl, struct proto_rs *rs)
 		proto_rs_bool(rs, "self", self);
 		proto_rs_bool(rs, "suspect", !self && peer_client_suspect(cl->cli, m[i].id));
 	}
+
+	broadcast_report(cl->bcast, rs);
 
 	proto_rs_section(rs, "cluster_egress", TC_SHAPE_ARRAY);
 	char mine[MEMBER_STATS_MAX];

@@ -23,6 +23,7 @@
 #include "proto.h"
 
 struct cluster;
+struct broadcast;
 
 /* Load the key file (and Redis password file), set up (nothing is
  * started). 0, or -errno with the reason in err. */
@@ -40,7 +41,8 @@ void cluster_free(struct cluster *cl);
 
 /* Status sections "cluster" (this node), "cluster_members" (every live
  * member) and "cluster_egress" (per member and dataset, as each last
- * reported through Redis). */
+ * reported through Redis), and the admin broadcast's "cluster_admin" and
+ * "cluster_admin_results" (broadcast.h). */
 void cluster_report(struct cluster *cl, struct proto_rs *rs);
 /* Fills that fell back to the cold store, by reason (metrics). */
 size_t cluster_fallback_reasons(void);
@@ -49,5 +51,8 @@ uint64_t cluster_fallbacks(const struct cluster *cl, size_t i);
 /* Is the coordination (Redis) reachable now? For cluster commands, which
  * fail at once when it is not. */
 bool cluster_coordinated(const struct cluster *cl);
+/* The admin broadcast (broadcast.h) once started, else NULL: the root
+ * sets its apply hook, the api publishes through it. */
+struct broadcast *cluster_broadcast(const struct cluster *cl);
 
 #endif

@@ -680,7 +680,15 @@ static int call_build(struct tiercache *tc, struct proto_wr *w, void *arg)
 int tiercache_call(struct tiercache *tc, unsigned op, const void *req, size_t reqlen, void **rep,
 		   size_t *replen)
 {
+	return tiercache_call_flags(tc, op, 0, req, reqlen, rep, replen);
+}
+
+int tiercache_call_flags(struct tiercache *tc, unsigned op, uint32_t flags, const void *req, size_t reqlen,
+			 void **rep, size_t *replen)
+{
 	tc_err_begin();
+	if (flags & (TC_F_NOREPLY | TC_F_WAIT(TC_F_WAIT_MAX_S)))
+		return tc_err_fail(-EINVAL); /* a generic call always waits for its reply */
 	if (!tc || !rep || !replen || op == 0 || op > UINT8_MAX || (reqlen && !req))
 		return tc_err_fail(-EINVAL);
 	*rep = NULL;
@@ -691,7 +699,7 @@ int tiercache_call(struct tiercache *tc, unsigned op, const void *req, size_t re
 	}
 	tc_enter(tc);
 	struct call_arg a = {.req = req, .len = reqlen};
-	struct tc_req rq = {.op = (uint8_t)op, .build = call_build, .arg = &a};
+	struct tc_req rq = {.op = (uint8_t)op, .flags = flags, .build = call_build, .arg = &a};
 	struct tc_msg m;
 	int rc = tc_request(tc, &rq, &m);
 	if (rc < 0)

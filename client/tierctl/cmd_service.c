@@ -99,6 +99,8 @@ int tierctl_cmd_reload(struct tiercache *tc, int argc, char **argv)
 		return tierctl_usage_error("reload: unexpected argument '%s'", argv[1]);
 	if (!tc)
 		return TIERCTL_EXIT_OK; /* the command line only (see tierctl_fn) */
+	if (tierctl_cluster)
+		return tierctl_cluster_send(tc, TC_OP_RELOAD, NULL, 0, "reload");
 	void *rep = NULL;
 	size_t n = 0;
 	if (tiercache_call(tc, TC_OP_RELOAD, NULL, 0, &rep, &n) < 0)

@@ -11,9 +11,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool tierctl_cluster;
+
+int tierctl_cluster_send(struct tiercache *tc, unsigned op, const void *req, size_t len, const char *what)
+{
+	void *rep = NULL;
+	size_t replen = 0;
+	if (tiercache_call_flags(tc, op, TC_F_CLUSTER, req, len, &rep, &replen) < 0)
+		return tierctl_fail(what);
+	struct proto_rd r;
+	proto_rd_init(&r, rep, replen);
+	char id[64];
+	bool ok = proto_rd_str_copy(&r, id, sizeof(id)) && proto_rd_done(&r);
+	free(rep);
+	if (!ok) {
+		tierctl_err("%s: malformed reply from tiercached", what);
+		return TIERCTL_EXIT_FAIL;
+	}
+	printf("sent to the cluster as %s\n", id);
+	return TIERCTL_EXIT_SENT;
+}
+
 int tierctl_call_recset(struct tiercache *tc, unsigned op, const void *req, size_t len,
 			const char *what, struct proto_recset *out)
 {
+	if (tierctl_cluster) /* main allows it for the broadcast ops only */
+		return tierctl_cluster_send(tc, op, req, len, what);
 	void *rep = NULL;
 	size_t replen = 0;
 	if (tiercache_call(tc, op, req, len, &rep, &replen) < 0)

@@ -257,7 +257,7 @@ int tierctl_parse_json(int argc, char **argv, bool *json, int *npos)
 
 static void usage(FILE *f)
 {
-	fputs("usage: tierctl [--socket PATH] COMMAND [ARGS...]\n\ncommands:\n", f);
+	fputs("usage: tierctl [--socket PATH] [--cluster] COMMAND [ARGS...]\n\ncommands:\n", f);
 	for (const struct tierctl_cmd *c = tierctl_cmds; c->name; c++) {
 		char head[96];
 		snprintf(head, sizeof(head), "%s %s", c->name, c->usage);
@@ -266,6 +266,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"\noptions:\n"
 		"  --socket PATH   the daemon's socket (default: $%s, else %s)\n"
+		"  --cluster       pin, unpin, evict, demote, policy set, reload: apply on every node\n"
+		"                  of the daemon's cluster (each applies it once, a node that is down\n"
+		"                  when it comes back); prints the command's id in the stream\n"
 		"  --help          this text\n"
 		"  --version       print the version\n"
 		"\nexit status: 0 ok, 1 the operation failed, 2 usage error\n",
@@ -332,6 +335,17 @@ static int check_args(const struct tierctl_cmd *c, int argc, char **argv)
 #define TIERCACHE_VERSION "unknown"
 #endif
 
+/* May cmd go to the whole cluster (--cluster)? The admin broadcast's
+ * ops only. */
+static bool cluster_ok(const struct tierctl_cmd *c, int argc, char **argv)
+{
+	static const char *const ok[] = {"pin", "unpin", "evict", "demote", "reload"};
+	for (size_t k = 0; k < sizeof(ok) / sizeof(ok[0]); k++)
+		if (strcmp(c->name, ok[k]) == 0)
+			return true;
+	return strcmp(c->name, "policy") == 0 && argc > 1 && strcmp(argv[1], "set") == 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *socket_path = NULL;
@@ -347,6 +361,8 @@ int main(int argc, char **argv)
 			socket_path = argv[i];
 		} else if (strncmp(a, "--socket=", 9) == 0) {
 			socket_path = a + 9;
+		} else if (strcmp(a, "--cluster") == 0) {
+			tierctl_cluster = true;
 		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			usage(stdout);
 			return TIERCTL_EXIT_OK;
@@ -374,6 +390,12 @@ int main(int argc, char **argv)
 		return TIERCTL_EXIT_USAGE;
 	}
 
+	if (tierctl_cluster && !cluster_ok(cmd, argc - i, argv + i)) {
+		tierctl_usage_error("--cluster applies to pin, unpin, evict, demote, policy set and reload "
+				    "only (not '%s')", cmd->name);
+		usage(stderr);
+		return TIERCTL_EXIT_USAGE;
+	}
 	if (!args_ok(cmd, argc - i, argv + i)) {
 		tierctl_usage_error("%s: wrong number of arguments", cmd->name);
 		cmd_usage(stderr, cmd);
@@ -391,6 +413,8 @@ int main(int argc, char **argv)
 	}
 	optind = 0; /* a subcommand may use getopt on its own argv */
 	int rc = cmd->fn(tc, argc - i, argv + i);
+	if (rc == TIERCTL_EXIT_SENT)
+		rc = TIERCTL_EXIT_OK;
 	tiercache_disconnect(tc);
 	if (rc == TIERCTL_EXIT_USAGE)
 		cmd_usage(stderr, cmd);

@@ -21,7 +21,17 @@ enum tierctl_exit {
 	TIERCTL_EXIT_OK = 0,
 	TIERCTL_EXIT_FAIL = 1,  /* the operation failed */
 	TIERCTL_EXIT_USAGE = 2, /* bad command line: main prints the usage */
+	/* internal, never an exit code: a --cluster request was sent (the
+	 * helper printed its id); the command stops there and main exits 0 */
+	TIERCTL_EXIT_SENT = 100,
 };
+
+/* --cluster (main.c): the request goes to every node of the daemon's
+ * cluster (TC_F_CLUSTER) instead of being applied on this one. */
+extern bool tierctl_cluster;
+/* Send op (req, len) with TC_F_CLUSTER and print "sent to the cluster as
+ * ID": TIERCTL_EXIT_SENT, or EXIT_FAIL after "tierctl: WHAT: ...". */
+int tierctl_cluster_send(struct tiercache *tc, unsigned op, const void *req, size_t len, const char *what);
 
 /* A subcommand returns a tierctl_exit value. On TIERCTL_EXIT_USAGE it has
  * printed what was wrong (tierctl_usage_error) and main adds the usage.

@@ -79,6 +79,14 @@ struct tc_hdr {
 #define TC_F_WAIT_MAX_S 0xffffu
 #define TC_F_WAIT_S(aux) ((uint32_t)(aux) >> TC_F_WAIT_SHIFT)
 #define TC_F_WAIT(seconds) ((uint32_t)(seconds) << TC_F_WAIT_SHIFT)
+/* PIN, UNPIN, EVICT, DEMOTE, POLICY_SET, RELOAD (admin): not applied here
+ * but sent to every node of the daemon's cluster, this one included,
+ * through the admin broadcast (docs/cluster.md); each node applies it
+ * once, a node that is down when it comes back. rep: str the entry's id
+ * in the stream, once Redis took it. Errors: EINVAL (another op, or a
+ * daemon without [cluster]), ENOTCONN / EHOSTUNREACH (Redis does not
+ * answer: the command went to no node), and the op's own rights check. */
+#define TC_F_CLUSTER 0x10u
 /* ownerless STAT / LISTDIR records (TC_F_WANT_OWNER): the mounter's */
 #define TC_OWNER_NONE 0xffffffffu
 
