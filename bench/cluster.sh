@@ -3,9 +3,14 @@
 #   egress     cold bytes / dataset bytes when 4 daemons read the same dataset
 #              at once, with [cluster] (goal <= 1.02) and without (4)
 #   transfer   one node reading a dataset whose chunks its peers hold (over
-#              the peer port, loopback) against reading it again from its own
-#              tier: throughput ratio, and daemon CPU per GB (both ends) over
-#              a local read's
+#              the peer port, loopback; one reader process, epoch_reader)
+#              against reading it again from its own tier, against what
+#              loopback TCP allows (bench/tcp_floor: sendfile + recv, chunk
+#              by chunk; and the same writing each file to the tier's file
+#              system, as a fill keeps its copy), and against the same node
+#              without [cluster] filling the same bytes from the cold
+#              directory (page-cached): throughput, and the whole machine's
+#              CPU per GB
 #   failover   reading a fresh part right after its home is killed -9,
 #              against the same read with every node up (seconds, ratio)
 # Uses the test harness (tests/integration/lib_cluster.sh): real redis-server,
@@ -18,9 +23,9 @@ cd "$(dirname "$0")/.." || exit 1
 N=4
 MIB=1048576
 SRC=$T/src
-mkdir -p "$SRC/egress" "$SRC/transfer" "$SRC/base" "$SRC/fail"
+mkdir -p "$SRC/egress" "$SRC/transfer" "$SRC/base" "$SRC/fail" "$SRC/fill"
 for i in $(seq 1 48); do head -c $((2 * MIB)) /dev/urandom >"$SRC/egress/f$i.bin"; done
-for d in transfer base fail; do
+for d in transfer base fail fill; do
 	for i in $(seq 1 32); do head -c $((4 * MIB)) /dev/urandom >"$SRC/$d/f$i.bin"; done
 done
 bytes_of() { find "$SRC/$1" -type f -printf '%s\n' | awk '{s += $1} END {print s}'; }
@@ -72,14 +77,22 @@ read_everywhere base 1
 # the kernel's copies and sendfile), so a hit (the reader preads a passed
 # descriptor; the daemon does ~nothing) and a peer fill compare fairly
 sum_cpu() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
+# one process reads the part in one pass (no process per file)
+reader() { TIERCACHE_SOCKET=$T/n$1/sock "$TC_BIN/epoch_reader" --epochs 1 --threads 1 "ds/$2" >/dev/null; }
+mbs() { awk -v t="$2" -v s="$1" -v b="$3" 'BEGIN {printf "%.0f", b / (t - s) / 1e6}'; }
+TB=$(bytes_of transfer)
 c0=$(sum_cpu); t0=$(now)
-read_dir 1 transfer
+reader 1 transfer
 t1=$(now); c1=$(sum_cpu)
-read_dir 1 transfer # now every chunk is on node 1's own tier
+reader 1 transfer # now every chunk is on node 1's own tier
 t2=$(now); c2=$(sum_cpu)
-peer_gb=$(awk -v b="$(bytes_of transfer)" 'BEGIN {print b / 1e9}')
-echo "peer read: $(awk -v t="$t1" -v s="$t0" -v b="$(bytes_of transfer)" 'BEGIN {printf "%.0f MB/s", b / (t - s) / 1e6}'), local re-read: $(awk -v t="$t2" -v s="$t1" -v b="$(bytes_of transfer)" 'BEGIN {printf "%.0f MB/s", b / (t - s) / 1e6}')"
+peer_mbs=$(mbs "$t0" "$t1" "$TB")
+echo "peer read: $peer_mbs MB/s (3/4 of the chunks from peers), local re-read: $(mbs "$t1" "$t2" "$TB") MB/s"
+link=$("$TC_BIN/tcp_floor" "$SRC"/transfer/*)
+linkw=$("$TC_BIN/tcp_floor" --write "$T/n1" "$SRC"/transfer/*)
+echo "loopback TCP, 1 MiB chunks: ${link#tcp_floor }; with the copy written: ${linkw#tcp_floor }"
 echo "transfer_ratio_to_local $(awk -v a="$t1" -v b="$t0" -v c="$t2" 'BEGIN {printf "%.2f", (c - a) / (a - b)}') (throughput of a peer read / a local read, same node, same bytes)"
+echo "transfer_ratio_to_link $(awk -v p="$peer_mbs" -v l="$(echo "$linkw" | awk '{print $3}')" 'BEGIN {printf "%.2f", p / l}') (peer read / loopback TCP writing the copy; goal >= 0.9)"
 echo "transfer_cpu_per_gb_ratio $(awk -v p="$((c1 - c0))" -v l="$((c2 - c1))" 'BEGIN {if (l < 1) l = 1; printf "%.2f", p / l}') (machine CPU ticks for the peer read, both ends and the local copy / for a local read of the same bytes; goal <= 2)"
 # failover: kill node 2, read a fresh part on node 1 at once
 read_everywhere base 3 4 >/dev/null
@@ -95,5 +108,13 @@ tc_countfs_start "$SRC" >/dev/null || exit 1
 start_nodes off
 read_everywhere egress $(seq 1 $N)
 off=$(awk -v c="$(tc_cold_bytes)" -v t="$(bytes_of egress)" 'BEGIN {printf "%.3f", c / t}')
+# the floor of any fill that keeps a copy: node 1 alone fills a fresh part
+# from the cold directory, its source already in the page cache
+cat "$SRC"/fill/* >/dev/null
+c3=$(sum_cpu); t3=$(now)
+reader 1 fill
+t4=$(now); c4=$(sum_cpu)
+echo "cold fill without [cluster] (local cold directory, page-cached): $(mbs "$t3" "$t4" "$(bytes_of fill)") MB/s"
+echo "transfer_cpu_vs_cold_fill $(awk -v p="$((c1 - c0))" -v f="$((c4 - c3))" 'BEGIN {if (f < 1) f = 1; printf "%.2f", p / f}') (machine CPU ticks of the peer read / of a cold fill of the same bytes on this machine)"
 stop_nodes
 echo "cluster_egress_ratio $on (cold bytes / dataset, goal <= 1.02); without [cluster]: $off"

@@ -25,6 +25,7 @@
 
 #define PEER_QUEUE_MAX 4096u /* requests waiting for a connection to one peer */
 #define PEER_CONNS_MAX 16u
+#define PEER_READ_MAX (1u << 20) /* bytes per read off a peer socket: a chunk's reply in few reads */
 
 enum cstate {
 	C_CONNECTING = 0, /* TCP connect in progress */
@@ -284,6 +285,7 @@ static void peer_pump(struct peer_client *pc, struct ppeer *p)
 			conn_fail(c, PEER_FAIL_CONNECT, true, "connect failed");
 			return;
 		}
+		peer_io_tune(c->bev, PEER_READ_MAX);
 		arm(c, pc->cc->peer_connect_ms);
 		starting++;
 	}

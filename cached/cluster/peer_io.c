@@ -5,11 +5,23 @@
 
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+
+void peer_io_tune(struct bufferevent *bev, size_t max_read)
+{
+	int one = 1;
+	evutil_socket_t fd = bufferevent_getfd(bev);
+	if (fd >= 0)
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)); /* best effort */
+	if (max_read)
+		(void)bufferevent_set_max_single_read(bev, max_read);
+}
 
 int peer_io_hdr(struct evbuffer *in, struct peer_hdr *h)
 {

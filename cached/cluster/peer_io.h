@@ -25,6 +25,10 @@ const uint8_t *peer_io_payload(struct evbuffer *in, const struct peer_hdr *h);
 void peer_io_drain(struct evbuffer *in, const struct peer_hdr *h);
 /* Queue w's frame on bev's output: 0 or -ENOMEM. */
 int peer_io_send(struct bufferevent *bev, const struct proto_wr *w);
+/* A peer socket once it has a descriptor: no Nagle delay between a small
+ * frame and what follows it; max_read (0: libevent's default) bytes taken
+ * off the socket per read, so that a chunk's reply arrives in few reads. */
+void peer_io_tune(struct bufferevent *bev, size_t max_read);
 /* "HOST:PORT" (IPv4 literal, a name, or [IPv6]:PORT) into ss: 0 or -EINVAL. */
 int peer_io_addr(const char *hostport, struct sockaddr_storage *ss, socklen_t *len);
 

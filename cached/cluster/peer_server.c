@@ -488,6 +488,7 @@ static void on_accept(struct evconnlistener *lis, evutil_socket_t fd, struct soc
 		pc_free(pc);
 		return;
 	}
+	peer_io_tune(pc->bev, 0);
 	bufferevent_setcb(pc->bev, on_read, on_write, on_event, pc);
 	/* nothing larger than one control frame is read before the handshake */
 	bufferevent_setwatermark(pc->bev, EV_READ, 0, PEER_HDR_SIZE + PEER_CTRL_MAX);

@@ -1,0 +1,176 @@
+/*
+ * tcp_floor: what loopback TCP allows for moving chunks from one process to
+ * another, the floor of the cluster's peer path (bench/cluster.sh).
+ *
+ *   tcp_floor [--chunk BYTES] [--write DIR] FILE...
+ *
+ * A sender sendfile()s every FILE, chunk by chunk, over one loopback TCP
+ * connection to a receiver (a child process) that recv()s each chunk into
+ * a buffer, as the peer client does; with --write the receiver also writes
+ * each file to a new file in DIR, kept until every file is in (as a
+ * fill keeps its copy: the pages are new ones, not recycled) and then
+ * unlinked. Request and reply per chunk, as the peer protocol does: the
+ * receiver asks for the next chunk with one byte when the last one is in.
+ * Prints one line: "tcp_floor MB/s M cpu_s_per_gb C" (C: both processes,
+ * user + system).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib_bench.h"
+
+static void die(const char *what)
+{
+	fprintf(stderr, "tcp_floor: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static int recv_all(int fd, char *p, size_t n)
+{
+	while (n) {
+		ssize_t r = recv(fd, p, n, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* The receiver: for each file, its size (u64) then its chunks. */
+static int receive(int fd, size_t chunk, const char *dir)
+{
+	char *buf = malloc(chunk);
+	unsigned files = 0;
+	if (!buf)
+		return -1;
+	for (unsigned k = 0;; k++) {
+		uint64_t size;
+		if (recv_all(fd, (char *)&size, sizeof(size)) < 0)
+			break; /* the sender is done */
+		int out = -1;
+		char path[4096];
+		if (dir) {
+			snprintf(path, sizeof(path), "%s/tcp_floor.%d.%u", dir, (int)getpid(), k);
+			out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+			if (out < 0)
+				die(path);
+		}
+		for (uint64_t off = 0; off < size; off += chunk) {
+			size_t n = size - off < chunk ? (size_t)(size - off) : chunk;
+			if (write(fd, "g", 1) != 1 || recv_all(fd, buf, n) < 0)
+				die("receive a chunk");
+			if (out >= 0 && pwrite(out, buf, n, (off_t)off) != (ssize_t)n)
+				die("write the copy");
+		}
+		if (out >= 0)
+			close(out);
+		files = k + 1;
+	}
+	for (unsigned k = 0; dir && k < files; k++) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/tcp_floor.%d.%u", dir, (int)getpid(), k);
+		unlink(path);
+	}
+	free(buf);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	size_t chunk = 1u << 20;
+	const char *dir = NULL;
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--chunk") && i + 1 < argc)
+			chunk = strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--write") && i + 1 < argc)
+			dir = argv[++i];
+		else
+			break;
+	}
+	if (i >= argc || chunk == 0 || chunk > (64u << 20)) {
+		fprintf(stderr, "usage: tcp_floor [--chunk BYTES] [--write DIR] FILE...\n");
+		return 2;
+	}
+	int ls = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(ls, 1) < 0 ||
+	    getsockname(ls, (struct sockaddr *)&a, &al) < 0)
+		die("listen on loopback");
+	pid_t child = fork();
+	if (child < 0)
+		die("fork");
+	if (child == 0) {
+		int fd = accept(ls, NULL, NULL);
+		if (fd < 0)
+			die("accept");
+		_exit(receive(fd, chunk, dir) < 0 ? 1 : 0);
+	}
+	close(ls);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int one = 1;
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+		die("connect");
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	double t0 = bench_now();
+	uint64_t total = 0;
+	for (; i < argc; i++) {
+		int in = open(argv[i], O_RDONLY);
+		struct stat st;
+		if (in < 0 || fstat(in, &st) < 0)
+			die(argv[i]);
+		uint64_t size = (uint64_t)st.st_size;
+		if (send(fd, &size, sizeof(size), 0) != (ssize_t)sizeof(size))
+			die("send a size");
+		for (uint64_t off = 0; off < size; off += chunk) {
+			char g;
+			if (recv_all(fd, &g, 1) < 0)
+				die("the receiver's request");
+			off_t o = (off_t)off;
+			size_t left = size - off < chunk ? (size_t)(size - off) : chunk;
+			while (left) {
+				ssize_t s = sendfile(fd, in, &o, left);
+				if (s < 0 && errno == EINTR)
+					continue;
+				if (s <= 0)
+					die("sendfile");
+				left -= (size_t)s;
+			}
+		}
+		total += size;
+		close(in);
+	}
+	shutdown(fd, SHUT_WR);
+	int status;
+	if (waitpid(child, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "tcp_floor: the receiver failed\n");
+		return 1;
+	}
+	double t1 = bench_now();
+	struct rusage self, kids;
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &kids);
+	double cpu = (double)self.ru_utime.tv_sec + self.ru_utime.tv_usec / 1e6 + (double)self.ru_stime.tv_sec +
+		     self.ru_stime.tv_usec / 1e6 + (double)kids.ru_utime.tv_sec + kids.ru_utime.tv_usec / 1e6 +
+		     (double)kids.ru_stime.tv_sec + kids.ru_stime.tv_usec / 1e6;
+	printf("tcp_floor MB/s %.0f cpu_s_per_gb %.3f\n", total / (t1 - t0) / 1e6, cpu / (total / 1e9));
+	close(fd);
+	return 0;
+}
