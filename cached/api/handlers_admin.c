@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access.h"
 #include "dataset.h"
 #include "manifest.h"
 #include "residency.h"
@@ -234,6 +235,9 @@ void handlers_admin(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 				       "(tierctl warm does)");
 			return;
 		}
+		/* warming is reading on the client's behalf: the same right as an open */
+		if (!access_check(c, h->op, h->id, ds, rest, ACCESS_OPEN))
+			return;
 		if (!manifest_find(ds->mf, rest)) {
 			if (manifest_dir_exists(ds->mf, rest))
 				conn_reply_err(c, h->op, h->id, EISDIR, "%s is a directory; WARM takes one file",

@@ -11,6 +11,7 @@
 #include "manifest.h"
 #include "plan_frame.h"
 #include "plans.h"
+#include "access.h"
 #include "handlers.h"
 
 /* The dataset named name, with a manifest. On error reply and return NULL. */
@@ -26,6 +27,11 @@ static struct dataset *plan_dataset_named(struct conn *c, const struct tc_hdr *h
 		conn_reply_err(c, h->op, h->id, EIO, "dataset %s is unavailable: %s", ds->name, ds->reason);
 		return NULL;
 	}
+	/* a plan makes the daemon read the dataset for its client: only a
+	 * client the dataset admits may (each file's own mode, with access =
+	 * source, is checked when the client opens it) */
+	if (!access_check(c, h->op, h->id, ds, "", ACCESS_STAT))
+		return NULL;
 	return ds;
 }
 

@@ -63,6 +63,10 @@ check "b: ... and is told why" grep -q "open: not allowed for uid $(id -u nobody
 check "b: nobody: EACCES on a missing file too (nothing revealed)" denied cat open/nothing
 check "b: nobody: EACCES on listing the dataset" denied ls open
 check "b: nobody: EACCES on stat" denied stat open/plain
+check "b: nobody: EACCES on warming a file (the daemon would read it for them)" denied warm open/plain
+echo plain | nob "$TC_TESTS/tcplan" set open 9 0 1 1 >"$T/out" 2>&1
+check "b: nobody: refused registering a plan of the dataset" grep -q "open: not allowed for uid" "$T/out"
+check "b: ... and no plan was registered" [ "$(tc_json "len(s['plans'])")" = 0 ]
 check "b: nobody still sees the dataset's name" bash -c "runuser -u nobody -- '$TC' datasets | grep -qw open"
 # ---- (c) reload changes the list for new opens ----
 sed -i "s/^allow_users = root\$/allow_users = root\nallow_groups = $nogroup/" "$T/tc.conf"
