@@ -217,6 +217,7 @@ int cluster_start(struct cluster *cl, char *err, size_t errlen)
 		.user = cc->redis_user,
 		.password = cl->has_password ? cl->password : NULL,
 		.timeout_ms = cc->redis_timeout_ms,
+		.workers = cl->cache->workers,
 	};
 	rc = redis_conn_new(cl->cache->base, &rcc, on_redis_state, cl, &cl->redis);
 	if (rc < 0) {
@@ -225,7 +226,7 @@ int cluster_start(struct cluster *cl, char *err, size_t errlen)
 	}
 	const struct members_self self = {
 		.id = cc->node_id,
-		.addr = cc->peer_listen,
+		.addr = cc->peer_addr,
 		.capacity = self_capacity(cl->cache),
 		.incarnation = cl->incarnation,
 	};

@@ -69,7 +69,7 @@ int peer_io_addr(const char *hostport, struct sockaddr_storage *ss, socklen_t *l
 	memcpy(host, hostport, hn);
 	host[hn] = '\0';
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-				 .ai_flags = AI_NUMERICSERV};
+				 .ai_flags = AI_NUMERICSERV | AI_NUMERICHOST}; /* never a lookup on the loop */
 	struct addrinfo *ai = NULL;
 	if (getaddrinfo(host, colon + 1, &hints, &ai) != 0 || !ai)
 		return -EINVAL;

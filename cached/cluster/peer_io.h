@@ -29,7 +29,8 @@ int peer_io_send(struct bufferevent *bev, const struct proto_wr *w);
  * frame and what follows it; max_read (0: libevent's default) bytes taken
  * off the socket per read, so that a chunk's reply arrives in few reads. */
 void peer_io_tune(struct bufferevent *bev, size_t max_read);
-/* "HOST:PORT" (IPv4 literal, a name, or [IPv6]:PORT) into ss: 0 or -EINVAL. */
+/* "IP:PORT" or "[IPv6]:PORT" into ss: 0 or -EINVAL (a host name too:
+ * nothing is looked up). */
 int peer_io_addr(const char *hostport, struct sockaddr_storage *ss, socklen_t *len);
 
 #endif

@@ -526,10 +526,8 @@ int peer_server_start(struct cache *cache, const struct cluster_conf *cc, const 
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = 0;
-	char hp[sizeof(cc->peer_host) + 16];
-	snprintf(hp, sizeof(hp), "%s:%u", cc->peer_host, (unsigned)cc->peer_port);
-	if (peer_io_addr(hp, &ss, &sl) < 0) {
-		snprintf(err, errlen, "cluster.peer_listen: cannot resolve %s", cc->peer_listen);
+	if (peer_io_addr(cc->peer_addr, &ss, &sl) < 0) {
+		snprintf(err, errlen, "cluster.peer_listen: %s is not an IP address and port", cc->peer_listen);
 		return -EINVAL;
 	}
 	struct peer_server *ps = calloc(1, sizeof(*ps));

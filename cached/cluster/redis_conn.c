@@ -24,8 +24,10 @@
  */
 #include "redis_conn.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
+#include <netdb.h>
 #include <event2/event.h>
 #include <hiredis/adapters/libevent.h>
 #include <hiredis/async.h>
@@ -38,6 +40,7 @@
 
 #include "log.h"
 #include "loop.h"
+#include "workers.h"
 
 #define BACKOFF_MIN_MS 100u
 #define BACKOFF_MAX_MS 5000u
@@ -60,6 +63,9 @@ struct redis_conn {
 	char *host, *unix_path, *user, *password;
 	uint16_t port;
 	uint64_t timeout_ms;
+	struct workers *workers;
+	bool host_is_ip;          /* host needs no lookup */
+	struct rc_resolve *resolving; /* the lookup of host in flight */
 	redis_state_fn on_state;
 	void *arg;
 
@@ -352,10 +358,74 @@ static void on_disconnect(const redisAsyncContext *cac, int status)
 		rc_drop(rc, ac->errstr[0] ? ac->errstr : "connection closed", false, -ECONNRESET);
 }
 
+/* A host name's lookup on a worker thread: hiredis would resolve it with
+ * a blocking getaddrinfo() on the loop, stalling every client while DNS
+ * does not answer. */
+struct rc_resolve {
+	struct job job;
+	struct redis_conn *rc; /* NULL once rc was freed */
+	char host[256];
+	char ip[INET6_ADDRSTRLEN];
+	int err; /* getaddrinfo's EAI_*, 0 */
+};
+
+static void resolve_work(struct job *j)
+{
+	struct rc_resolve *r = (struct rc_resolve *)j;
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+	struct addrinfo *ai = NULL;
+	r->err = getaddrinfo(r->host, NULL, &hints, &ai);
+	if (r->err == 0 && (!ai || getnameinfo(ai->ai_addr, ai->ai_addrlen, r->ip, sizeof(r->ip), NULL, 0,
+					       NI_NUMERICHOST) != 0))
+		r->err = EAI_FAIL;
+	if (ai)
+		freeaddrinfo(ai);
+}
+
+static void rc_connect_to(struct redis_conn *rc, const char *ip);
+
+static void resolve_done(struct job *j)
+{
+	struct rc_resolve *r = (struct rc_resolve *)j;
+	struct redis_conn *rc = r->rc;
+	if (rc) {
+		rc->resolving = NULL;
+		if (r->err) {
+			char why[400];
+			snprintf(why, sizeof(why), "cannot look up %s: %s", r->host, gai_strerror(r->err));
+			rc_drop(rc, why, false, -ECONNRESET);
+		} else {
+			rc_connect_to(rc, r->ip);
+		}
+	}
+	free(r);
+}
+
 static void rc_connect(struct redis_conn *rc)
 {
+	if (rc->unix_path || rc->host_is_ip) {
+		rc_connect_to(rc, rc->host);
+		return;
+	}
+	if (rc->resolving)
+		return;
+	struct rc_resolve *r = calloc(1, sizeof(*r));
+	if (!r) {
+		rc_drop(rc, "out of memory", false, -ECONNRESET);
+		return;
+	}
+	r->job.work = resolve_work;
+	r->job.done = resolve_done;
+	r->rc = rc;
+	snprintf(r->host, sizeof(r->host), "%s", rc->host);
+	rc->resolving = r;
+	workers_submit(rc->workers, &r->job);
+}
+
+static void rc_connect_to(struct redis_conn *rc, const char *ip)
+{
 	redisAsyncContext *ac = rc->unix_path ? redisAsyncConnectUnix(rc->unix_path)
-					      : redisAsyncConnect(rc->host, rc->port);
+					      : redisAsyncConnect(ip, rc->port);
 	char why[200];
 	rc->connect_start_ms = now_ms();
 	if (!ac) {
@@ -424,7 +494,13 @@ int redis_conn_new(struct event_base *base, const struct redis_conn_conf *conf, 
 	}
 	rc->deadline = evtimer_new(base, on_deadline, rc);
 	rc->retry = evtimer_new(base, on_retry, rc);
-	if (oom || !rc->deadline || !rc->retry || (!rc->unix_path && !rc->host)) {
+	rc->workers = conf->workers;
+	if (rc->host) {
+		struct in6_addr a;
+		rc->host_is_ip = inet_pton(AF_INET, rc->host, &a) == 1 || inet_pton(AF_INET6, rc->host, &a) == 1;
+	}
+	if (oom || !rc->deadline || !rc->retry || (!rc->unix_path && !rc->host) ||
+	    (!rc->unix_path && !rc->host_is_ip && !rc->workers)) {
 		bool noaddr = !oom && rc->deadline && rc->retry;
 		rc_destroy(rc);
 		return noaddr ? -EINVAL : -ENOMEM;
@@ -473,6 +549,9 @@ void redis_conn_free(struct redis_conn *rc)
 	rc->doomed = true;
 	rc->ac = NULL;
 	rc->up = false;
+	if (rc->resolving)
+		rc->resolving->rc = NULL; /* its completion only frees itself */
+	rc->resolving = NULL;
 	event_del(rc->deadline);
 	event_del(rc->retry);
 	struct rc_cmd *list = take_pending(rc);

@@ -21,6 +21,7 @@
 
 struct event_base;
 struct redisReply;
+struct workers;
 struct redis_conn;
 
 struct redis_conn_conf {
@@ -30,6 +31,9 @@ struct redis_conn_conf {
 	const char *user;      /* ACL user, NULL/"" = none */
 	const char *password;  /* NULL = no AUTH */
 	uint64_t timeout_ms;   /* every command's and the connect's deadline */
+	struct workers *workers; /* a host name is looked up there before each
+	                          * connect (never on the loop); NULL: only IP
+	                          * addresses are accepted */
 };
 
 /* Called once per command on the loop: the reply (NULL on failure; hiredis

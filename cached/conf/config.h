@@ -78,8 +78,9 @@ struct cluster_conf {
 	char redis_user[64];       /* ACL user ("" = default) */
 	char redis_password_file[PATH_MAX]; /* "" = no AUTH */
 	char peer_listen[128];     /* required: "HOST:PORT" the peer port binds to */
-	char peer_host[64];        /* peer_listen split at load */
+	char peer_host[64];        /* peer_listen split at load: an IP address */
 	uint16_t peer_port;
+	char peer_addr[80];        /* what other nodes are told: "IP:PORT" or "[IPv6]:PORT" */
 	char key_file[PATH_MAX];   /* required: the cluster key (peer_auth.h) */
 	uint64_t heartbeat_ms;     /* membership heartbeat */
 	uint64_t lease_ms;         /* a member not heard of this long is gone */

@@ -161,6 +161,12 @@ static void check_redis(struct check *c, int line)
 		say(c, line, "cluster.redis: \"%s\" %s (%s)", sb, bad, hint);
 }
 
+static bool ip_literal(const char *h)
+{
+	struct in6_addr a;
+	return inet_pton(AF_INET, h, &a) == 1 || inet_pton(AF_INET6, h, &a) == 1;
+}
+
 static void check_peer_listen(struct check *c, int line)
 {
 	struct cluster_conf *cc = &c->cfg->cluster;
@@ -175,6 +181,13 @@ static void check_peer_listen(struct check *c, int line)
 	else if (wildcard)
 		say(c, line, "cluster.peer_listen: \"%s\" binds the peer port to every interface; "
 			     "give the address peers reach this node at (e.g. 10.0.0.7:7070)", sb);
+	else if (!ip_literal(cc->peer_host))
+		say(c, line, "cluster.peer_listen: \"%s\" names a host; give its IP address (other "
+			     "nodes connect to the address as published, and a daemon never looks a "
+			     "name up on its event loop), e.g. 10.0.0.7:7070", sb);
+	else
+		snprintf(cc->peer_addr, sizeof(cc->peer_addr), strchr(cc->peer_host, ':') ? "[%s]:%u" : "%s:%u",
+			 cc->peer_host, (unsigned)cc->peer_port);
 }
 
 /* node_id unset: the host name, cut to CONFIG_NAME_MAX. */

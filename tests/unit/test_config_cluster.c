@@ -77,6 +77,7 @@ static void test_defaults_and_forms(void **state)
 	assert_string_equal(cc->redis_unix, "/run/redis/r.sock");
 	assert_string_equal(cc->redis_host, "");
 	assert_string_equal(cc->peer_host, "127.0.0.1");
+	assert_string_equal(cc->peer_addr, "127.0.0.1:7070");
 	assert_int_equal(cc->heartbeat_ms, 1000);
 	assert_int_equal(cc->lease_ms, 5000);
 	assert_int_equal(cc->redis_timeout_ms, 1000);
@@ -94,6 +95,7 @@ static void test_defaults_and_forms(void **state)
 	assert_string_equal(cfg->cluster.redis_host, "redis.example");
 	assert_int_equal(cfg->cluster.redis_port, 6380);
 	assert_string_equal(cfg->cluster.peer_host, "fd00::7");
+	assert_string_equal(cfg->cluster.peer_addr, "[fd00::7]:7070");
 	config_free(cfg);
 }
 
@@ -155,6 +157,10 @@ static const struct {
 	{HOT "[cluster]\nname = a\nredis = bad_host:1\npeer_listen = 127.0.0.2:7\nkey_file = /k\n",
 	 "@:6: cluster.redis: \"bad_host:1\" has a host that is neither an IP address nor a host "
 	 "name (use HOST:PORT or unix:/PATH, e.g. 10.0.0.5:6379 or unix:/run/redis/redis.sock)\n"},
+	{HOT "[cluster]\nname = a\nredis = r:1\npeer_listen = node7.example:7070\nkey_file = /k\n",
+	 "@:7: cluster.peer_listen: \"node7.example:7070\" names a host; give its IP address (other "
+	 "nodes connect to the address as published, and a daemon never looks a name up on its event "
+	 "loop), e.g. 10.0.0.7:7070\n"},
 	{HOT "[cluster]\nname = a\nredis = r:1\npeer_listen = 127.0.0.2\nkey_file = /k\n",
 	 "@:7: cluster.peer_listen: \"127.0.0.2\" has no valid port (1..65535) (use HOST:PORT, "
 	 "e.g. 10.0.0.7:7070)\n"},

@@ -24,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -37,6 +39,7 @@
 #include "members.h"
 #include "members_reply.h"
 #include "redis_conn.h"
+#include "workers.h"
 
 #define REDIS_SERVER "/usr/bin/redis-server"
 #define WAIT_MS 8000u /* generous: CI is a loaded 2-core machine */
@@ -44,6 +47,7 @@
 struct fx {
 	char dir[64];
 	char sock[96];
+	char port[8]; /* it listens on 127.0.0.1:port too */
 	pid_t redis;
 	struct event_base *base;
 };
@@ -66,6 +70,19 @@ static bool sock_accepts(const char *path)
 	return ok;
 }
 
+/* A TCP port free now on 127.0.0.1. */
+static void pick_port(struct fx *fx)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+	close(fd);
+	snprintf(fx->port, sizeof(fx->port), "%u", (unsigned)ntohs(a.sin_port));
+}
+
 static void redis_start(struct fx *fx)
 {
 	pid_t pid = fork();
@@ -76,7 +93,7 @@ static void redis_start(struct fx *fx)
 			dup2(null, 1);
 			dup2(null, 2);
 		}
-		execl(REDIS_SERVER, REDIS_SERVER, "--port", "0", "--unixsocket", fx->sock,
+		execl(REDIS_SERVER, REDIS_SERVER, "--port", fx->port, "--bind", "127.0.0.1", "--unixsocket", fx->sock,
 		      "--unixsocketperm", "700", "--save", "", "--appendonly", "no", "--dir", fx->dir,
 		      (char *)NULL);
 		_exit(127);
@@ -117,6 +134,7 @@ static int fx_setup(void **state)
 	fx->base = event_base_new();
 	assert_non_null(fx->base);
 	*state = fx;
+	pick_port(fx);
 	redis_start(fx);
 	return 0;
 }
@@ -228,6 +246,34 @@ static struct redis_conn *conn_new(struct fx *fx, struct conn_state *cs, uint64_
 	assert_true(redis_conn_up(rc));
 	assert_string_equal(redis_conn_why(rc), "");
 	return rc;
+}
+
+/* A host name is looked up on a worker thread (never on the loop), then
+ * connected to; a name that is not an address without workers is refused. */
+static void test_host_name(void **state)
+{
+	struct fx *fx = *state;
+	NEED_REDIS(fx);
+	struct workers *w = NULL;
+	assert_int_equal(workers_start(&w, fx->base, 1), 0);
+	struct redis_conn_conf conf = {.host = "localhost", .port = (uint16_t)atoi(fx->port),
+				       .timeout_ms = 1000, .workers = w};
+	struct conn_state cs = {0};
+	struct redis_conn *rc = NULL;
+	assert_int_equal(redis_conn_new(fx->base, &conf, on_state, &cs, &rc), 0);
+	assert_true(run_until(fx, is_up, &cs, WAIT_MS));
+	struct cmd_res res;
+	assert_int_equal(cmd(rc, &res, "PING", NULL, NULL), 0);
+	assert_true(run_until(fx, answered, &res, WAIT_MS));
+	assert_int_equal(res.err, 0);
+	assert_string_equal(res.text, "PONG");
+	redis_conn_free(rc);
+	conf.workers = NULL;
+	assert_int_equal(redis_conn_new(fx->base, &conf, on_state, &cs, &rc), -EINVAL);
+	conf.host = "127.0.0.1"; /* an address needs no lookup */
+	assert_int_equal(redis_conn_new(fx->base, &conf, on_state, &cs, &rc), 0);
+	redis_conn_free(rc);
+	workers_stop(w);
 }
 
 static void test_round_trip(void **state)
@@ -666,6 +712,7 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_host_name, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_stalled_redis, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_auth, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_members, fx_setup, fx_teardown),
