@@ -11,6 +11,11 @@
 #
 # Sizes: EPOCHS_FILES (2000 samples of ~100 KB), EPOCHS_SHARDS (3 x 24 MB),
 # EPOCHS_HOT / EPOCHS_WARM (40M / 96M), EPOCHS_N (4 epochs).
+#
+# Each policy's run is recorded (tierctl trace) and replayed in
+# tiercache-sim with the tiers' low watermarks: the daemon's hits over the
+# simulator's and over OPT's on exactly the accesses the daemon saw (issue
+# 18's goals). EPOCHS_TRACE_DIR=DIR keeps the traces (trace-POLICY.csv).
 set -euo pipefail
 
 O=${1:-build/default}
@@ -80,6 +85,7 @@ printf '%-12s %5s %8s %8s %9s %9s %8s %7s\n' policy epoch wall_s MB/s hits_hot h
 for p in $POLICIES; do
 	start
 	"$O/bin/tierctl" policy set demo "$p" >/dev/null
+	"$O/bin/tierctl" trace start "$B/trace-$p.csv" >/dev/null
 	for e in $(seq 1 "$N"); do
 		"$O/bin/epoch_reader" --epochs 1 --threads 4 --seed $((100 + e)) --json demo >"$B/e.json"
 		python3 - "$B/e.json" "$p" "$e" >>"$B/rows" <<'PY'
@@ -94,6 +100,27 @@ PY
 		printf "%-12s %5d %8.2f %8.1f %9d %9d %8d %7.1f\n", $1, $2, $3, $4, $5, $6, $7, t ? 100 * h / t : 0
 	}' "$B/rows"
 	echo "             (chunks served without being kept: $unkept)"
+	"$O/bin/tierctl" trace stop >/dev/null
+	# the daemon's own trace replayed in the simulator with the budgets its
+	# policies manage (each tier's low watermark): daemon hits / simulator
+	# hits, and / OPT's, on exactly the accesses the daemon saw
+	lw=$("$O/bin/tierctl" status --json | python3 -c "import json,sys; t={x['name']: x['low_water_bytes'] for x in json.load(sys.stdin)['tiers']}; print(t['hot'], t['warm'])")
+	"$O/bin/tiercache-sim" --trace "$B/trace-$p.csv" --hot "${lw% *}" --warm "${lw#* }" --policy "$p" \
+		--json >"$B/sim-$p.json" 2>"$B/sim-$p.err" || cat "$B/sim-$p.err"
+	python3 - "$B/trace-$p.csv" "$B/sim-$p.json" "$p" <<'PY' | tee -a "$B/replay"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+
+hits = sum(r["result"] in ("hot", "warm") for r in rows)
+res = json.load(open(sys.argv[2]))["results"]
+sim = [x for x in res if x["policy"] == sys.argv[3]][0]
+opt = [x for x in res if x["policy"] == "opt"]
+line = "replay %-11s daemon %6d hits, simulator %6d: %.2f" % (sys.argv[3], hits, sim["hits"], hits / sim["hits"] if sim["hits"] else 0)
+if opt:
+    line += "; OPT %6d: daemon/OPT %.2f" % (opt[0]["hits"], hits / opt[0]["hits"] if opt[0]["hits"] else 0)
+print(line + " (%d accesses)" % len(rows))
+PY
+	[ -n "${EPOCHS_TRACE_DIR:-}" ] && cp "$B/trace-$p.csv" "$EPOCHS_TRACE_DIR/"
 	kill -TERM "$pid"
 	wait "$pid" || true
 	pid=
