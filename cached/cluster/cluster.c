@@ -336,6 +336,11 @@ void cluster_manifest_listed(void *arg, struct manifest_fetch *f, int err)
 		manifest_share_listed(cl->mshare, f, err);
 }
 
+void cluster_manifest_counts(const struct cluster *cl, uint64_t out[3])
+{
+	manifest_share_counts(cl ? cl->mshare : NULL, &out[0], &out[1], &out[2]);
+}
+
 /* ---- status ---- */
 
 /* One member's egress records from its stats text. */

@@ -37,6 +37,8 @@ int cluster_remote_read(void *arg, struct remote_read *rr);
  * listing per cluster (manifest_share.h). */
 int cluster_manifest_fetch(void *arg, struct manifest_fetch *f);
 void cluster_manifest_listed(void *arg, struct manifest_fetch *f, int err);
+/* Manifests published, loaded from Redis, listed here as a fallback. */
+void cluster_manifest_counts(const struct cluster *cl, uint64_t out[3]);
 /* Stop: fail the peer requests in flight (their fills read the cold
  * store or end), close the peer port, leave the member list. Before the
  * engine stops. */

@@ -33,6 +33,7 @@
 #define NEW_PIECES_MS "600000"       /* pieces not (yet) published expire */
 #define WAIT_MAX_NS (30ull * 60 * 1000000000ull) /* waiting for a lister at most */
 #define ZSTD_LEVEL 3
+#define PIECES_INFLIGHT 8u           /* piece GETs or SETs in flight for one dataset */
 
 enum origin {
 	ORIGIN_NONE = 0,
@@ -175,6 +176,7 @@ static void answer(struct share *s, int result, struct manifest *mf, bool publis
 	struct manifest_fetch *f = s->f;
 	s->f = NULL;
 	s->retries = 0;
+	s->pickup = false;
 	if (!f) {
 		manifest_free(mf);
 		return;
@@ -210,6 +212,7 @@ struct read {
 	struct share *s;
 	struct mfp_meta meta;
 	uint8_t *z;
+	uint64_t next;      /* the next piece to ask for */
 	uint64_t outstanding;
 	int err;            /* first failure: -ENOENT a piece gone, -EINVAL bad, else Redis */
 	char why[160];
@@ -276,6 +279,8 @@ static void unpack_done(struct job *j)
 	read_free(r);
 }
 
+static void send_gets(struct read *r);
+
 static void read_put(struct read *r)
 {
 	if (--r->outstanding)
@@ -330,7 +335,33 @@ static void on_piece(void *arg, redisReply *rep, int err)
 			memcpy(r->z + i * MFP_PIECE_MAX, rep->str, want);
 		}
 	}
+	if (r->err == 0 && !r->s->ms->stopped)
+		send_gets(r);
 	read_put(r);
+}
+
+/* Keep PIECES_INFLIGHT GETs in flight: each has the Redis deadline, so a
+ * large manifest is not asked all at once. */
+static void send_gets(struct read *r)
+{
+	while (r->err == 0 && r->next < r->meta.pieces && r->outstanding <= PIECES_INFLIGHT) {
+		uint64_t i = r->next++;
+		char key[KEY_MAX + 48];
+		snprintf(key, sizeof(key), "%s%" PRIu64 ":%" PRIu64, r->s->piece_prefix, r->meta.gen, i);
+		struct piece_req *q = malloc(sizeof(*q));
+		if (!q) {
+			r->err = -ENOMEM;
+			break;
+		}
+		*q = (struct piece_req){.r = r, .i = i};
+		const char *argv[] = {"GET", key};
+		r->outstanding++;
+		if (redis_conn_cmd(r->s->ms->rc, on_piece, q, 2, argv, NULL) < 0) {
+			r->outstanding--;
+			free(q);
+			r->err = -ENOTCONN;
+		}
+	}
 }
 
 static void read_generation(struct share *s, const struct mfp_meta *m)
@@ -348,24 +379,8 @@ static void read_generation(struct share *s, const struct mfp_meta *m)
 	r->job.work = unpack_work;
 	r->job.done = unpack_done;
 	s->busy = true;
-	r->outstanding = 1; /* held until every GET is sent */
-	for (uint64_t i = 0; i < m->pieces && r->err == 0; i++) {
-		char key[KEY_MAX + 48];
-		snprintf(key, sizeof(key), "%s%" PRIu64 ":%" PRIu64, s->piece_prefix, m->gen, i);
-		struct piece_req *q = malloc(sizeof(*q));
-		if (!q) {
-			r->err = -ENOMEM;
-			break;
-		}
-		*q = (struct piece_req){.r = r, .i = i};
-		const char *argv[] = {"GET", key};
-		r->outstanding++;
-		if (redis_conn_cmd(s->ms->rc, on_piece, q, 2, argv, NULL) < 0) {
-			r->outstanding--;
-			free(q);
-			r->err = -ENOTCONN;
-		}
-	}
+	r->outstanding = 1; /* held until the first GETs are sent */
+	send_gets(r);
 	read_put(r);
 }
 
@@ -452,7 +467,8 @@ static void on_peek(void *arg, redisReply *rep, int err)
 		read_generation(s, &m);
 		return;
 	}
-	/* nothing to load (or a refresh on the home): the home lists */
+	/* nothing to load (or a refresh on the home): the home lists; who
+	 * is home is known after the first heartbeat's answer */
 	if (home == 1 && !locked_by_other) {
 		take_lock(s);
 		return;
@@ -479,8 +495,6 @@ static void step(struct share *s)
 			finish_list(s, false, "Redis unreachable");
 		return;
 	}
-	if (is_home(s) < 0 && cache_now_ns() < s->deadline_ns)
-		return; /* the first heartbeat's answer says who is home */
 	const char *argv[] = {"EVAL", peek_script, "2", s->meta_key, s->lock_key};
 	s->busy = true;
 	if (redis_conn_cmd(ms->rc, on_peek, s, 5, argv, NULL) < 0) {
@@ -527,9 +541,12 @@ struct pub {
 	void *z;
 	size_t zn;
 	struct mfp_meta meta;
+	uint64_t next;
 	uint64_t outstanding;
 	int perr;
 };
+
+static void send_sets(struct pub *p);
 
 static void pub_free(struct pub *p)
 {
@@ -610,6 +627,8 @@ static void on_piece_set(void *arg, redisReply *rep, int err)
 	struct pub *p = arg;
 	if (p->perr == 0 && (err < 0 || !rep || rep->type != REDIS_REPLY_STATUS))
 		p->perr = err < 0 ? err : -EPROTO;
+	if (p->perr == 0 && !p->s->ms->stopped)
+		send_sets(p);
 	if (--p->outstanding)
 		return;
 	if (p->s->ms->stopped || p->perr < 0)
@@ -627,8 +646,16 @@ static void on_gen(void *arg, redisReply *rep, int err)
 		return;
 	}
 	p->meta.gen = (uint64_t)rep->integer;
-	p->outstanding = 1;
-	for (uint64_t i = 0; i < p->meta.pieces && p->perr == 0; i++) {
+	p->outstanding = 1; /* held until the first SETs are sent */
+	send_sets(p);
+	on_piece_set(p, &(redisReply){.type = REDIS_REPLY_STATUS}, 0); /* the hold */
+}
+
+static void send_sets(struct pub *p)
+{
+	struct share *s = p->s;
+	while (p->perr == 0 && p->next < p->meta.pieces && p->outstanding <= PIECES_INFLIGHT) {
+		uint64_t i = p->next++;
 		char key[KEY_MAX + 48];
 		snprintf(key, sizeof(key), "%s%" PRIu64 ":%" PRIu64, s->piece_prefix, p->meta.gen, i);
 		size_t len = mfp_piece_len(&p->meta, i);
@@ -640,7 +667,6 @@ static void on_gen(void *arg, redisReply *rep, int err)
 			p->perr = -ENOTCONN;
 		}
 	}
-	on_piece_set(p, &(redisReply){.type = REDIS_REPLY_STATUS}, 0); /* the hold */
 }
 
 static void pack_work(struct job *j)
