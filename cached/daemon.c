@@ -121,6 +121,18 @@ static int hook_remote_read(void *arg, struct remote_read *rr)
 	return cluster_remote_read(d->cluster, rr);
 }
 
+static int hook_manifest_fetch(void *arg, struct manifest_fetch *f)
+{
+	struct daemon *d = arg;
+	return cluster_manifest_fetch(d->cluster, f);
+}
+
+static void hook_manifest_listed(void *arg, struct manifest_fetch *f, int err)
+{
+	struct daemon *d = arg;
+	cluster_manifest_listed(d->cluster, f, err);
+}
+
 static int api_reload(void *arg, char **report)
 {
 	return daemon_reload(arg, report);
@@ -184,16 +196,18 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return rc;
 	}
-	for (unsigned i = 0; i < cache->nds; i++)
-		dataset_load(cache, cache->ds[i]);
 	if (cfg->cluster.enabled) {
 		/* before clients: a miss may ask the chunk's home from the start */
 		if ((rc = cluster_new(cache, &cfg->cluster, &d->cluster, err, errlen)) < 0 ||
 		    (rc = cluster_start(d->cluster, err, errlen)) < 0)
 			return rc;
 		cache->hooks.remote_read = hook_remote_read;
+		cache->hooks.manifest_fetch = hook_manifest_fetch; /* one listing per cluster */
+		cache->hooks.manifest_listed = hook_manifest_listed;
 		d->status->cluster = d->cluster;
 	}
+	for (unsigned i = 0; i < cache->nds; i++) /* after the cluster: its hooks may load the manifests */
+		dataset_load(cache, cache->ds[i]);
 	d->api = (struct api){
 		.cache = cache,
 		.plans = d->plans,

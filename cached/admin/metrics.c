@@ -256,6 +256,13 @@ static void render_cluster(struct status *st, struct evbuffer *b)
 	}
 	head(b, "tiercache_cluster_coordinated", "gauge", "1 while Redis (the cluster's coordination) answers.");
 	sample(b, "tiercache_cluster_coordinated", "", cluster_coordinated(st->cluster) ? 1 : 0);
+	uint64_t mf[3];
+	cluster_manifest_counts(st->cluster, mf);
+	head(b, "tiercache_manifests_total", "counter",
+	     "Dataset manifests published through Redis, loaded from it, or listed here as a fallback.");
+	sample(b, "tiercache_manifests_total", "how=\"published\"", mf[0]);
+	sample(b, "tiercache_manifests_total", "how=\"loaded\"", mf[1]);
+	sample(b, "tiercache_manifests_total", "how=\"fallback\"", mf[2]);
 }
 
 static void render_prefetch(struct status *st, struct evbuffer *b)

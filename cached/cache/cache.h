@@ -227,6 +227,29 @@ struct remote_read {
 	void *arg;
 };
 
+/* A dataset's manifest from somewhere other than this node's own listing
+ * (cluster/: one node lists, the others load what it published). The
+ * engine (dataset.c) fills the request in before it lists; the hook's
+ * owner answers with a manifest, or asks the engine to list the source
+ * itself (and, with publish, to encode what it listed for the others). */
+struct manifest_fetch {
+	/* in */
+	struct dataset *ds;
+	bool refresh;           /* a refresh (tierctl refresh), not the first load */
+	/* out, set before done() */
+	int result;             /* 0: mf is the manifest; 1: list the source;
+				 * < 0: the load fails with it (stopping) */
+	struct manifest *mf;    /* result 0: the engine takes it */
+	bool publish;           /* result 1: encode the listing into enc */
+	void (*done)(struct manifest_fetch *f); /* once, on the loop, never from within the hook's call */
+	void *arg;
+	/* the engine's, after done(): the listing encoded (manifest_encode)
+	 * when publish was asked and the listing succeeded; the hook
+	 * manifest_listed may take it (then set enc to NULL) */
+	void *enc;
+	size_t enc_len;
+};
+
 /* How the engine tells the layers above what happened; set once by the
  * root (daemon.c) before the loop runs. Any member may be NULL. Each is
  * called on the loop thread. */
@@ -245,6 +268,13 @@ struct cache_hooks {
 	 * they are written anywhere; a wrong answer, like no answer, sends
 	 * the fill to the cold store. */
 	int (*remote_read)(void *arg, struct remote_read *rr);
+	/* Before a (re)load lists the source: 0: it took f (f->done
+	 * follows); < 0: list as without it. */
+	int (*manifest_fetch)(void *arg, struct manifest_fetch *f);
+	/* The load f started ended (err < 0: it failed), with f->enc the
+	 * listing encoded if publish was asked. Only for an f that
+	 * manifest_fetch took. */
+	void (*manifest_listed)(void *arg, struct manifest_fetch *f, int err);
 };
 
 /* The engine's shared state. */

@@ -31,6 +31,10 @@ struct load_job {
 	dataset_refresh_cb cb; /* NULL for background (re)loads */
 	void *arg;
 	bool opened; /* work() opened the backend: done() marks the dataset so */
+	/* the manifest_fetch hook took this load (cluster/): fetch says
+	 * whether the manifest came with it or the source is to be listed */
+	bool fetched;
+	struct manifest_fetch fetch;
 };
 
 static void retry_cb(evutil_socket_t fd, short what, void *arg);
@@ -106,6 +110,8 @@ static void load_work(struct job *j)
 		 * revalidation), so only done() sets it */
 		l->opened = true;
 	}
+	if (l->mf)
+		return; /* the manifest came from elsewhere (manifest_fetch) */
 	l->err = manifest_build(&l->mf, &ds->cold, cache_now_ns(), &ds->load_listed);
 	if (l->err < 0) {
 		char why[200] = "";
@@ -113,6 +119,17 @@ static void load_work(struct job *j)
 			cold_probe(&ds->cold, why, sizeof(why)); /* cheap: a stat, on this worker */
 		snprintf(l->reason, sizeof(l->reason), "cannot list the source: %s",
 			 why[0] ? why : strerror(-l->err));
+	} else if (l->fetched && l->fetch.publish) {
+		/* for the others (manifest_listed): the listing as persisted */
+		struct proto_wr w;
+		proto_wr_init(&w);
+		manifest_encode(l->mf, &w);
+		if (!w.oom) {
+			l->fetch.enc = w.buf;
+			l->fetch.enc_len = w.len;
+		} else {
+			proto_wr_free(&w);
+		}
 	}
 }
 
@@ -327,10 +344,31 @@ static void load_done(struct job *j)
 	} else {
 		changed = install(cache, l);
 	}
+	if (l->fetched && cache->hooks.manifest_listed)
+		cache->hooks.manifest_listed(cache->hooks.arg, &l->fetch, l->err);
 	if (l->cb)
 		l->cb(cache, l->arg, l->err, ds->mf ? ds->mf->n : 0, ds->mf ? ds->mf->bytes : 0, changed);
 	manifest_free(l->mf);
+	free(l->fetch.enc);
 	free(l);
+}
+
+/* The manifest_fetch hook answered: the manifest, or list the source. */
+static void fetch_done(struct manifest_fetch *f)
+{
+	struct load_job *l = f->arg;
+	loop_assert();
+	if (f->result < 0) {
+		l->err = f->result;
+		snprintf(l->reason, sizeof(l->reason), "manifest not loaded: %s", strerror(-f->result));
+		load_done(&l->job);
+		return;
+	}
+	if (f->result == 0 && f->mf) {
+		l->mf = f->mf; /* the worker only opens the backend, if it must */
+		f->mf = NULL;
+	}
+	workers_submit(l->cache->workers, &l->job);
 }
 
 static int start_load(struct cache *cache, struct dataset *ds, dataset_refresh_cb cb, void *arg,
@@ -351,6 +389,14 @@ static int start_load(struct cache *cache, struct dataset *ds, dataset_refresh_c
 	ds->load_start_ns = cache_now_ns();
 	__atomic_store_n(&ds->load_listed, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&ds->cold.list_progress, 0, __ATOMIC_RELAXED);
+	if (cache->hooks.manifest_fetch) {
+		l->fetch = (struct manifest_fetch){
+			.ds = ds, .refresh = !ds->first_load, .done = fetch_done, .arg = l};
+		l->fetched = true; /* before the hook: done() may follow on a worker's heels */
+		if (cache->hooks.manifest_fetch(cache->hooks.arg, &l->fetch) == 0)
+			return 0;
+		l->fetched = false;
+	}
 	if (inline_ok) {
 		load_work(&l->job);
 		load_done(&l->job);

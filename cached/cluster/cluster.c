@@ -28,6 +28,7 @@
 #include "broadcast.h"
 #include "home.h"
 #include "log.h"
+#include "manifest_share.h"
 #include "members.h"
 #include "peer_client.h"
 #include "peer_server.h"
@@ -49,6 +50,7 @@ struct cluster {
 	struct peer_server *srv;
 	struct peer_client *cli;
 	struct broadcast *bcast;             /* the admin broadcast (broadcast.h) */
+	struct manifest_share *mshare;       /* shared manifests (manifest_share.h) */
 	bool running;
 	uint64_t asked;                     /* misses asked of a peer */
 	uint64_t fallbacks[PEER_FAIL_COUNT]; /* by reason */
@@ -243,6 +245,8 @@ int cluster_start(struct cluster *cl, char *err, size_t errlen)
 	rc = members_new(cl->cache->base, cl->redis, cc, &self, &hooks, &cl->mem);
 	if (rc == 0)
 		rc = members_start(cl->mem);
+	if (rc == 0)
+		rc = manifest_share_new(cl->cache, cl->redis, cl->mem, cc, &cl->mshare);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot start the cluster membership: %s", strerror(-rc));
 		return rc;
@@ -296,6 +300,7 @@ void cluster_stop(struct cluster *cl)
 	if (!cl)
 		return;
 	cl->running = false;
+	manifest_share_stop(cl->mshare); /* before the connection: waiting loads end */
 	peer_client_cancel_all(cl->cli);
 	peer_server_stop(cl->srv);
 	cl->srv = NULL;
@@ -312,10 +317,29 @@ void cluster_free(struct cluster *cl)
 	if (!cl)
 		return;
 	cluster_stop(cl);
+	manifest_share_free(cl->mshare);
 	peer_client_free(cl->cli);
 	peer_keys_clear(&cl->keys);
 	memset(cl->password, 0, sizeof(cl->password));
 	free(cl);
+}
+
+int cluster_manifest_fetch(void *arg, struct manifest_fetch *f)
+{
+	struct cluster *cl = arg;
+	return cl->running && cl->mshare ? manifest_share_fetch(cl->mshare, f) : -ENOTCONN;
+}
+
+void cluster_manifest_listed(void *arg, struct manifest_fetch *f, int err)
+{
+	struct cluster *cl = arg;
+	if (cl->mshare)
+		manifest_share_listed(cl->mshare, f, err);
+}
+
+void cluster_manifest_counts(const struct cluster *cl, uint64_t out[3])
+{
+	manifest_share_counts(cl ? cl->mshare : NULL, &out[0], &out[1], &out[2]);
 }
 
 /* ---- status ---- */
@@ -384,6 +408,12 @@ void cluster_report(struct cluster *cl, struct proto_rs *rs)
 		proto_rs_u64(rs, key, cluster_fallbacks(cl, i));
 	}
 
+	uint64_t mf[3];
+	manifest_share_counts(cl->mshare, &mf[0], &mf[1], &mf[2]);
+	proto_rs_u64(rs, "manifests_published", mf[0]);
+	proto_rs_u64(rs, "manifests_loaded", mf[1]);
+	proto_rs_u64(rs, "manifest_fallbacks", mf[2]);
+
 	proto_rs_section(rs, "cluster_members", TC_SHAPE_ARRAY);
 	for (size_t i = 0; i < n; i++) {
 		bool self = strcmp(m[i].id, cc->node_id) == 0;
@@ -399,6 +429,7 @@ void cluster_report(struct cluster *cl, struct proto_rs *rs)
 	}
 
 	broadcast_report(cl->bcast, rs);
+	manifest_share_report(cl->mshare, rs);
 
 	proto_rs_section(rs, "cluster_egress", TC_SHAPE_ARRAY);
 	char mine[MEMBER_STATS_MAX];

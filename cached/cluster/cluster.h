@@ -33,6 +33,12 @@ int cluster_new(struct cache *cache, const struct cluster_conf *cc, struct clust
 int cluster_start(struct cluster *cl, char *err, size_t errlen);
 /* The engine's remote_read hook (cache.h). */
 int cluster_remote_read(void *arg, struct remote_read *rr);
+/* The engine's manifest_fetch / manifest_listed hooks (cache.h): one
+ * listing per cluster (manifest_share.h). */
+int cluster_manifest_fetch(void *arg, struct manifest_fetch *f);
+void cluster_manifest_listed(void *arg, struct manifest_fetch *f, int err);
+/* Manifests published, loaded from Redis, listed here as a fallback. */
+void cluster_manifest_counts(const struct cluster *cl, uint64_t out[3]);
 /* Stop: fail the peer requests in flight (their fills read the cold
  * store or end), close the peer port, leave the member list. Before the
  * engine stops. */

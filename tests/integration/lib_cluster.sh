@@ -7,6 +7,7 @@
 #   tc_redis_start / tc_redis_stop / tc_redis_kill / tc_redis_pause /
 #   tc_redis_resume / tc_redis_restart_empty          REDIS_SOCK, REDIS_PID
 #   tc_countfs_start SRC / tc_countfs_stop / tc_cold_bytes / tc_cold_file_bytes PATH
+#   tc_cold_readdirs / tc_cold_readdirs_root
 #                                                     COLD, COUNT_FILE
 #   tc_cluster_key [second]                           CLUSTER_KEY (, CLUSTER_KEY2)
 #   tc_node_config I [hot=64M] [warm=128M|none] [chunk=1M] [dataset=ds]
@@ -131,6 +132,9 @@ tc_countfs_stop() {
 # total bytes read from the counted cold directory so far
 tc_cold_bytes() { awk '$1 == "bytes" {print $2}' "$COUNT_FILE"; }
 tc_cold_reads() { awk '$1 == "reads" {print $2}' "$COUNT_FILE"; }
+# directory listings of the counted cold directory: all, and of its root
+tc_cold_readdirs() { awk '$1 == "readdirs" {print $2}' "$COUNT_FILE"; }
+tc_cold_readdirs_root() { awk '$1 == "readdirs_root" {print $2}' "$COUNT_FILE"; }
 # tc_cold_file_bytes /PATH: bytes read from one file (0 if none)
 tc_cold_file_bytes() {
 	awk -v p="$1" '$1 == "file" && $2 == p {b = $3} END {print b + 0}' "$COUNT_FILE"

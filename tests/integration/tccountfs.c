@@ -13,6 +13,8 @@
  *
  *   bytes N            total bytes returned by read
  *   reads N            read calls answered
+ *   readdirs N         directory listings answered (readdir calls)
+ *   readdirs_root N    ... of them of MNT itself
  *   file PATH BYTES    per file read, PATH relative to MNT with '/' first;
  *                      bytes outside 0x21..0x7e and '%' as %XX
  *
@@ -48,6 +50,7 @@ static struct {
 	pthread_mutex_t lock;
 	uint64_t bytes;
 	uint64_t reads;
+	uint64_t readdirs, readdirs_root;
 	struct file_count *files;
 	size_t nfiles, cap;
 } cfs = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -84,6 +87,8 @@ static void write_counts_locked(void)
 		goto failed;
 	fprintf(f, "bytes %llu\nreads %llu\n", (unsigned long long)cfs.bytes,
 		(unsigned long long)cfs.reads);
+	fprintf(f, "readdirs %llu\nreaddirs_root %llu\n", (unsigned long long)cfs.readdirs,
+		(unsigned long long)cfs.readdirs_root);
 	for (size_t i = 0; i < cfs.nfiles; i++) {
 		fputs("file ", f);
 		put_escaped(f, cfs.files[i].path);
@@ -187,6 +192,12 @@ static int cfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_
 			break;
 	}
 	closedir(d);
+	pthread_mutex_lock(&cfs.lock);
+	cfs.readdirs++;
+	if (strcmp(path, "/") == 0)
+		cfs.readdirs_root++;
+	write_counts_locked();
+	pthread_mutex_unlock(&cfs.lock);
 	return 0;
 }
 
