@@ -89,7 +89,9 @@ int tierctl_cluster_drain(struct tiercache *tc, int argc, char **argv)
 			break;
 		nanosleep(&(struct timespec){.tv_nsec = 200 * 1000 * 1000}, NULL);
 	}
-	printf("drained: %" PRIu64 " chunks handed over, %" PRIu64 " failed (their new homes read them from "
-	       "the cold store); stop the daemon to leave the cluster\n", v[1], v[2]);
+	printf("drained: %" PRIu64 " chunks handed over to their new homes, %" PRIu64 " failed%s; stop the "
+	       "daemon to leave the cluster\n", v[1], v[2],
+	       v[2] ? " (their new homes read those from the cold store when they are read; the daemon log "
+		      "says why each failed)" : "");
 	return v[2] ? TIERCTL_EXIT_FAIL : TIERCTL_EXIT_OK;
 }
