@@ -52,10 +52,21 @@ states() {
 	tc_node_json "$1" "' '.join(sorted('%s:%s' % (m['id'], m['state']) for m in s['cluster_members']))" 2>/dev/null
 }
 field() { tc_node_json "$1" "s['cluster']['$2']"; }
+quiet() { "$@" >/dev/null 2>&1; }
 node_conf() { tc_node_config "$1" hot=128M warm=none chunk=1M cluster.lease=20s cluster.heartbeat=200ms; }
+# node 1's socket is open to others: a client that is not an admin may not drain
+as_other=
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	as_other="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+	chmod 0711 "$T"
+fi
 
 for i in 1 2 3; do
 	node_conf $i
+	if [ $i = 1 ] && [ -n "$as_other" ]; then
+		sed -i 's/^\[daemon\]$/[daemon]\nsocket_mode = 0666/' "$T/n1/tiercache.conf"
+		chmod 0711 "$T/n1"
+	fi
 	tc_node_start $i || exit 1
 done
 for i in 1 2 3; do
@@ -104,4 +115,26 @@ check "nothing more from the cold store" [ "$(tc_cold_bytes)" = "$cold" ]
 check "node 2 held every chunk it is home for (none asked of a previous home)" \
 	[ "$(field 2 prev_home_asked)" = "$asked2" ]
 check "node 2 saw no fallback" [ "$(tc_node_json 2 "sum(v for k, v in s['cluster'].items() if k.startswith('fallback_'))")" = 0 ]
+
+# ---- who may drain, undrain, and without Redis ----
+if [ -n "$as_other" ]; then
+	$as_other env TIERCACHE_SOCKET=$T/n1/sock "$TC_BIN/tierctl" cluster drain >"$T/out" 2>"$T/err"
+	check "drain by a client that is not an admin: refused" [ $? != 0 ]
+	check "drain by a non-admin: says who may" grep -q "run it as root" "$T/err"
+	check "node 1 is still up" [ "$(field 1 state)" = up ]
+else
+	echo "skipped: the non-admin drain (needs root and setpriv)"
+fi
+check "node 4 drains" quiet env TIERCACHE_SOCKET=$T/n4/sock "$TC_BIN/tierctl" cluster drain
+check "node 1 lists node 4 draining" wait_for 10 "[ \"\$(states 1)\" = 'n1:up n2:up n4:draining' ]"
+check "node 4 undrains" quiet env TIERCACHE_SOCKET=$T/n4/sock "$TC_BIN/tierctl" cluster undrain
+check "node 1 lists node 4 up again" wait_for 10 "[ \"\$(states 1)\" = 'n1:up n2:up n4:up' ]"
+check "node 4 status: drain none" [ "$(field 4 drain)" = none ]
+tc_redis_kill
+check "node 1 says Redis is down" wait_for 30 "[ \"\$(field 1 redis)\" = down ]"
+TIERCACHE_SOCKET=$T/n1/sock "$TC_BIN/tierctl" cluster drain >"$T/out" 2>"$T/err"
+check "drain without Redis: refused at once" [ $? != 0 ]
+check "drain without Redis: says coordination unavailable" grep -q "coordination unavailable" "$T/err"
+check "node 1 is still up" [ "$(field 1 state)" = up ]
+check "node 2 still reads the dataset: bytes equal the source" read_on 2
 tcc_finish
