@@ -5,7 +5,9 @@
  * field count and too many fields; fields that are not strings; bad ids
  * (the entry is then not even skippable by id: -EPROTO); a missing op or
  * payload; an unknown field ignored; a "from" with control characters
- * made safe for logs.
+ * made safe for logs. And broadcast_trim_check (broadcast_trim.c) on
+ * XINFO STREAM replies: trimmed past a position or not, emptied, a Redis
+ * restarted empty, Redis < 7, malformed replies.
  */
 #include <errno.h>
 #include <hiredis/hiredis.h>
@@ -219,12 +221,72 @@ static void test_bad_ids(void **state)
 	assert_int_equal(broadcast_entry_parse(NULL, &out, why, sizeof(why)), -EPROTO);
 }
 
+static redisReply *nil(void)
+{
+	redisReply *r = calloc(1, sizeof(*r));
+	assert_non_null(r);
+	r->type = REDIS_REPLY_NIL;
+	return r;
+}
+
+/* XINFO STREAM's reply: length, entries-added (< 0: absent, Redis 6),
+ * last-generated-id, first-entry (NULL: nil) */
+static redisReply *xinfo(long long length, long long added, const char *last, const char *first)
+{
+	redisReply *fe = first ? arr(2, cstr(first), arr(2, cstr("op"), cstr("24"))) : nil();
+	if (added < 0)
+		return arr(6, cstr("length"), integer(length), cstr("last-generated-id"), cstr(last),
+			   cstr("first-entry"), fe);
+	return arr(8, cstr("length"), integer(length), cstr("entries-added"), integer(added),
+		   cstr("last-generated-id"), cstr(last), cstr("first-entry"), fe);
+}
+
+static int trim(redisReply *r, const char *pos, char *first)
+{
+	int rc = broadcast_trim_check(r, pos, first, BROADCAST_ID_MAX + 1);
+	tree_free(r);
+	return rc;
+}
+
+static void test_trim(void **state)
+{
+	(void)state;
+	char first[BROADCAST_ID_MAX + 1];
+	/* nothing dropped: the position is before the first entry, all there */
+	assert_int_equal(trim(xinfo(3, 3, "30-0", "10-0"), "5-0", first), 0);
+	assert_string_equal(first, "10-0");
+	/* dropped, but the position is still in the stream */
+	assert_int_equal(trim(xinfo(2, 3, "30-0", "20-0"), "20-0", first), 0);
+	assert_int_equal(trim(xinfo(2, 3, "30-0", "20-0"), "25-0", first), 0);
+	/* trimmed past the position */
+	assert_int_equal(trim(xinfo(1, 3, "30-0", "30-0"), "10-0", first), 1);
+	assert_string_equal(first, "30-0");
+	assert_int_equal(trim(xinfo(1, 3, "30-5", "30-5"), "30-4", first), 1);
+	/* emptied: all up to the last id gone */
+	assert_int_equal(trim(xinfo(0, 3, "30-0", NULL), "10-0", first), 1);
+	assert_string_equal(first, "");
+	assert_int_equal(trim(xinfo(0, 3, "30-0", NULL), "30-0", first), 0);
+	/* Redis restarted empty: new entries only, nothing missed */
+	assert_int_equal(trim(xinfo(2, 2, "900-1", "900-0"), "10-0", first), 0);
+	/* a node that started on an empty stream */
+	assert_int_equal(trim(xinfo(1, 3, "30-0", "30-0"), "0-0", first), 0);
+	/* Redis < 7 cannot say */
+	assert_int_equal(trim(xinfo(1, -1, "30-0", "30-0"), "10-0", first), 0);
+	/* malformed */
+	assert_int_equal(trim(cstr("x"), "10-0", first), -EPROTO);
+	assert_int_equal(trim(arr(1, cstr("length")), "10-0", first), -EPROTO);
+	assert_int_equal(trim(arr(2, cstr("length"), cstr("3")), "10-0", first), -EPROTO);
+	assert_int_equal(broadcast_trim_check(NULL, "10-0", first, sizeof(first)), -EPROTO);
+	/* a first entry whose id is not an id: treated as none */
+	assert_int_equal(trim(xinfo(1, 3, "30-0", "bogus"), "10-0", first), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good),	       cmocka_unit_test(test_op_range),
 		cmocka_unit_test(test_payload_bounds), cmocka_unit_test(test_fields),
-		cmocka_unit_test(test_bad_ids),
+		cmocka_unit_test(test_bad_ids),	       cmocka_unit_test(test_trim),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
