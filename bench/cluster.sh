@@ -53,7 +53,7 @@ start_nodes() { # start_nodes on|off
 	done
 	if [ "$1" = on ]; then
 		for i in $(seq 1 $N); do
-			wait_for 30 "[ \"\$(tc_node_json $i 'len(s[\"cluster_members\"])' 2>/dev/null)\" = $N ]" || exit 1
+			wait_for 30 "[ \"\$(tc_node_json $i 'sum(1 for m in s[\"cluster_members\"] if m[\"state\"] == \"up\")' 2>/dev/null)\" = $N ]" || exit 1
 		done
 	fi
 }

@@ -216,6 +216,7 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 		.reload = api_reload,
 		.reload_arg = d,
 		.bcast = cluster_broadcast(d->cluster),
+		.cluster = d->cluster,
 	};
 	if (d->api.bcast) /* the stream's entries apply through the api, as root */
 		broadcast_set_hooks(d->api.bcast,

@@ -28,6 +28,7 @@
  *                       u64 version (the source version the client's
  *                       manifest has), u32 chunk_size, u32 idx, u32 len
  *                       (bytes the chunk has at that version), u32 flags
+ *                       (PEER_GET_*; unknown bits are ignored)
  *   server -> DATA      u64 size, i64 mtime_ns, u64 version (the version
  *                       these bytes are of), u64 checksum (XXH3-64 of the
  *                       bytes), u32 len, u8 where (PEER_WHERE_*), then len
@@ -36,7 +37,8 @@
  *   server -> ERROR     aux = errno, str detail. ESTALE: the server's
  *                       version of the file differs (the detail says which);
  *                       ENOENT: no such dataset or file; EAGAIN: not ready
- *                       (its dataset is still listing); EIO: its read failed.
+ *                       (its dataset is still listing); EIO: its read failed;
+ *                       ENODATA: PEER_GET_PREV_HOME and not resident here.
  *
  * Limits are hard: a control frame's payload is at most PEER_CTRL_MAX, a
  * DATA frame's at most PEER_DATA_META + PEER_CHUNK_MAX; anything larger,
@@ -74,6 +76,12 @@ enum peer_op {
 	PEER_OP_DATA = 6,
 	PEER_OP_ERROR = 7,
 };
+
+/* GET.flags. */
+#define PEER_GET_PREV_HOME 0x1u /* the asker is the chunk's new home and this
+				 * node its previous one: answer from a resident
+				 * copy only (ERROR ENODATA if there is none),
+				 * never fill, never ask anyone else */
 
 /* DATA.where: how the server had the chunk. */
 enum peer_where {

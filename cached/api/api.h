@@ -31,6 +31,7 @@ struct mf_entry;
 struct parked;
 struct ahead_conn;
 struct broadcast;
+struct cluster;
 
 /* What one connection may make the daemon keep for it (session.c). A
  * handle costs about 64 bytes plus its path; at the limits a connection
@@ -52,6 +53,7 @@ struct api {
 	void *reload_arg;
 	struct user_held *users; /* held bytes per connected uid (session.c) */
 	struct broadcast *bcast; /* the cluster's admin broadcast, NULL without [cluster] */
+	struct cluster *cluster; /* NULL without [cluster] (tierctl cluster drain) */
 };
 
 /* The admin broadcast's apply hook (broadcast.h; arg: the struct api):

@@ -961,6 +961,7 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 	case TC_OP_OPEN_AHEAD: ahead_op(c, h, &r); break;
 	case TC_OP_TRACE_START: handlers_trace_start(c, h, &r); break;
 	case TC_OP_TRACE_STOP: handlers_trace_stop(c, h, &r); break;
+	case TC_OP_CLUSTER_DRAIN: handlers_drain(c, h, &r); break;
 	default:
 		conn_count_bad_frame(c);
 		conn_reply_err(c, h->op, h->id, ENOSYS, "unknown operation %u", h->op);

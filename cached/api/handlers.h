@@ -59,6 +59,8 @@ void ahead_conn_free(struct session *s);
 /* handlers_trace.c: TC_OP_TRACE_START / TC_OP_TRACE_STOP (admin). */
 void handlers_trace_start(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 void handlers_trace_stop(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+/* handlers_drain.c: TC_OP_CLUSTER_DRAIN (admin). */
+void handlers_drain(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 /* handlers.c: release everything a connection holds (it is closing). */
 void handlers_conn_closed(struct conn *c);
 

@@ -198,7 +198,10 @@ struct fill_table {
 #define READ_REFETCH 0x2u  /* a chunk found bad is read again for requests that
 			    * waited for it: their read was already heard of */
 #define READ_FOR_PEER 0x4u /* another node's read (cluster/): served from here or
-			    * the cold store, never asked of a peer again */
+			    * the cold store, never asked of a peer again but
+			    * the chunk's previous home (one hop, READ_PREV_HOME) */
+#define READ_PREV_HOME 0x8u /* a new home asks this node, the chunk's previous
+			     * home (cluster/): never asked of any peer */
 struct read_ctx {
 	const struct tc_job_tag *job; /* NULL or !job->set: untagged */
 	unsigned flags;               /* READ_* */
@@ -217,6 +220,7 @@ struct remote_read {
 	uint32_t idx;
 	uint32_t len;           /* bytes the chunk has at that version */
 	uint64_t key;
+	unsigned flags;         /* the read's READ_* (the hook may add READ_PREV_HOME) */
 	void *buf;              /* len bytes to fill */
 	/* out, set before done(): 0 and buf holds the chunk, whose XXH3
 	 * (chunk_checksum) the sender says is checksum; or -errno */
@@ -263,7 +267,8 @@ struct cache_hooks {
 	/* A move ended with c resident on its new tier. */
 	void (*chunk_moved)(void *arg, struct chunk *c);
 	/* A miss: may another node give this chunk? 0: it took rr (rr->done
-	 * follows); < 0: read the cold store. Not asked for READ_FOR_PEER.
+	 * follows); < 0: read the cold store. Asked for READ_FOR_PEER too
+	 * (rr->flags says so): then only the chunk's previous home may be asked.
 	 * Bytes it gives are checked against the checksum it gives before
 	 * they are written anywhere; a wrong answer, like no answer, sends
 	 * the fill to the cold store. */

@@ -719,7 +719,7 @@ int fill_get(struct cache *cache, struct dataset *ds, const char *path, const st
 		f->seg_wfd = f->seg->wfd; /* else: its own file, as a large chunk */
 	f->job.done = fill_done;
 	u64h_add(&cache->fills.h, &f->hn);
-	if (cache->hooks.remote_read && !(rc && (rc->flags & READ_FOR_PEER))) {
+	if (cache->hooks.remote_read && !(rc && (rc->flags & READ_PREV_HOME))) {
 		f->rr = (struct remote_read){
 			.ds = ds,
 			.path = f->path,
@@ -727,6 +727,7 @@ int fill_get(struct cache *cache, struct dataset *ds, const char *path, const st
 			.idx = idx,
 			.len = len,
 			.key = key,
+			.flags = rc ? rc->flags : 0,
 			.buf = f->buf,
 			.done = fill_remote_done,
 			.arg = f,

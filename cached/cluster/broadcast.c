@@ -57,6 +57,9 @@ struct broadcast {
 	char node[CONFIG_NAME_MAX + 1];
 	char pos[BROADCAST_ID_MAX + 1]; /* the last id applied (or skipped) */
 	bool have_pos;
+	bool trim_checked;              /* the stored position was checked against the stream */
+	char missed_since[BROADCAST_ID_MAX + 1]; /* trimmed past: the position then, else "" */
+	char missed_first[BROADCAST_ID_MAX + 1]; /* ... and the stream's first entry */
 	struct read_req *req;           /* the read in flight, or NULL */
 	uint64_t timeout_ms;            /* cluster.redis_timeout */
 	uint64_t applied, skipped, apply_errors, published, persist_errors;
@@ -203,9 +206,36 @@ static void on_last(void *arg, struct redisReply *r, int err)
 	memcpy(b->pos, id, idn);
 	b->pos[idn] = '\0';
 	b->have_pos = true;
+	b->trim_checked = true; /* it starts at the end: nothing before is its own */
 	persist(b); /* a restart must read from here, not from its own start */
 	log_info("op=cluster_admin_start stream=%s position=%s (no stored position: starts at the "
 		 "stream's end)", b->key, b->pos);
+	read_next(b);
+}
+
+/* XINFO STREAM, once, for a position read from the index: was the stream
+ * trimmed past it while this node was away? (broadcast_trim.c) */
+static void on_info(void *arg, struct redisReply *r, int err)
+{
+	struct read_req *q = arg;
+	struct broadcast *b = q->b;
+	free(q);
+	if (!b)
+		return;
+	b->req = NULL;
+	if (err < 0 && err != -EPROTO)
+		return; /* the next tick asks again */
+	b->trim_checked = true; /* an error reply: no such stream, nothing to miss */
+	char first[BROADCAST_ID_MAX + 1];
+	if (err == 0 && broadcast_trim_check(r, b->pos, first, sizeof(first)) == 1) {
+		snprintf(b->missed_since, sizeof(b->missed_since), "%s", b->pos);
+		snprintf(b->missed_first, sizeof(b->missed_first), "%s", first);
+		log_warn("op=cluster_admin_missed stream=%s position=%s first=%s err=\"the stream was trimmed "
+			 "past this node's position while it was away: admin commands sent to the cluster "
+			 "between them were not applied here\" action=\"compare this node's pins and policies "
+			 "with another node's (tierctl status) and apply what differs here without --cluster\"",
+			 b->key, b->pos, first);
+	}
 	read_next(b);
 }
 
@@ -218,7 +248,10 @@ static void read_next(struct broadcast *b)
 		return;
 	q->b = b;
 	int rc;
-	if (!b->have_pos) {
+	if (b->have_pos && !b->trim_checked) {
+		const char *argv[] = {"XINFO", "STREAM", b->key};
+		rc = redis_conn_cmd(b->rc, on_info, q, 3, argv, NULL);
+	} else if (!b->have_pos) {
 		const char *argv[] = {"XREVRANGE", b->key, "+", "-", "COUNT", "1"};
 		rc = redis_conn_cmd(b->rc, on_last, q, 6, argv, NULL);
 	} else {
@@ -405,6 +438,10 @@ void broadcast_report(struct broadcast *b, struct proto_rs *rs)
 	proto_rs_u64(rs, "skipped", b->skipped);
 	proto_rs_u64(rs, "published", b->published);
 	proto_rs_u64(rs, "persist_errors", b->persist_errors);
+	/* trimmed past this node's position while it was away (broadcast_trim.c) */
+	proto_rs_bool(rs, "missed_entries", b->missed_since[0] != '\0');
+	proto_rs_str(rs, "missed_after", b->missed_since);
+	proto_rs_str(rs, "missed_before", b->missed_first);
 	proto_rs_section(rs, "cluster_admin_results", TC_SHAPE_ARRAY);
 	/* oldest first */
 	for (unsigned k = 0; k < b->nresults; k++) {

@@ -80,6 +80,10 @@ struct broadcast_entry {
  * an id (the reply is not a stream's). */
 int broadcast_entry_parse(const struct redisReply *e, struct broadcast_entry *out, char *why,
 			  size_t whylen);
+/* From XINFO STREAM's reply: was the stream trimmed past pos (entries
+ * after it gone unread)? 1 yes, 0 no, -EPROTO an unexpected reply; first
+ * gets the stream's first id ("" if none). broadcast_trim.c. */
+int broadcast_trim_check(const struct redisReply *r, const char *pos, char *first, size_t fn);
 /* Is s a stream id "MS-SEQ"? */
 bool broadcast_id_valid(const char *s, size_t n);
 

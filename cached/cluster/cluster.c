@@ -26,7 +26,10 @@
 #include <unistd.h>
 
 #include "broadcast.h"
+#include "drain.h"
+#include "handover.h"
 #include "home.h"
+#include "leave.h"
 #include "log.h"
 #include "manifest_share.h"
 #include "members.h"
@@ -51,6 +54,8 @@ struct cluster {
 	struct peer_client *cli;
 	struct broadcast *bcast;             /* the admin broadcast (broadcast.h) */
 	struct manifest_share *mshare;       /* shared manifests (manifest_share.h) */
+	struct drain *drain;                 /* tierctl cluster drain (drain.h) */
+	uint64_t prev_asked, prev_got;      /* misses asked of the chunk's previous home */
 	bool running;
 	uint64_t asked;                     /* misses asked of a peer */
 	uint64_t fallbacks[PEER_FAIL_COUNT]; /* by reason */
@@ -123,7 +128,11 @@ static int load_password(struct cluster *cl, char *err, size_t errlen)
 static void on_peer_done(void *arg, struct remote_read *rr, enum peer_fail why)
 {
 	struct cluster *cl = arg;
-	if (why != PEER_FAIL_NONE)
+	if (rr->flags & READ_DRAIN_TAKE)
+		; /* a hand-over, not a read (drain.h) */
+	else if ((rr->flags & READ_PREV_HOME) && (why == PEER_FAIL_NONE || why == PEER_FAIL_ERROR))
+		cl->prev_got += why == PEER_FAIL_NONE; /* ERROR: not there (ENODATA), the cold store */
+	else if (why != PEER_FAIL_NONE)
 		cl->fallbacks[why]++;
 	rr->done(rr);
 }
@@ -247,6 +256,10 @@ int cluster_start(struct cluster *cl, char *err, size_t errlen)
 		rc = members_start(cl->mem);
 	if (rc == 0)
 		rc = manifest_share_new(cl->cache, cl->redis, cl->mem, cc, &cl->mshare);
+	if (rc == 0)
+		rc = drain_new(&(struct drain_env){.cache = cl->cache, .mem = cl->mem, .cli = cl->cli,
+						   .self = cc->node_id, .heartbeat_ms = cc->heartbeat_ms},
+			       &cl->drain);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot start the cluster membership: %s", strerror(-rc));
 		return rc;
@@ -259,6 +272,21 @@ int cluster_start(struct cluster *cl, char *err, size_t errlen)
 
 /* ---- the engine's hook ---- */
 
+/* This node reads the chunk itself: first from its previous home, which
+ * may still hold it (handover.h), unless that is suspect. */
+static int ask_prev(struct cluster *cl, const struct member *m, int prev, struct remote_read *rr)
+{
+	if (prev < 0 || peer_client_suspect(cl->cli, m[prev].id))
+		return -ENOENT;
+	rr->flags |= READ_PREV_HOME;
+	if (peer_client_get(cl->cli, m[prev].id, m[prev].addr, rr) != 0) {
+		rr->flags &= ~READ_PREV_HOME;
+		return -ENOENT;
+	}
+	cl->prev_asked++;
+	return 0;
+}
+
 int cluster_remote_read(void *arg, struct remote_read *rr)
 {
 	struct cluster *cl = arg;
@@ -268,24 +296,23 @@ int cluster_remote_read(void *arg, struct remote_read *rr)
 	const struct member *m = members_list(cl->mem, &n);
 	if (n > MEMBERS_MAX)
 		n = MEMBERS_MAX;
-	for (size_t i = 0; i < n; i++)
-		cl->nodes[i] = (struct home_node){
-			.id = m[i].id,
-			.weight = m[i].capacity,
-			.skip = m[i].state != MEMBER_UP,
-		};
-	int first, second;
-	home_pick(cl->nodes, n, rr->key, &first, &second);
+	struct home_choice hc;
+	handover_choose(m, n, cl->cc->node_id, rr->key, cl->nodes, &hc);
+	int first = hc.home, second = hc.second;
 	if (first < 0)
-		return -ENOENT;
+		return ask_prev(cl, m, hc.prev, rr); /* no home up (all joining) */
+	if (strcmp(m[first].id, cl->cc->node_id) == 0)
+		return ask_prev(cl, m, hc.prev, rr); /* home here (new?): its previous home first */
+	if (rr->flags & READ_FOR_PEER)
+		return -ENOENT; /* asked by a peer, not home here: never passed on */
 	int pick = first;
-	if (strcmp(m[first].id, cl->cc->node_id) != 0 && peer_client_suspect(cl->cli, m[first].id)) {
+	if (peer_client_suspect(cl->cli, m[first].id)) {
 		/* its home failed lately: the next in rank, unless that is us */
 		cl->fallbacks[PEER_FAIL_SUSPECT]++;
 		pick = second;
 	}
 	if (pick < 0 || strcmp(m[pick].id, cl->cc->node_id) == 0 || peer_client_suspect(cl->cli, m[pick].id))
-		return -ENOENT; /* home here: the cold store */
+		return ask_prev(cl, m, hc.prev, rr); /* read here: the cold store */
 	int r = peer_client_get(cl->cli, m[pick].id, m[pick].addr, rr);
 	if (r != 0) {
 		cl->fallbacks[r > 0 ? r : PEER_FAIL_BUSY]++;
@@ -293,6 +320,11 @@ int cluster_remote_read(void *arg, struct remote_read *rr)
 	}
 	cl->asked++;
 	return 0;
+}
+
+int cluster_drain(struct cluster *cl, bool on)
+{
+	return cl && cl->drain ? drain_set(cl->drain, on) : -ENOTCONN;
 }
 
 void cluster_stop(struct cluster *cl)
@@ -306,6 +338,10 @@ void cluster_stop(struct cluster *cl)
 	cl->srv = NULL;
 	broadcast_free(cl->bcast); /* before the connection: its reads are cut loose */
 	cl->bcast = NULL;
+	drain_free(cl->drain); /* its requests ended with the peer client's */
+	cl->drain = NULL;
+	if (cl->mem && cl->redis && redis_conn_up(cl->redis)) /* leave now, not when the lease ends */
+		leave_now(cl->cache->base, cl->mem, cl->cc->node_id, cl->cc->redis_timeout_ms);
 	members_free(cl->mem); /* leaves the list if Redis is there */
 	cl->mem = NULL;
 	redis_conn_free(cl->redis);
@@ -402,6 +438,11 @@ void cluster_report(struct cluster *cl, struct proto_rs *rs)
 	proto_rs_u64(rs, "peer_asked", cl->asked);
 	proto_rs_u64(rs, "peer_gets_sent", gets);
 	proto_rs_u64(rs, "peer_bytes_received", bytes);
+	proto_rs_u64(rs, "prev_home_asked", cl->prev_asked);
+	proto_rs_u64(rs, "prev_home_got", cl->prev_got);
+	proto_rs_u64(rs, "prev_home_served", ss.prev_served);
+	proto_rs_u64(rs, "prev_home_not_held", ss.prev_misses);
+	drain_report(cl->drain, rs);
 	for (size_t i = 0; i < cluster_fallback_reasons(); i++) {
 		char key[64];
 		snprintf(key, sizeof(key), "fallback_%s", cluster_fallback_reason(i));

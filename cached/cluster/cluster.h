@@ -57,6 +57,9 @@ uint64_t cluster_fallbacks(const struct cluster *cl, size_t i);
 /* Is the coordination (Redis) reachable now? For cluster commands, which
  * fail at once when it is not. */
 bool cluster_coordinated(const struct cluster *cl);
+/* tierctl cluster drain / undrain (drain.h): 0, or -ENOTCONN (not
+ * started) or -ENOMEM. */
+int cluster_drain(struct cluster *cl, bool on);
 /* The admin broadcast (broadcast.h) once started, else NULL: the root
  * sets its apply hook, the api publishes through it. */
 struct broadcast *cluster_broadcast(const struct cluster *cl);

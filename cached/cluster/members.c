@@ -48,6 +48,8 @@ struct members {
 	struct event *timer;
 	struct hb_req *inflight;
 	bool again; /* a heartbeat was asked for while one was in flight */
+	unsigned join_left; /* joining: lists still to see before going up */
+	bool left;          /* members_leave() sent the removal */
 };
 
 static uint64_t now_ms(void)
@@ -135,6 +137,10 @@ static void on_heartbeat(void *arg, struct redisReply *r, int err)
 			log_warn("op=member_heartbeat err=\"malformed reply: %s\" (list kept)", why);
 		} else {
 			take_list(m, n);
+			if (m->state == MEMBER_JOINING && m->join_left && --m->join_left == 0) {
+				log_info("op=member_state node=%s state=up (joined)", m->self.id);
+				members_set_state(m, MEMBER_UP); /* sent at once (m->again) */
+			}
 		}
 	}
 	if (m->again) {
@@ -145,6 +151,8 @@ static void on_heartbeat(void *arg, struct redisReply *r, int err)
 
 static void heartbeat(struct members *m)
 {
+	if (m->left)
+		return; /* it left: nothing may write it back */
 	if (m->inflight) {
 		m->again = true;
 		return;
@@ -200,7 +208,11 @@ int members_new(struct event_base *base, struct redis_conn *rc, const struct clu
 	snprintf(m->self.addr, sizeof(m->self.addr), "%s", self->addr);
 	m->self.capacity = self->capacity;
 	m->self.incarnation = self->incarnation;
-	m->state = MEMBER_UP;
+	/* joining (not a home) until it has seen MEMBERS_JOIN_LISTS lists, so
+	 * that every node knows it before homes move to it */
+	m->state = MEMBER_JOINING;
+	m->self.state = MEMBER_JOINING;
+	m->join_left = MEMBERS_JOIN_LISTS;
 	if (hooks)
 		m->hooks = *hooks;
 	m->list = calloc(MEMBERS_MAX, sizeof(*m->list));
@@ -267,6 +279,23 @@ uint64_t members_failures(const struct members *m)
 	return m->failures;
 }
 
+/* Remove this node at once: its lease and its hash, in one script. */
+static const char leave_script[] = "redis.call('ZREM', KEYS[1], ARGV[1]) "
+				   "return redis.call('DEL', ARGV[2])";
+
+int members_leave(struct members *m, redis_reply_fn done, void *arg)
+{
+	loop_assert();
+	char hash[sizeof(m->node_prefix) + CONFIG_NAME_MAX];
+	snprintf(hash, sizeof(hash), "%s%s", m->node_prefix, m->self.id);
+	const char *argv[] = {"EVAL", leave_script, "1", m->members_key, m->self.id, hash};
+	evtimer_del(m->timer); /* no heartbeat may write it back */
+	int rc = redis_conn_cmd(m->rc, done, arg, 6, argv, NULL);
+	if (rc == 0)
+		m->left = true;
+	return rc;
+}
+
 static void on_forget(void *arg, struct redisReply *r, int err)
 {
 	(void)arg;
@@ -284,8 +313,10 @@ void members_free(struct members *m)
 	const char *zrem[] = {"ZREM", m->members_key, m->self.id};
 	const char *del[] = {"DEL", hash};
 	/* best effort: down, these are simply not sent and the lease ends */
-	redis_conn_cmd(m->rc, on_forget, NULL, 3, zrem, NULL);
-	redis_conn_cmd(m->rc, on_forget, NULL, 2, del, NULL);
+	if (!m->left) {
+		redis_conn_cmd(m->rc, on_forget, NULL, 3, zrem, NULL);
+		redis_conn_cmd(m->rc, on_forget, NULL, 2, del, NULL);
+	}
 	if (m->inflight)
 		m->inflight->m = NULL;
 	event_free(m->timer);

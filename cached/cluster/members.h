@@ -25,12 +25,15 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "redis_conn.h"
 
 struct event_base;
 struct redis_conn;
 
 #define MEMBERS_MAX 256u        /* members a reply may list; more is refused */
 #define MEMBER_STATS_MAX 4096u  /* bytes of one member's stats (JSON) */
+#define MEMBERS_JOIN_LISTS 2u   /* a new node is "joining" (not a home) until
+				 * it has read this many member lists */
 
 enum member_state {
 	MEMBER_UP = 0,
@@ -85,6 +88,10 @@ const struct member *members_list(const struct members *m, size_t *n);
 uint64_t members_age_ms(const struct members *m);
 /* Heartbeats that failed (status). */
 uint64_t members_failures(const struct members *m);
+/* Stop heartbeats and remove this node from Redis now (one script): done
+ * follows (redis_conn.h) once Redis answered or the command's deadline
+ * passed. 0, or -ENOTCONN (down: nothing is sent, the lease ends). */
+int members_leave(struct members *m, redis_reply_fn done, void *arg);
 /* Stop heartbeats and remove this node from Redis if it is connected
  * (best effort: nothing is waited for), then free. */
 void members_free(struct members *m);

@@ -223,6 +223,7 @@ static void conn_send_get(struct cconn *c, struct preq *q)
 		.chunk_size = rr->ds->conf.chunk_size,
 		.idx = rr->idx,
 		.len = rr->len,
+		.flags = (rr->flags & READ_PREV_HOME) ? PEER_GET_PREV_HOME : 0,
 	};
 	snprintf(g.dataset, sizeof(g.dataset), "%s", rr->ds->name);
 	snprintf(g.path, sizeof(g.path), "%s", rr->path);
@@ -415,7 +416,8 @@ static bool on_reply(struct cconn *c, struct evbuffer *in)
 			c->state = C_IDLE;
 			evtimer_del(c->timer);
 			enum peer_fail why = h.aux == ESTALE ? PEER_FAIL_STALE : PEER_FAIL_ERROR;
-			log_info("op=peer_get node=%s dataset=%s path=%s chunk=%u err=\"%s: %s\" "
+			if (!(h.aux == ENODATA && (rr->flags & READ_PREV_HOME))) /* "not here": expected */
+				log_info("op=peer_get node=%s dataset=%s path=%s chunk=%u err=\"%s: %s\" "
 				 "action=\"reading the cold store instead\"", c->peer->id, rr->ds->name, rr->path,
 				 rr->idx, strerror((int)h.aux), detail);
 			req_finish(pc, q, why);

@@ -219,6 +219,8 @@ static void send_chunk(struct pconn *pc, struct chunk *c, uint8_t where)
 	}
 	chunk_count_read(cache, c);
 	ps->st.gets++;
+	if (pc->get.flags & PEER_GET_PREV_HOME)
+		ps->st.prev_served++;
 	ps->st.bytes_sent += c->len;
 	cache->ctr.bytes_to_peers += c->len;
 	c->ds->bytes_to_peers += c->len;
@@ -248,6 +250,13 @@ static void get_error(struct pconn *pc, int err, const char *detail)
 {
 	pc->ps->st.get_errors++;
 	pc_error(pc, pc->req_id, err, detail, false);
+}
+
+/* A new home asked for a chunk this node does not hold: not an error. */
+static void ps_prev_miss(struct pconn *pc)
+{
+	pc->ps->st.prev_misses++;
+	pc_error(pc, pc->req_id, ENODATA, "not resident on this node (its previous home)", false);
 }
 
 static void serve_get(struct pconn *pc)
@@ -285,7 +294,12 @@ static void serve_get(struct pconn *pc)
 		get_error(pc, EINVAL, "no such chunk at that version (index or length)");
 		return;
 	}
-	const struct read_ctx rc = {.flags = READ_FOR_PEER};
+	bool prev = g->flags & PEER_GET_PREV_HOME;
+	if (prev && !chunk_find(&cache->chunks, chunk_key(ds->name, g->path, &src, g->idx))) {
+		ps_prev_miss(pc); /* the new home reads the cold store */
+		return;
+	}
+	const struct read_ctx rc = {.flags = READ_FOR_PEER | (prev ? READ_PREV_HOME : 0)};
 	struct chunk *c = NULL;
 	pc->ds = ds;
 	pc->w.cb = on_chunk;

@@ -28,6 +28,8 @@ struct peer_server_stats {
 	uint64_t gets;          /* requests answered with data */
 	uint64_t get_errors;    /* requests answered with an error */
 	uint64_t bytes_sent;    /* chunk bytes sent */
+	uint64_t prev_served;   /* of gets: asked by a chunk's new home (PEER_GET_PREV_HOME) */
+	uint64_t prev_misses;   /* such asks for a chunk not resident here (ENODATA) */
 	unsigned conns;         /* connections open now */
 };
 

@@ -1,7 +1,8 @@
 /*
  * tierctl cluster status: this node's view of its cluster (docs/cluster.md)
  * -- the status sections "cluster", "cluster_members" and "cluster_egress",
- * rendered like status. A daemon without [cluster] says so.
+ * rendered like status. A daemon without [cluster] says so. cluster drain
+ * and undrain are in cmd_drain.c.
  *
  * Single-threaded (tierctl).
  */
@@ -12,8 +13,11 @@
 
 int tierctl_cmd_cluster(struct tiercache *tc, int argc, char **argv)
 {
+	if (argc >= 2 && (strcmp(argv[1], "drain") == 0 || strcmp(argv[1], "undrain") == 0))
+		return tierctl_cluster_drain(tc, argc - 1, argv + 1);
 	if (argc < 2 || strcmp(argv[1], "status") != 0)
-		return tierctl_usage_error("cluster: unknown subcommand '%s' (use: cluster status [--json])",
+		return tierctl_usage_error("cluster: unknown subcommand '%s' (use: cluster status [--json], "
+					   "cluster drain [--wait], cluster undrain)",
 					   argc < 2 ? "" : argv[1]);
 	bool json;
 	int npos;

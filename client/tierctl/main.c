@@ -61,8 +61,9 @@ const struct tierctl_cmd tierctl_cmds[] = {
 	},
 	{
 		.name = "cluster",
-		.usage = "status [--json]",
-		.summary = "this node's cluster: members, leases, peers, egress per node and dataset",
+		.usage = "status [--json] | drain [--wait] | undrain",
+		.summary = "this node's cluster: members, leases, peers, egress per node and dataset; "
+			   "drain: hand this node's chunks to their new homes before it leaves (admin)",
 		.fn = tierctl_cmd_cluster,
 		.min_args = 1,
 		.max_args = 2,

@@ -110,5 +110,7 @@ int tierctl_cmd_config(struct tiercache *tc, int argc, char **argv);
 int tierctl_cmd_reload(struct tiercache *tc, int argc, char **argv);
 int tierctl_cmd_help(struct tiercache *tc, int argc, char **argv);
 int tierctl_cmd_cluster(struct tiercache *tc, int argc, char **argv);
+/* cluster drain [--wait] | cluster undrain (cmd_drain.c); argv[0] is the subcommand. */
+int tierctl_cluster_drain(struct tiercache *tc, int argc, char **argv);
 
 #endif

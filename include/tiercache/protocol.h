@@ -267,6 +267,13 @@ enum tc_op {
 	TC_OP_TRACE_START = 29,
 	TC_OP_TRACE_STOP = 30,
 
+	/* Drain this node of its cluster (admin; docs/cluster.md "Join, drain
+	 * and leave"): req: u32 TC_DRAIN_ON or TC_DRAIN_OFF (undrain: up
+	 * again). rep: empty; progress is in the status section "cluster"
+	 * (drain, drain_chunks_*). EHOSTUNREACH: Redis unreachable; EINVAL:
+	 * no [cluster]. */
+	TC_OP_CLUSTER_DRAIN = 31,
+
 	TC_OP_MAX_
 };
 
@@ -294,6 +301,9 @@ enum tc_op {
 #define TC_AHEAD_PLAN 1u    /* a plan: the records follow it */
 /* CLOSE of a handle handed by OPEN_AHEAD that the client never used. */
 #define TC_F_AHEAD_UNUSED 0x8u
+/* TC_OP_CLUSTER_DRAIN. */
+#define TC_DRAIN_OFF 0u
+#define TC_DRAIN_ON 1u
 /* TC_OP_ACT_AS. */
 #define TC_ACT_GROUPS_MAX 256u /* supplementary groups one ACT_AS carries */
 

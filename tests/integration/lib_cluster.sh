@@ -229,6 +229,14 @@ tc_node_start() {
 	return 1
 }
 
+# tc_node_serving I: wait until every dataset of node I has its manifest
+# (with [cluster] the first listing may wait for the manifest's home, or
+# be loaded from Redis: a peer asking meanwhile gets EAGAIN)
+tc_node_serving() {
+	wait_for 30 "[ \"\$(tc_node_json $1 \"all(d['serving'] for d in s['datasets'])\" 2>/dev/null)\" = True ]" ||
+		{ echo "node $1: a dataset is not serving after 30 s"; return 1; }
+}
+
 # clean stop; returns the daemon's exit status
 tc_node_stop() {
 	local i=$1 rc

@@ -79,7 +79,11 @@ check "node 2 killed: nodes 1 and 3 read every file, bytes equal the source" rea
 check "node 3 counted fallbacks" [ "$(fallbacks 3)" -gt 0 ]
 check "node 2 leaves the member list when its lease runs out" wait_for 30 "[ \"\$(nmembers 1)\" = 2 ]"
 tc_node_start 2 || exit 1
-check "node 2 is back in the member list" wait_for 30 "[ \"\$(nmembers 1)\" = $N ] && [ \"\$(nmembers 2)\" = $N ]"
+# a restarted node is "joining" (no home) until it has read two member
+# lists: wait until every node lists it up, so that they agree on homes
+nup() { tc_node_json "$1" "sum(1 for m in s['cluster_members'] if m['state'] == 'up')" 2>/dev/null; }
+check "node 2 is back in the member list, up" \
+	wait_for 30 "[ \"\$(nup 1)\" = $N ] && [ \"\$(nup 2)\" = $N ] && [ \"\$(nup 3)\" = $N ]"
 
 # ---- Redis hangs, then dies, then comes back empty ----
 # node 2 came back with a fresh incarnation; give everyone's suspicion of it

@@ -16,7 +16,7 @@ tc_redis_start || exit 1
 tc_cluster_key second
 COLD=$SRC
 tc_node_config 1 hot=64M warm=none chunk=1M
-tc_node_start 1 || exit 1
+tc_node_start 1 && tc_node_serving 1 || exit 1
 ADDR=127.0.0.2:$TCC_PORT
 PEER=$TC_BIN/../tests/tcpeer
 [ -x "$PEER" ] || PEER=$(dirname "$TC_BIN")/tests/tcpeer
@@ -73,7 +73,7 @@ tc_node_stop 1
 cp "$CLUSTER_KEY" "$T/old.key"
 (umask 077 && cat "$T/old.key" "$CLUSTER_KEY2" >"$T/step1.key")
 cp "$T/step1.key" "$CLUSTER_KEY"
-tc_node_start 1 || exit 1
+tc_node_start 1 && tc_node_serving 1 || exit 1
 check "rotation: a node at step 2 (new key first, old second) is served" get "$T/cluster-rotate.key" 0
 check "rotation: a node still on the old key alone is served" get "$T/old.key" 0
 get "$CLUSTER_KEY2" 0

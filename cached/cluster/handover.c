@@ -1,0 +1,23 @@
+/*
+ * Homes while members come and go: see handover.h.
+ */
+#include "handover.h"
+
+#include <string.h>
+
+void handover_choose(const struct member *m, size_t n, const char *self, uint64_t key,
+		     struct home_node *scratch, struct home_choice *out)
+{
+	for (size_t i = 0; i < n; i++)
+		scratch[i] = (struct home_node){
+			.id = m[i].id,
+			.weight = m[i].capacity,
+			.skip = m[i].state != MEMBER_UP,
+		};
+	home_pick(scratch, n, key, &out->home, &out->second);
+	for (size_t i = 0; i < n; i++)
+		scratch[i].skip = (m[i].state != MEMBER_UP && m[i].state != MEMBER_DRAINING) ||
+				  strcmp(m[i].id, self) == 0;
+	int unused;
+	home_pick(scratch, n, key, &out->prev, &unused);
+}

@@ -1,0 +1,33 @@
+/*
+ * Homes while members come and go (docs/cluster.md, "Join, drain and
+ * leave"). A chunk's home is chosen (home.h) among the members that are
+ * up: a joining node (new, not yet known to every node) and a draining
+ * one (handing its chunks over before it leaves) are members but no
+ * homes. When homes move, the node that becomes a chunk's home asks its
+ * previous home, which still holds the chunk, before the cold store: the
+ * previous home is the best among the members that may hold it (up or
+ * draining) other than the new home itself.
+ *
+ * Pure: no I/O, no state.
+ */
+#ifndef TIERCACHE_HANDOVER_H
+#define TIERCACHE_HANDOVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "home.h"
+#include "members.h"
+
+struct home_choice {
+	int home;   /* index into the members, -1: none is up */
+	int second; /* the next up member in rank, -1: none */
+	int prev;   /* the best up or draining member other than self, -1: none */
+};
+
+/* Choose for key among m[0..n) (n <= MEMBERS_MAX); self is this node's
+ * id; scratch holds n nodes. */
+void handover_choose(const struct member *m, size_t n, const char *self, uint64_t key,
+		     struct home_node *scratch, struct home_choice *out);
+
+#endif

@@ -1,0 +1,115 @@
+/*
+ * Unit tests of cached/cluster/handover.c: joining and draining members
+ * are never homes; the previous home is the best member other than self
+ * that may hold the chunk (up or draining), which is the old home after a
+ * join (the newcomer's previous home) and the draining node after a drain.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "handover.h"
+
+#define KEYS 2000u
+
+static struct member mem[4];
+static struct home_node scratch[MEMBERS_MAX];
+
+static void set(size_t i, const char *id, enum member_state st)
+{
+	memset(&mem[i], 0, sizeof(mem[i]));
+	snprintf(mem[i].id, sizeof(mem[i].id), "%s", id);
+	mem[i].capacity = 1000;
+	mem[i].state = (uint8_t)st;
+}
+
+static uint64_t key(unsigned k)
+{
+	return (uint64_t)k * 0x9e3779b97f4a7c15ull + 12345;
+}
+
+static void test_not_homes(void **state)
+{
+	(void)state;
+	set(0, "a", MEMBER_UP);
+	set(1, "b", MEMBER_JOINING);
+	set(2, "c", MEMBER_DRAINING);
+	struct home_choice hc;
+	for (unsigned k = 0; k < KEYS; k++) {
+		handover_choose(mem, 3, "a", key(k), scratch, &hc);
+		assert_int_equal(hc.home, 0);
+		assert_int_equal(hc.second, -1);
+		assert_int_equal(hc.prev, 2); /* c may hold it, b may not, a is self */
+	}
+	set(0, "a", MEMBER_JOINING);
+	handover_choose(mem, 3, "a", key(1), scratch, &hc);
+	assert_int_equal(hc.home, -1);
+}
+
+static void test_join(void **state)
+{
+	(void)state;
+	/* before: a, b, c up; after: d up too */
+	set(0, "a", MEMBER_UP);
+	set(1, "b", MEMBER_UP);
+	set(2, "c", MEMBER_UP);
+	set(3, "d", MEMBER_UP);
+	unsigned moved = 0;
+	for (unsigned k = 0; k < KEYS; k++) {
+		struct home_choice before, after;
+		handover_choose(mem, 3, "d", key(k), scratch, &before);
+		handover_choose(mem, 4, "d", key(k), scratch, &after);
+		if (after.home == 3) {
+			moved++;
+			/* the newcomer's previous home is the old home */
+			assert_int_equal(after.prev, before.home);
+		} else {
+			assert_int_equal(after.home, before.home); /* nothing else moves */
+		}
+	}
+	/* about 1/4 moved */
+	assert_true(moved > KEYS / 4 - KEYS / 10 && moved < KEYS / 4 + KEYS / 10);
+}
+
+static void test_drain(void **state)
+{
+	(void)state;
+	set(0, "a", MEMBER_UP);
+	set(1, "b", MEMBER_UP);
+	set(2, "c", MEMBER_UP);
+	unsigned moved = 0;
+	for (unsigned k = 0; k < KEYS; k++) {
+		struct home_choice before, after;
+		mem[1].state = MEMBER_UP;
+		handover_choose(mem, 3, "x", key(k), scratch, &before);
+		mem[1].state = MEMBER_DRAINING;
+		handover_choose(mem, 3, "x", key(k), scratch, &after);
+		assert_int_not_equal(after.home, 1);
+		if (before.home == 1) {
+			moved++;
+			/* the new home (as self) finds the draining node as previous home */
+			struct home_choice at_new;
+			handover_choose(mem, 3, mem[after.home].id, key(k), scratch, &at_new);
+			assert_int_equal(at_new.home, after.home);
+			assert_int_equal(at_new.prev, 1);
+		} else {
+			assert_int_equal(after.home, before.home);
+		}
+	}
+	assert_true(moved > 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_not_homes),
+		cmocka_unit_test(test_join),
+		cmocka_unit_test(test_drain),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
