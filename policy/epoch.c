@@ -21,6 +21,18 @@
  * dead_factor of those lengths is not being read in epochs any more and may
  * be replaced, least recently used first.
  *
+ * Sizes differ (samples of ~100 KB next to 4 MiB chunks of shards): the
+ * hits a resident gives per epoch are one per entry whatever its size, so
+ * for hits the subset worth keeping is the most entries, the smallest
+ * ones. Once full it therefore also admits a new entry in place of live
+ * ones at least size_ratio times its size (default 8), and when asked for
+ * room with nothing dead gives up the most recently used of its largest
+ * entries if they are that much larger than the most recent entry. Entries
+ * within a factor of size_ratio of each other never displace each other:
+ * near-uniform sizes keep the stable subset exactly as before. Entries are
+ * kept in one recency list per power-of-two size class, so finding the
+ * largest is O(classes), not a scan.
+ *
  * Before its first hit it cannot know the epoch length, so it assumes
  * first_epoch times the resident count (the data set is at most that many
  * times the cache; default 16, i.e. the cache holds at least ~6% of it):
@@ -59,10 +71,14 @@
 #define EPOCH_LEFT 0x45504f43u
 /* Hits seen before the learnt epoch length is used (see epoch_hit). */
 #define EPOCH_WARMUP 32
+/* Size classes: class c holds entries of 2^c .. 2^(c+1)-1 bytes (0: 0, 1). */
+#define EPOCH_CLASSES 64
 
 struct epoch {
 	struct policy base;
-	struct pol_list lru; /* head: most recently used */
+	/* one recency list per size class, head: most recently used */
+	struct pol_list cls[EPOCH_CLASSES];
+	uint64_t nonempty;   /* bit c: cls[c] holds entries */
 	uint64_t capacity;   /* 0: unknown, admit everything */
 	uint64_t tick;       /* accesses seen (hits + admits) */
 	double reuse_q;      /* quantile of hit reuse distances, in ticks */
@@ -71,20 +87,95 @@ struct epoch {
 	double first_epoch; /* epoch length before any hit, in resident counts */
 	double quantile;    /* which quantile of reuse distances is the epoch */
 	double rate;        /* step of the estimate; 0: 4/entries */
+	double size_ratio;  /* displace live entries this many times larger; 0: never */
 	uint64_t admitted, refused;
+	uint64_t displacing; /* admits that took the room of larger live entries */
 };
+
+static unsigned epoch_class(uint64_t size)
+{
+	return size > 1 ? 63u - (unsigned)__builtin_clzll(size) : 0u;
+}
+
+static struct pol_list *epoch_list(struct epoch *ep, const struct pol_entry *e)
+{
+	return &ep->cls[epoch_class(e->size)];
+}
+
+static void epoch_push(struct epoch *ep, struct pol_entry *e, bool head)
+{
+	unsigned c = epoch_class(e->size);
+	if (head)
+		pol_list_push_head(&ep->cls[c], e);
+	else
+		pol_list_push_tail(&ep->cls[c], e);
+	ep->nonempty |= 1ull << c;
+}
+
+static void epoch_unlink(struct epoch *ep, struct pol_entry *e)
+{
+	unsigned c = epoch_class(e->size);
+	pol_list_unlink(&ep->cls[c], e);
+	if (pol_list_empty(&ep->cls[c]))
+		ep->nonempty &= ~(1ull << c);
+}
+
+/* The entry read longest ago (the oldest of the classes' tails). */
+static struct pol_entry *epoch_oldest(const struct epoch *ep)
+{
+	struct pol_entry *best = NULL;
+	for (uint64_t m = ep->nonempty; m; m &= m - 1) {
+		struct pol_entry *t = pol_list_tail(&ep->cls[__builtin_ctzll(m)]);
+		if (!best || t->stamp < best->stamp)
+			best = t;
+	}
+	return best;
+}
+
+/* The entry read last (the newest of the classes' heads). */
+static struct pol_entry *epoch_newest(const struct epoch *ep)
+{
+	struct pol_entry *best = NULL;
+	for (uint64_t m = ep->nonempty; m; m &= m - 1) {
+		struct pol_entry *h = ep->cls[__builtin_ctzll(m)].head.next;
+		if (!best || h->stamp > best->stamp)
+			best = h;
+	}
+	return best;
+}
+
+/* The lowest size class whose entries are all at least size_ratio times
+ * `size`: those a new entry of that size may displace (EPOCH_CLASSES:
+ * none, or size_ratio is 0). */
+static unsigned epoch_displace_class(const struct epoch *ep, uint64_t size)
+{
+	/* size_ratio >= 2: nothing of the entry's own class or below */
+	if (!(ep->size_ratio > 0) || !ep->nonempty ||
+	    63u - (unsigned)__builtin_clzll(ep->nonempty) <= epoch_class(size))
+		return EPOCH_CLASSES;
+	double want = ep->size_ratio * (double)(size ? size : 1);
+	if (want > 0x1p63)
+		return EPOCH_CLASSES;
+	uint64_t w = (uint64_t)want;
+	if ((double)w < want)
+		w++;
+	/* the smallest c with 2^c >= w */
+	return w > 1 ? 64u - (unsigned)__builtin_clzll(w - 1) : 0u;
+}
 
 static int epoch_create(const struct policy_env *env, struct policy **out)
 {
 	struct epoch *ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -ENOMEM;
-	pol_list_init(&ep->lru);
+	for (int c = 0; c < EPOCH_CLASSES; c++)
+		pol_list_init(&ep->cls[c]);
 	ep->capacity = env ? env->capacity : 0;
 	ep->dead_factor = 2.0;
 	ep->first_epoch = 16.0;
 	ep->quantile = 0.95;
 	ep->rate = 0;
+	ep->size_ratio = 8.0;
 	*out = &ep->base;
 	return 0;
 }
@@ -123,6 +214,19 @@ static int epoch_set(struct policy *p, const char *key, const char *value, char 
 		rc = policy_parse_double(p, key, value, 0.0, 0.5, &d, err, n);
 		if (rc == 0)
 			ep->rate = d;
+		return rc;
+	}
+	if (strcmp(key, "size_ratio") == 0) {
+		/* 0: sizes never matter; below 2 entries of one size class
+		 * would displace each other back and forth */
+		rc = policy_parse_double(p, key, value, 0.0, 1e9, &d, err, n);
+		if (rc == 0 && d > 0 && d < 2) {
+			snprintf(err, n, "epoch: size_ratio: \"%s\" is not 0 or a number in [2, 1e+09]",
+				 value);
+			rc = -EINVAL;
+		}
+		if (rc == 0)
+			ep->size_ratio = d;
 		return rc;
 	}
 	return policy_unknown_tunable(p, key, err, n);
@@ -177,8 +281,8 @@ static void epoch_hit(struct policy *p, struct pol_entry *e, uint64_t now)
 	ep->samples++;
 	e->stamp = ep->tick;
 	e->atime = now;
-	pol_list_unlink(&ep->lru, e);
-	pol_list_push_head(&ep->lru, e);
+	epoch_unlink(ep, e);
+	epoch_push(ep, e, true);
 }
 
 static bool epoch_admit(struct policy *p, uint64_t key, uint64_t size, uint64_t now)
@@ -197,17 +301,32 @@ static bool epoch_admit(struct policy *p, uint64_t key, uint64_t size, uint64_t 
 		ok = true;
 		goto out;
 	}
-	/* Full: only dead entries may make room, never live ones. */
-	uint64_t need = size - free_bytes, dead = 0;
-	struct pol_entry *e = pol_list_tail(&ep->lru);
-	for (int i = 0; e && e != &ep->lru.head && i < EPOCH_SCAN_MAX; i++, e = e->prev) {
-		if (!epoch_dead(ep, e))
-			break;
-		dead += e->size;
-		if (dead >= need) {
-			ok = true;
-			break;
+	/* Full: only dead entries may make room, and live ones at least
+	 * size_ratio times as large (victim() gives those up first after the
+	 * dead). Count the dead below those classes, from each class's cold
+	 * end, then every byte of those classes. */
+	uint64_t need = size - free_bytes, room = 0;
+	unsigned big = epoch_displace_class(ep, size);
+	uint64_t below = big < EPOCH_CLASSES ? ep->nonempty & ((1ull << big) - 1) : ep->nonempty;
+	int scanned = 0;
+	for (uint64_t m = below; m && room < need && scanned < EPOCH_SCAN_MAX; m &= m - 1) {
+		struct pol_list *l = &ep->cls[__builtin_ctzll(m)];
+		for (struct pol_entry *e = pol_list_tail(l);
+		     e && e != &l->head && scanned < EPOCH_SCAN_MAX; e = e->prev, scanned++) {
+			if (!epoch_dead(ep, e))
+				break;
+			room += e->size;
 		}
+	}
+	if (room >= need) {
+		ok = true;
+		goto out;
+	}
+	for (uint64_t m = ep->nonempty & ~below; m; m &= m - 1)
+		room += ep->cls[__builtin_ctzll(m)].bytes;
+	if (room >= need) {
+		ok = true;
+		ep->displacing++;
 	}
 out:
 	if (ok)
@@ -227,26 +346,23 @@ static void epoch_insert(struct policy *p, struct pol_entry *e, uint64_t now)
 	e->atime = now;
 	if (!(idle > 0) || idle > 1e9) { /* a new entry (or nothing sane kept) */
 		e->stamp = ep->tick;
-		pol_list_push_head(&ep->lru, e);
+		epoch_push(ep, e, true);
 		return;
 	}
 	/* moved in: as idle here as it was where it left (p->entries already
 	 * counts it, so the period is that of the instance holding it) */
 	double back = idle * epoch_period(ep);
 	e->stamp = back < (double)ep->tick ? ep->tick - (uint64_t)back : 0;
-	struct pol_entry *tail = pol_list_tail(&ep->lru);
-	if (tail && e->stamp < tail->stamp)
-		pol_list_push_tail(&ep->lru, e);
-	else
-		pol_list_push_head(&ep->lru, e); /* recency order kept well enough:
-						  * moves are the newest or the oldest */
+	struct pol_entry *tail = pol_list_tail(epoch_list(ep, e));
+	/* recency order kept well enough: moves are the newest or the oldest */
+	epoch_push(ep, e, !(tail && e->stamp < tail->stamp));
 }
 
 static void epoch_remove(struct policy *p, struct pol_entry *e)
 {
 	struct epoch *ep = (struct epoch *)p;
-	pol_list_unlink(&ep->lru, e);
-	pol_list_prefetch_tail(&ep->lru);
+	epoch_unlink(ep, e);
+	pol_list_prefetch_tail(epoch_list(ep, e));
 	/* see the top of the file: the instance it moves to resumes its age */
 	double idle = (double)(ep->tick - e->stamp) / epoch_period(ep);
 	memcpy(&e->stamp, &idle, sizeof(idle));
@@ -257,22 +373,29 @@ static struct pol_entry *epoch_victim(struct policy *p, uint64_t now)
 {
 	struct epoch *ep = (struct epoch *)p;
 	(void)now;
-	struct pol_entry *tail = pol_list_tail(&ep->lru);
-	if (!tail || epoch_dead(ep, tail))
-		return tail;
-	return ep->lru.head.next;
+	struct pol_entry *old = epoch_oldest(ep);
+	if (!old || epoch_dead(ep, old))
+		return old;
+	/* nothing dead: the most recently used entry, or the most recently
+	 * used of the largest if they are size_ratio times larger than it */
+	struct pol_entry *mru = epoch_newest(ep);
+	unsigned top = 63u - (unsigned)__builtin_clzll(ep->nonempty);
+	if (top >= epoch_displace_class(ep, mru->size))
+		return ep->cls[top].head.next;
+	return mru;
 }
 
 static int epoch_describe(struct policy *p, char *buf, size_t len)
 {
 	struct epoch *ep = (struct epoch *)p;
 	snprintf(buf, len,
-		 "dead_factor=%g first_epoch=%g quantile=%g rate=%g epoch_ticks=%.0f dead_after=%.0f ticks=%llu admitted=%llu "
-		 "refused=%llu",
-		 ep->dead_factor, ep->first_epoch, ep->quantile, ep->rate,
+		 "dead_factor=%g first_epoch=%g quantile=%g rate=%g size_ratio=%g epoch_ticks=%.0f "
+		 "dead_after=%.0f ticks=%llu admitted=%llu refused=%llu displacing=%llu",
+		 ep->dead_factor, ep->first_epoch, ep->quantile, ep->rate, ep->size_ratio,
 		 ep->samples ? ep->reuse_q : 0.0,
 		 epoch_dead_after(ep), (unsigned long long)ep->tick,
-		 (unsigned long long)ep->admitted, (unsigned long long)ep->refused);
+		 (unsigned long long)ep->admitted, (unsigned long long)ep->refused,
+		 (unsigned long long)ep->displacing);
 	return 0;
 }
 
@@ -287,6 +410,6 @@ const struct policy_ops policy_epoch_ops = {
 	.insert = epoch_insert,
 	.remove = epoch_remove,
 	.victim = epoch_victim,
-	.tunables = "dead_factor first_epoch quantile rate",
+	.tunables = "dead_factor first_epoch quantile rate size_ratio",
 	.describe = epoch_describe,
 };

@@ -92,7 +92,7 @@ check "unknown policy refused with the list of policies" \
 check "bad value refused with the range" \
 	fails_with 'epoch: dead_factor: "0.5" is not a number in [1, 1e+06]' policy set ds epoch dead_factor=0.5
 check "unknown tunable refused with the valid ones" \
-	fails_with 'epoch: unknown tunable "bogus" (tunables: dead_factor first_epoch quantile rate)' \
+	fails_with 'epoch: unknown tunable "bogus" (tunables: dead_factor first_epoch quantile rate size_ratio)' \
 	policy set ds epoch bogus=1
 check "bad placement value refused" fails_with 'placement: demote: "maybe" is not 0 or 1' \
 	policy set ds arc demote=maybe

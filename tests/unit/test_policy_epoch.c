@@ -2,7 +2,8 @@
  * epoch (policy/epoch.c): a stable subset under per-epoch reshuffles
  * (hits = cache size every epoch after the first, exactly), no admission
  * when full and nothing is dead, MRU victim, turnover when the data set
- * changes, sizes, and its tunables.
+ * changes, sizes (small entries displace live ones size_ratio times
+ * larger, never similar ones), and its tunables.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -219,6 +220,61 @@ static void test_epoch_move_keeps_age(void **state)
 	free(b);
 }
 
+/* Full of one entry of 40 and 60 of 1, nothing dead: a new entry of 1
+ * takes the room of the 40 (size_ratio 8), which is the victim; the room
+ * it leaves then takes 39 more without a refusal. With size_ratio=0 the
+ * same read is refused, as is a new entry of 6 (40 < 8 x 6). */
+static void test_epoch_displaces_larger(void **state)
+{
+	(void)state;
+	char err[128];
+	for (int off = 0; off < 2; off++) {
+		struct rig *r = calloc(1, sizeof(*r));
+		rig_init(r, "epoch", 100, 1, epoch_key, false);
+		if (off)
+			assert_int_equal(policy_set(r->p, "size_ratio", "0", err, sizeof(err)), 0);
+		r->ents[0].e.size = 40;
+		r->ents[200].e.size = 6;
+		for (int i = 0; i <= 60; i++)
+			rig_read(r, i);
+		assert_int_equal(r->p->bytes, 100);
+		bool admitted;
+		rig_read_admitted(r, 200, &admitted);
+		assert_false(admitted); /* 6: not 8 times smaller */
+		if (off) {
+			rig_read_admitted(r, 61, &admitted);
+			assert_false(admitted);
+			assert_true(r->ents[0].in);
+		} else {
+			assert_true(policy_admit(r->p, r->ents[61].e.key, 1, r->now++));
+			policy_insert(r->p, &r->ents[61].e, r->now++);
+			r->ents[61].in = true;
+			assert_ptr_equal(policy_victim(r->p, r->now), &r->ents[0].e);
+			policy_remove(r->p, &r->ents[0].e);
+			r->ents[0].in = false;
+			for (int i = 62; i < 101; i++) {
+				rig_read_admitted(r, i, &admitted);
+				assert_true(admitted);
+			}
+			assert_int_equal(r->p->bytes, 100);
+			for (int i = 1; i < 101; i++)
+				assert_true(r->ents[i].in);
+			char d[512];
+			policy_describe(r->p, d, sizeof(d));
+			assert_non_null(strstr(d, "size_ratio=8 "));
+			assert_non_null(strstr(d, "displacing=1"));
+		}
+		rig_free(r);
+		free(r);
+	}
+	struct policy *p;
+	assert_int_equal(policy_create("epoch", NULL, &p), 0);
+	assert_int_equal(policy_set(p, "size_ratio", "1.5", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "epoch: size_ratio: \"1.5\" is not 0 or a number in [2, 1e+09]");
+	assert_int_equal(policy_set(p, "size_ratio", "2", err, sizeof(err)), 0);
+	policy_destroy(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_epoch_fits),
 		cmocka_unit_test(test_epoch_too_big_refused),
 		cmocka_unit_test(test_epoch_move_keeps_age),
+		cmocka_unit_test(test_epoch_displaces_larger),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

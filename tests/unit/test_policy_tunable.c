@@ -39,7 +39,7 @@ static void test_epoch_message_lists_tunables(void **state)
 	assert_int_equal(policy_create("epoch", NULL, &p), 0);
 	assert_int_equal(policy_set(p, "x", "1", err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "epoch: unknown tunable \"x\" (tunables: dead_factor first_epoch "
-				 "quantile rate)");
+				 "quantile rate size_ratio)");
 	assert_int_equal(policy_set(p, "dead_factor", "abc", err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "dead_factor: \"abc\" is not a number"));
 	assert_int_equal(policy_set(p, "dead_factor", "0.5", err, sizeof(err)), -EINVAL);
