@@ -87,7 +87,12 @@ for p in $POLICIES; do
 	"$O/bin/tierctl" policy set demo "$p" >/dev/null
 	"$O/bin/tierctl" trace start "$B/trace-$p.csv" >/dev/null
 	for e in $(seq 1 "$N"); do
-		"$O/bin/epoch_reader" --epochs 1 --threads 4 --seed $((100 + e)) --json demo >"$B/e.json"
+		# clairvoyant knows the future only from a plan: register each
+		# epoch's order (as a sampler would), so that the daemon and the
+		# simulator (which reads the trace ahead) see the same future
+		plan=()
+		[ "$p" = clairvoyant ] && plan=(--plan 7)
+		"$O/bin/epoch_reader" --epochs 1 --threads 4 --seed $((100 + e)) "${plan[@]}" --json demo >"$B/e.json"
 		python3 - "$B/e.json" "$p" "$e" >>"$B/rows" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))[0]
