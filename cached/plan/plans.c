@@ -16,6 +16,7 @@
 #include <event2/event.h>
 
 #include "chunk.h"
+#include "job_plans.h"
 #include "log.h"
 #include "manifest.h"
 #include "loop.h"
@@ -41,6 +42,8 @@ int plans_init(struct plans **out, struct cache *cache)
 	*out = r;
 	r->cache = cache;
 	int rc = prefetch_init(&r->pf, cache, r);
+	if (rc == 0)
+		rc = job_plans_new(&r->jobs, r);
 	if (rc < 0)
 		return rc;
 	r->tick = event_new(cache->base, -1, EV_PERSIST, plans_tick, r);
@@ -66,6 +69,7 @@ void plans_free(struct plans *r)
 		return;
 	if (r->tick)
 		event_free(r->tick);
+	job_plans_free(r->jobs);
 	while (r->list) {
 		struct dplan *pl = r->list;
 		r->list = pl->next;
@@ -126,6 +130,7 @@ void plans_forget_dataset(struct plans *reg, const struct dataset *ds)
 			plan_remove(reg, pl, "dataset_removed");
 	}
 	plan_stage_drop_ds(&reg->stages, ds);
+	job_plans_forget_dataset(reg->jobs, ds);
 }
 
 static struct dplan *plan_new(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t rank)
@@ -410,6 +415,7 @@ void plans_conn_closed(struct plans *r, const void *c)
 			 (unsigned long long)pl->job, pl->rank, r->cache->cfg->plan_grace_s);
 	}
 	plan_stage_drop_conn(&r->stages, c);
+	job_plans_conn_closed(r->jobs, c);
 }
 
 /* Once a second: expire orphaned plans, measure rates, keep windows full. */
@@ -434,6 +440,7 @@ static void plans_tick(evutil_socket_t fd, short what, void *arg)
 			pl->rate_bytes = pl->consumed;
 		}
 	}
+	job_plans_tick(reg->jobs, now, grace);
 	prefetch_pump_all(reg->pf);
 }
 
@@ -466,7 +473,9 @@ void plans_report(struct plans *reg, struct proto_rs *rs)
 		proto_rs_bool(rs, "connected", pl->owner != NULL);
 		proto_rs_bool(rs, "resuming", pl->resync);
 		proto_rs_u64(rs, "orphaned_s", pl->owner ? 0 : (now - pl->gone_ns) / NS_PER_S);
+		proto_rs_bool(rs, "job_slice", reg->jobs && pl->owner == reg->jobs);
 	}
+	job_plans_report(reg ? reg->jobs : NULL, rs);
 }
 
 /* ---- multi-frame registrations ---- */
@@ -493,7 +502,10 @@ int plans_stage_commit(struct plans *reg, struct plan_stage *st, uid_t uid, uint
 		if (rc == 0 && fp != st->fp)
 			rc = -ESTALE;
 	}
-	if (rc == 0)
+	if (rc == 0 && (st->flags & TC_PLAN_JOB))
+		rc = job_plans_set_local(reg->jobs, st->c, uid, ds, st->job, st->rank, world_size, epoch,
+					 st->flags, st->ix, st->n, ix, n);
+	else if (rc == 0)
 		rc = plan_register(reg, st->c, uid, ds, st->job, st->rank, world_size, epoch, st->flags,
 				   &in);
 	plan_stage_drop(&reg->stages, st);
