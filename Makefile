@@ -47,7 +47,7 @@ else ifneq ($(SANITIZER),)
 $(error SANITIZER must be address or undefined)
 endif
 
-PKGS := libevent libevent_pthreads rocksdb inih libxxhash hiredis fuse3 libsystemd libcrypto
+PKGS := libevent libevent_pthreads rocksdb inih libxxhash hiredis fuse3 libsystemd libcrypto libzstd
 # evaluated once, on first use (after install-deps has run)
 PKG_CFLAGS = $(eval PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) cmocka))$(PKG_CFLAGS)
 PKG_LIBS = $(eval PKG_LIBS := $(shell pkg-config --libs $(PKGS)))$(PKG_LIBS)

@@ -31,6 +31,7 @@
 #include "members.h"
 #include "peer_client.h"
 #include "peer_server.h"
+#include "plan_share.h"
 #include "redis_conn.h"
 
 #define PASSWORD_MAX 512u
@@ -49,6 +50,8 @@ struct cluster {
 	struct peer_server *srv;
 	struct peer_client *cli;
 	struct broadcast *bcast;             /* the admin broadcast (broadcast.h) */
+	struct plans *plans;                 /* the daemon's plans (cluster_set_plans) */
+	struct plan_share *pshare;           /* whole-job plans through Redis (plan_share.h) */
 	bool running;
 	uint64_t asked;                     /* misses asked of a peer */
 	uint64_t fallbacks[PEER_FAIL_COUNT]; /* by reason */
@@ -193,6 +196,13 @@ static void on_redis_state(void *arg, bool up)
 		members_redis_up(cl->mem);
 	if (up)
 		broadcast_redis_up(cl->bcast);
+	if (up)
+		plan_share_redis_up(cl->pshare);
+}
+
+void cluster_set_plans(struct cluster *cl, struct plans *reg)
+{
+	cl->plans = reg;
 }
 
 static uint64_t self_capacity(const struct cache *cache)
@@ -237,6 +247,10 @@ int cluster_start(struct cluster *cl, char *err, size_t errlen)
 	rc = broadcast_new(cl->cache->base, cl->redis, cc, cl->cache->ix, &cl->bcast);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot set up the admin broadcast: %s", strerror(-rc));
+		return rc;
+	}
+	if (cl->plans && (rc = plan_share_new(cl->cache, cl->redis, cc, cl->plans, &cl->pshare)) < 0) {
+		snprintf(err, errlen, "cannot set up the plan sharing: %s", strerror(-rc));
 		return rc;
 	}
 	rc = members_new(cl->cache->base, cl->redis, cc, &self, &hooks, &cl->mem);
@@ -300,6 +314,8 @@ void cluster_stop(struct cluster *cl)
 	cl->srv = NULL;
 	broadcast_free(cl->bcast); /* before the connection: its reads are cut loose */
 	cl->bcast = NULL;
+	plan_share_free(cl->pshare);
+	cl->pshare = NULL;
 	members_free(cl->mem); /* leaves the list if Redis is there */
 	cl->mem = NULL;
 	redis_conn_free(cl->redis);
@@ -398,6 +414,7 @@ void cluster_report(struct cluster *cl, struct proto_rs *rs)
 	}
 
 	broadcast_report(cl->bcast, rs);
+	plan_share_report(cl->pshare, rs);
 
 	proto_rs_section(rs, "cluster_egress", TC_SHAPE_ARRAY);
 	char mine[MEMBER_STATS_MAX];

@@ -146,6 +146,7 @@ static int job_plan_put(struct job_plans *jps, struct job_plan *jp, uint8_t flag
 		unlink_plan(jps, old);
 		job_plan_free(old);
 	}
+	jp->serial = ++jps->next_serial;
 	jp->next = jps->list;
 	jps->list = jp;
 	jps->n++;
@@ -222,7 +223,7 @@ int job_plans_set_local(struct job_plans *jps, const void *c, uid_t uid, struct 
 
 int job_plans_set_remote(struct job_plans *jps, struct dataset *ds, uint64_t job, uint32_t world_size,
 			 uint32_t epoch, uint32_t reg_rank, uid_t uid, char *blob, size_t bloblen,
-			 uint32_t *off, uint32_t n, uint64_t gen, uint64_t published_ms)
+			 uint32_t *off, uint32_t n, uint64_t gen, uint64_t published_ms, uint64_t hash)
 {
 	struct job_plan *jp = world_size ? calloc(1, sizeof(*jp)) : NULL;
 	if (!jp) {
@@ -233,7 +234,7 @@ int job_plans_set_remote(struct job_plans *jps, struct dataset *ds, uint64_t job
 	*jp = (struct job_plan){.ds = ds, .job = job, .world_size = world_size, .epoch = epoch,
 				.reg_rank = reg_rank, .uid = uid, .blob = blob, .bloblen = bloblen,
 				.off = off, .n = n, .remote = true, .share_gen = gen,
-				.share_ms = published_ms};
+				.share_ms = published_ms, .share_hash = hash};
 	return job_plan_put(jps, jp, 0);
 }
 

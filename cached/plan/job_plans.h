@@ -54,9 +54,12 @@ struct job_plan {
 	const void *owner;     /* local: the registering connection, NULL once gone */
 	uint64_t gone_ns;
 	uint64_t missing;      /* entries of served slices not in this node's manifest */
+	uint64_t serial;       /* a new one per registration on this node */
 	/* the plan sharing's (cluster/plan_share.c) */
 	uint64_t share_gen;    /* Redis version it is published as / was loaded from (0: none) */
 	uint64_t share_ms;     /* Redis time it was published at */
+	uint64_t share_hash;   /* hash of its encoded form (0: not computed) */
+	uint64_t share_absent_ns; /* remote: since when the Redis index lacks it (0: listed) */
 };
 
 struct job_plans_hooks {
@@ -82,6 +85,7 @@ struct job_plans {
 	struct job_served served[JOB_SERVED_MAX];
 	unsigned nserved;
 	struct job_plans_hooks hooks;
+	uint64_t next_serial;
 	uint64_t installed;    /* slices installed */
 	uint64_t install_errors;
 };
@@ -103,7 +107,7 @@ int job_plans_set_local(struct job_plans *jps, const void *c, uid_t uid, struct 
  * -errno. */
 int job_plans_set_remote(struct job_plans *jps, struct dataset *ds, uint64_t job, uint32_t world_size,
 			 uint32_t epoch, uint32_t reg_rank, uid_t uid, char *blob, size_t bloblen,
-			 uint32_t *off, uint32_t n, uint64_t gen, uint64_t published_ms);
+			 uint32_t *off, uint32_t n, uint64_t gen, uint64_t published_ms, uint64_t hash);
 struct job_plan *job_plans_find(struct job_plans *jps, const struct dataset *ds, uint64_t job);
 /* End ds's job plan and its slices. local: a client's cancel here (the
  * cancelled hook tells the cluster). 0 or -ENOENT. */
