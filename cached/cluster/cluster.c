@@ -249,7 +249,8 @@ int cluster_start(struct cluster *cl, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot set up the admin broadcast: %s", strerror(-rc));
 		return rc;
 	}
-	if (cl->plans && (rc = plan_share_new(cl->cache, cl->redis, cc, cl->plans, &cl->pshare)) < 0) {
+	if (cl->plans && (rc = plan_share_new(cl->cache, cl->redis, cc, cl->plans, cluster_is_home, cl,
+					      &cl->pshare)) < 0) {
 		snprintf(err, errlen, "cannot set up the plan sharing: %s", strerror(-rc));
 		return rc;
 	}
@@ -267,6 +268,35 @@ int cluster_start(struct cluster *cl, char *err, size_t errlen)
 }
 
 /* ---- the engine's hook ---- */
+
+/* The live members as home candidates in cl->nodes; their count. */
+static size_t home_nodes(struct cluster *cl, const struct member **mp)
+{
+	size_t n;
+	const struct member *m = members_list(cl->mem, &n);
+	if (n > MEMBERS_MAX)
+		n = MEMBERS_MAX;
+	for (size_t i = 0; i < n; i++)
+		cl->nodes[i] = (struct home_node){
+			.id = m[i].id,
+			.weight = m[i].capacity,
+			.skip = m[i].state != MEMBER_UP,
+		};
+	*mp = m;
+	return n;
+}
+
+bool cluster_is_home(void *arg, uint64_t key)
+{
+	struct cluster *cl = arg;
+	if (!cl->running || !cl->mem)
+		return true;
+	const struct member *m;
+	size_t n = home_nodes(cl, &m);
+	int first, second;
+	home_pick(cl->nodes, n, key, &first, &second);
+	return first < 0 || strcmp(m[first].id, cl->cc->node_id) == 0;
+}
 
 int cluster_remote_read(void *arg, struct remote_read *rr)
 {

@@ -35,6 +35,9 @@ int cluster_new(struct cache *cache, const struct cluster_conf *cc, struct clust
 void cluster_set_plans(struct cluster *cl, struct plans *reg);
 /* Bind the peer port, connect to Redis, start heartbeats. */
 int cluster_start(struct cluster *cl, char *err, size_t errlen);
+/* Is this node key's home now (any node is while no member list is
+ * known)? arg: the cluster. */
+bool cluster_is_home(void *arg, uint64_t key);
 /* The engine's remote_read hook (cache.h). */
 int cluster_remote_read(void *arg, struct remote_read *rr);
 /* Stop: fail the peer requests in flight (their fills read the cold

@@ -28,7 +28,8 @@
 #define GEN_UNPUBLISHABLE UINT64_MAX /* share_gen of a plan too large to publish */
 
 /* Publish: drop the old version's pieces, write the new ones under a
- * fresh version, point the field at it. Returns {gen, now}. */
+ * fresh version, point the field at it. Returns {gen (a string: Lua
+ * would print so large a number in %g form), now}. */
 static const char publish_script[] =
 	"local t = redis.call('TIME')\n"
 	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
@@ -38,7 +39,7 @@ static const char publish_script[] =
 	"  local og, on = string.match(old, '^(%d+) (%d+) ')\n"
 	"  if og then for i = 0, tonumber(on) - 1 do redis.call('DEL', ARGV[3] .. og .. ':' .. i) end end\n"
 	"end\n"
-	"local gen = redis.call('INCR', KEYS[2])\n"
+	"local gen = string.format('%d', now * 1024 + redis.call('INCR', KEYS[2]) % 1024)\n"
 	"local np = #ARGV - 4\n"
 	"for i = 0, np - 1 do redis.call('SET', ARGV[3] .. gen .. ':' .. i, ARGV[5 + i], 'PX', ttl) end\n"
 	"redis.call('HSET', KEYS[1], ARGV[1], gen .. ' ' .. np .. ' ' .. (now + ttl) .. ' ' .. now .. ' ' .. ARGV[4])\n"
@@ -112,6 +113,8 @@ struct plan_share {
 	char gen_key[CONFIG_NAME_MAX + 32];   /* tc:{NAME}:jplan_gen */
 	char prefix[CONFIG_NAME_MAX + 32];    /* tc:{NAME}:jplan: */
 	uint64_t ttl_ms, period_ms;
+	bool (*is_home)(void *arg, uint64_t key);
+	void *home_arg;
 	struct event *timer;
 	struct ps_req *reqs; /* in flight */
 	bool listing, loading, publishing, list_again;
@@ -197,12 +200,22 @@ static void on_published(void *arg, struct redisReply *r, int err)
 	if (ps) {
 		ps->publishing = false;
 		struct job_plan *jp = req_plan(ps, q);
+		uint64_t gen = 0;
+		char *end = NULL;
 		if (err == 0 && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-		    r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer > 0 &&
+		    r->element[0]->type == REDIS_REPLY_STRING && r->element[0]->len < 24 &&
 		    r->element[1]->type == REDIS_REPLY_INTEGER) {
+			char num[24];
+			memcpy(num, r->element[0]->str, r->element[0]->len);
+			num[r->element[0]->len] = '\0';
+			gen = strtoull(num, &end, 10);
+			if (!end || *end || end == num)
+				gen = 0;
+		}
+		if (gen > 0 && gen != GEN_UNPUBLISHABLE) {
 			ps->published++;
 			if (jp && !jp->remote) {
-				jp->share_gen = (uint64_t)r->element[0]->integer;
+				jp->share_gen = gen;
 				jp->share_ms = (uint64_t)r->element[1]->integer;
 				jp->share_hash = q->hash;
 				log_info("dataset=%s job=%" PRIu64 " epoch=%u op=job_plan_published version=%" PRIu64,
@@ -665,6 +678,12 @@ static void hook_serving(void *arg, uint64_t job)
 	list_now(ps); /* its plan may be in Redis already */
 }
 
+static bool hook_is_home(void *arg, uint64_t key)
+{
+	struct plan_share *ps = arg;
+	return ps->is_home(ps->home_arg, key);
+}
+
 static void beat(struct plan_share *ps)
 {
 	if (!redis_conn_up(ps->rc))
@@ -688,7 +707,8 @@ void plan_share_redis_up(struct plan_share *ps)
 }
 
 int plan_share_new(struct cache *cache, struct redis_conn *rc, const struct cluster_conf *cc,
-		   struct plans *reg, struct plan_share **out)
+		   struct plans *reg, bool (*is_home)(void *home_arg, uint64_t key), void *home_arg,
+		   struct plan_share **out)
 {
 	struct plan_share *ps = calloc(1, sizeof(*ps));
 	if (!ps)
@@ -702,6 +722,8 @@ int plan_share_new(struct cache *cache, struct redis_conn *rc, const struct clus
 	ps->cache = cache;
 	ps->rc = rc;
 	ps->jps = reg->jobs;
+	ps->is_home = is_home;
+	ps->home_arg = home_arg;
 	snprintf(ps->index_key, sizeof(ps->index_key), "tc:{%s}:jplans", cc->name);
 	snprintf(ps->gen_key, sizeof(ps->gen_key), "tc:{%s}:jplan_gen", cc->name);
 	snprintf(ps->prefix, sizeof(ps->prefix), "tc:{%s}:jplan:", cc->name);
@@ -717,6 +739,7 @@ int plan_share_new(struct cache *cache, struct redis_conn *rc, const struct clus
 		.registered = hook_registered,
 		.cancelled = hook_cancelled,
 		.serving = hook_serving,
+		.is_home = is_home ? hook_is_home : NULL,
 	};
 	job_plans_set_hooks(ps->jps, &h);
 	struct timeval tv = {.tv_sec = (time_t)(ps->period_ms / 1000),

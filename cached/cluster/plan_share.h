@@ -10,7 +10,8 @@
  *                           NP 0: a tombstone, the plan was cancelled)
  *   tc:{NAME}:jplan:GEN:I   piece I of version GEN (plan_codec.h), <= 1 MiB,
  *                           with a TTL
- *   tc:{NAME}:jplan_gen     the version counter
+ *   tc:{NAME}:jplan_gen     a counter: a version is Redis ms * 1024 + counter
+ *                           % 1024, so versions grow across a Redis restart
  * A publish is one script: the old version's pieces go, the new ones are
  * written under a fresh GEN and the field is set, all at once, so a reader
  * never mixes two registrations (it reads GEN's pieces, which only that
@@ -32,6 +33,7 @@
 #ifndef TIERCACHE_PLAN_SHARE_H
 #define TIERCACHE_PLAN_SHARE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cache.h"
@@ -45,9 +47,11 @@ struct plan_share;
 #define PLAN_SHARE_INDEX_MAX 1024u /* fields of the index a node takes */
 
 /* Set up on reg's whole-job plans (sets their hooks) and start the timer.
- * 0 or -ENOMEM. */
+ * is_home(home_arg, key): is this node key's home (job_plans.h: slices
+ * give up copies of chunks homed elsewhere). 0 or -ENOMEM. */
 int plan_share_new(struct cache *cache, struct redis_conn *rc, const struct cluster_conf *cc,
-		   struct plans *reg, struct plan_share **out);
+		   struct plans *reg, bool (*is_home)(void *home_arg, uint64_t key), void *home_arg,
+		   struct plan_share **out);
 /* The Redis connection came back: refresh, publish and list now. */
 void plan_share_redis_up(struct plan_share *ps);
 /* Status section "cluster_plans". */

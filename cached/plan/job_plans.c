@@ -8,10 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+
 #include "cache.h"
+#include "chunk.h"
 #include "log.h"
 #include "manifest.h"
+#include "mover.h"
 #include "plans.h"
+
+static void drop_copies(evutil_socket_t fd, short what, void *arg);
 
 int job_plans_new(struct job_plans **out, struct plans *reg)
 {
@@ -20,7 +26,41 @@ int job_plans_new(struct job_plans **out, struct plans *reg)
 		return -ENOMEM;
 	jps->reg = reg;
 	*out = jps;
-	return 0;
+	jps->drop_ev = event_new(reg->cache->base, -1, 0, drop_copies, jps);
+	return jps->drop_ev ? 0 : -ENOMEM;
+}
+
+void job_plans_passed(struct job_plans *jps, uint64_t key)
+{
+	if (!jps->hooks.is_home || jps->ndrop >= JOB_DROP_QUEUE ||
+	    jps->hooks.is_home(jps->hooks.arg, key))
+		return;
+	jps->drop_q[jps->ndrop++] = key;
+	if (jps->ndrop == 1)
+		event_active(jps->drop_ev, EV_TIMEOUT, 0);
+}
+
+/* Loop, outside any read: give up the queued copies that are still plain
+ * resident chunks (not pinned, moving or in a segment) on a tier filled
+ * above half its low watermark (below it there is room to spare). A client that holds one still reads it (chunk files are
+ * immutable); the next read of it asks its home again. */
+static void drop_copies(evutil_socket_t fd, short what, void *arg)
+{
+	struct job_plans *jps = arg;
+	struct cache *cache = jps->reg->cache;
+	(void)fd;
+	(void)what;
+	for (unsigned i = 0; i < jps->ndrop; i++) {
+		struct chunk *c = chunk_find(&cache->chunks, jps->drop_q[i]);
+		if (!c || c->state != CHUNK_RESIDENT || c->file->seg)
+			continue;
+		const struct tier *t = &cache->tiers[c->tier];
+		if (t->used <= t->low_bytes / 2)
+			continue; /* room to spare: the copy may serve a later read */
+		jps->dropped_copies++;
+		mover_evict(cache, c);
+	}
+	jps->ndrop = 0;
 }
 
 static void job_plan_free(struct job_plan *jp)
@@ -34,6 +74,8 @@ void job_plans_free(struct job_plans *jps)
 {
 	if (!jps)
 		return;
+	if (jps->drop_ev)
+		event_free(jps->drop_ev);
 	while (jps->list) {
 		struct job_plan *jp = jps->list;
 		jps->list = jp->next;
@@ -303,6 +345,12 @@ void job_plans_tick(struct job_plans *jps, uint64_t now_ns, uint64_t grace_ns)
 
 void job_plans_report(struct job_plans *jps, struct proto_rs *rs)
 {
+	proto_rs_section(rs, "job_slices", TC_SHAPE_OBJECT);
+	proto_rs_record(rs);
+	proto_rs_u64(rs, "installed", jps ? jps->installed : 0);
+	proto_rs_u64(rs, "install_errors", jps ? jps->install_errors : 0);
+	proto_rs_u64(rs, "dropped_copies", jps ? jps->dropped_copies : 0);
+
 	proto_rs_section(rs, "job_plans", TC_SHAPE_ARRAY);
 	for (struct job_plan *jp = jps ? jps->list : NULL; jp; jp = jp->next) {
 		unsigned ranks = 0;

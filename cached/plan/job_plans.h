@@ -34,10 +34,12 @@
 
 struct plans;
 struct dataset;
+struct event;
 
 #define JOB_PLANS_MAX 256u         /* whole-job plans on the node */
 #define JOB_SERVED_MAX 256u        /* (job, rank) pairs served here, oldest forgotten */
 #define JOB_PLAN_BLOB_MAX (256u << 20) /* bytes of paths (+ NULs) of one job plan */
+#define JOB_DROP_QUEUE 1024u       /* copies waiting to be given up */
 
 struct job_plan {
 	struct job_plan *next;
@@ -70,6 +72,11 @@ struct job_plans_hooks {
 	void (*cancelled)(void *arg, const struct job_plan *jp);
 	/* this node now serves a rank of job it did not serve before */
 	void (*serving)(void *arg, uint64_t job);
+	/* is this node key's home (cluster)? A slice's chunks homed elsewhere
+	 * are given up once the slice has read them, unless their tier is
+	 * below half its low watermark: each node keeps its share of the
+	 * job's data, not copies of its peers'. NULL: keep everything. */
+	bool (*is_home)(void *arg, uint64_t key);
 };
 
 struct job_served {
@@ -86,6 +93,10 @@ struct job_plans {
 	unsigned nserved;
 	struct job_plans_hooks hooks;
 	uint64_t next_serial;
+	struct event *drop_ev;  /* gives up the queued copies (not inside a read) */
+	uint64_t drop_q[JOB_DROP_QUEUE];
+	unsigned ndrop;
+	uint64_t dropped_copies; /* peers' chunks given up after the slice read them */
 	uint64_t installed;    /* slices installed */
 	uint64_t install_errors;
 };
@@ -115,6 +126,10 @@ int job_plans_cancel(struct job_plans *jps, struct dataset *ds, uint64_t job, bo
 /* A connection here is tagged with (job, rank): serve that rank. */
 void job_plans_serve(struct job_plans *jps, uint64_t job, uint32_t rank);
 bool job_plans_serves(const struct job_plans *jps, uint64_t job);
+
+/* A slice of this registry's (plans.c) passed key: queue the copy to be
+ * given up if another node is its home (hooks.is_home). */
+void job_plans_passed(struct job_plans *jps, uint64_t key);
 
 void job_plans_conn_closed(struct job_plans *jps, const void *c);
 void job_plans_forget_dataset(struct job_plans *jps, const struct dataset *ds);

@@ -306,10 +306,13 @@ int plans_cancel(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t r
 	return 0;
 }
 
-/* Positions [from, to) of pl were passed: count their bytes. */
-static void plan_passed(struct dplan *pl, uint64_t from, uint64_t to)
+/* Positions [from, to) of pl were passed: count their bytes (a job
+ * slice's: and maybe give up copies of other nodes' chunks). */
+static void plan_passed(struct plans *reg, struct dplan *pl, uint64_t from, uint64_t to)
 {
 	for (uint64_t q = from; q < to; q++) {
+		if (pl->owner == reg->jobs)
+			job_plans_passed(reg->jobs, plan_track_key(&pl->tr, q));
 		uint64_t aux = plan_track_aux(&pl->tr, q);
 		uint32_t len = plans_chunk_len(pl->ds, &pl->files[PLAN_AUX_FILE(aux)], PLAN_AUX_IDX(aux));
 		pl->consumed += len;
@@ -383,7 +386,7 @@ uint64_t plans_access(struct plans *reg, uint64_t key, const struct read_ctx *rc
 		pl->late++; /* the job got there before the prefetcher */
 	uint64_t after = plan_track_pos(&pl->tr);
 	if (after != before) {
-		plan_passed(pl, before, after);
+		plan_passed(reg, pl, before, after);
 		plan_store_seek(reg->cache->plans, pl->psid, after);
 	}
 	if (plan_track_end(&pl->tr) == after)

@@ -3,9 +3,13 @@
 # world_size 3 (tcplan ddp: tagged JOB:r), rank 0 registers the whole job's
 # order once per epoch (TIERCACHE_PLAN_JOB, a fresh shuffle) on node 1.
 # Each node learns its rank from the tag, loads the plan from Redis, and
-# prefetches its rank's slice from the chunks' homes. Dataset: 60 files of
-# 1 MiB (60 MiB, chunk 1 MiB); each node: hot 28 MiB = 20 MiB (1/3 of the
-# data) + 8 MiB for the prefetch window, no warm tier, policy clairvoyant.
+# prefetches its rank's slice from the chunks' homes, giving up its copies
+# of other nodes' chunks once read. Dataset: 60 files of 1 MiB (60 MiB,
+# chunk 1 MiB); each node: hot capacity 48 MiB (watermarks 90/70: the mover
+# keeps it under 33.6 MiB), no warm tier, policy clairvoyant. What a node
+# holds is its home share (about 1/3 of the data; 18 to 26 MiB in our runs:
+# rendezvous over 60 chunks is uneven) plus its prefetch window; the
+# headroom absorbs the uneven shares (printed per epoch: "resident").
 # Every byte read is compared with the source. Epoch 1 is cold; from epoch 2
 # on the aggregate hit ratio (reads whose chunk was resident, from the
 # datasets' hits / misses) must be >= 0.9 and the cold store is read about
@@ -20,6 +24,7 @@ MIB=1048576
 NFILES=60
 EPOCHS=4
 COMPUTE_MS=${DDP_COMPUTE_MS:-30}
+HOT=${DDP_HOT:-48M}
 JOB=24301
 SRC=$T/src
 mkdir -p "$SRC/train"
@@ -106,6 +111,9 @@ run() {
 			fi
 		done
 		echo "$line (hits/reads) cold bytes so far $(tc_cold_bytes)"
+		for i in $(seq 1 $N); do
+			echo "  node $i: $(tc_node_json "$i" "'from_cold %d from_peers %d to_peers %d resident %d evictions %d dropped_copies %d stalls %d fallbacks %s' % (s['counters']['bytes_from_cold'] >> 20, s['counters']['bytes_from_peers'] >> 20, s['counters']['bytes_to_peers'] >> 20, s['datasets'][0]['resident_hot_bytes'] >> 20, s['counters'].get('evictions', -1), s.get('job_slices', {}).get('dropped_copies', -1), s['prefetch']['stalls'], sum(v for k, v in s.get('cluster', {}).items() if k.startswith('fallback_')))")"
+		done
 	done
 	RATIO=$(awk -v h=$th -v m=$tm 'BEGIN {printf "%.3f", h / (h + m)}')
 	for i in $(seq 1 $N); do
@@ -115,7 +123,7 @@ run() {
 
 # ---- with [cluster] ----
 for i in $(seq 1 $N); do
-	tc_node_config "$i" hot=28M warm=none chunk=1M ds.policy=clairvoyant
+	tc_node_config "$i" hot=$HOT warm=none chunk=1M ds.policy=clairvoyant
 	tc_node_start "$i" || exit 1
 done
 for i in $(seq 1 $N); do
@@ -126,7 +134,9 @@ cold=$(tc_cold_bytes)
 echo "cluster: hit ratio from epoch 2: $RATIO (nodes ${RATIO_I[1]} ${RATIO_I[2]} ${RATIO_I[3]}); cold bytes $cold for a dataset of $total ($(awk -v c="$cold" -v t="$total" 'BEGIN {printf "%.3f", c / t}')x over $EPOCHS epochs)"
 check "cluster: aggregate hit ratio from epoch 2 ($RATIO) >= 0.9" awk -v r="$RATIO" 'BEGIN {exit !(r >= 0.9)}'
 check "cluster: cold bytes >= the dataset" [ "$cold" -ge "$total" ]
-check "cluster: cold bytes <= 1.25x the dataset over $EPOCHS epochs" [ "$cold" -le $((total * 125 / 100)) ]
+check "cluster: cold bytes <= 1.1x the dataset over $EPOCHS epochs" [ "$cold" -le $((total * 110 / 100)) ]
+check "nodes gave up their copies of other nodes' chunks" \
+	[ "$(tc_node_json 1 "s['job_slices']['dropped_copies']")" -gt 0 ]
 check "node 1 published the plan every epoch" [ "$(tc_node_json 1 "s['cluster_plans']['published']")" -ge $EPOCHS ]
 for i in 2 3; do
 	check "node $i loaded the plan from Redis every epoch" \
@@ -163,7 +173,7 @@ tc_countfs_stop
 tc_countfs_start "$SRC" || exit 1
 for i in $(seq 1 $N); do
 	rm -rf "$T/n$i"
-	tc_node_config "$i" hot=28M warm=none chunk=1M ds.policy=clairvoyant cluster=off
+	tc_node_config "$i" hot=$HOT warm=none chunk=1M ds.policy=clairvoyant cluster=off
 	tc_node_start "$i" || exit 1
 done
 CRATIO_CL=$RATIO
