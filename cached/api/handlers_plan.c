@@ -124,9 +124,9 @@ void handlers_plan_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 		conn_reply_err(c, h->op, h->id, -rc, "%s", msg);
 		goto fail;
 	}
-	if (!plan_owner_check(c, h, plans_find(plans, ds, q.job, q.rank)))
-		goto fail;
 	if (((st ? st->flags : q.flags) & TC_PLAN_JOB) && !job_owner_check(c, h, ds, q.job))
+		goto fail;
+	if (!plan_owner_check(c, h, plans_find(plans, ds, q.job, q.rank)))
 		goto fail;
 	if (st && st->mf != ds->mf) {
 		conn_reply_err(c, h->op, h->id, ESTALE,

@@ -3,7 +3,7 @@
  * (tiercache_plan_*) and reads files through libtiercache, comparing every
  * byte with the source.
  *
- *   tcplan set DATASET JOB RANK WORLD EPOCH [append] [indices] [hold=FILE]
+ *   tcplan set DATASET JOB RANK WORLD EPOCH [append] [job] [indices] [hold=FILE]
  *        entries (paths or indices) one per line on stdin; prints
  *        "registered N" or "error ENAME: detail"; hold=FILE keeps the
  *        connection open until FILE exists
@@ -151,6 +151,8 @@ static int cmd_set(struct tiercache *tc, int argc, char **argv)
 	for (int i = 7; i < argc; i++) {
 		if (!strcmp(argv[i], "append"))
 			flags |= TIERCACHE_PLAN_APPEND;
+		else if (!strcmp(argv[i], "job"))
+			flags |= TIERCACHE_PLAN_JOB;
 		else if (!strcmp(argv[i], "indices"))
 			indices = 1;
 		else if (!strncmp(argv[i], "hold=", 5))
