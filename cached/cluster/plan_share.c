@@ -426,7 +426,8 @@ static bool parse_entry(const redisReply *f, const redisReply *v, struct ps_entr
 	if (e->np == 0) /* a tombstone */
 		return e->gen > 0;
 	return e->gen > 0 && e->np <= PLAN_CODEC_PIECES_MAX && e->clen > 0 &&
-	       e->clen <= PLAN_CODEC_ENCODED_MAX && e->np == (e->clen + PLAN_CODEC_PIECE_MAX - 1) / PLAN_CODEC_PIECE_MAX &&
+	       e->clen <= PLAN_CODEC_ENCODED_MAX &&
+	       e->np == (e->clen + PLAN_CODEC_PIECE_MAX - 1) / PLAN_CODEC_PIECE_MAX &&
 	       e->rawlen <= PLAN_CODEC_RAW_MAX;
 }
 

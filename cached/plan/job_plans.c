@@ -42,8 +42,9 @@ void job_plans_passed(struct job_plans *jps, uint64_t key)
 
 /* Loop, outside any read: give up the queued copies that are still plain
  * resident chunks (not pinned, moving or in a segment) on a tier filled
- * above half its low watermark (below it there is room to spare). A client that holds one still reads it (chunk files are
- * immutable); the next read of it asks its home again. */
+ * above half its low watermark (below it there is room to spare). A client
+ * that holds one still reads it (chunk files are immutable); the next read
+ * of it asks its home again. */
 static void drop_copies(evutil_socket_t fd, short what, void *arg)
 {
 	struct job_plans *jps = arg;
