@@ -7,7 +7,7 @@
 # of other nodes' chunks once read. Dataset: 60 files of 1 MiB (60 MiB,
 # chunk 1 MiB); each node: hot capacity 56 MiB (watermarks 90/70: the mover
 # keeps it under 39.2 MiB), no warm tier, policy clairvoyant. What a node
-# holds is its home share (about 1/3 of the data; 15 to 27 MiB in our runs:
+# holds is its home share (about 1/3 of the data; 16 to 28 MiB in our runs:
 # rendezvous over 60 chunks is uneven) plus its prefetch window; the
 # headroom absorbs the uneven shares (printed per epoch: "resident"; at
 # 48 MiB a node homing 27 MiB re-read a little from cold: 1.08x).
