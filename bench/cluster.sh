@@ -118,3 +118,82 @@ echo "cold fill without [cluster] (local cold directory, page-cached): $(mbs "$t
 echo "transfer_cpu_vs_cold_fill $(awk -v p="$((c1 - c0))" -v f="$((c4 - c3))" 'BEGIN {if (f < 1) f = 1; printf "%.2f", p / f}') (machine CPU ticks of the peer read / of a cold fill of the same bytes on this machine)"
 stop_nodes
 echo "cluster_egress_ratio $on (cold bytes / dataset, goal <= 1.02); without [cluster]: $off"
+
+# ddp: a DDP job of world_size N, rank r on node r+1 (tcplan ddp: tagged
+# JOB:r, "computing" 20 ms per file); rank 0 registers the whole job's order
+# (TIERCACHE_PLAN_JOB, a fresh shuffle) once per epoch on node 1. Dataset:
+# 96 files of 1 MiB; each node's hot tier 60 MiB (the mover keeps it under
+# 42 MiB): its home share (~24 MiB = 1/N) plus the prefetch window, with
+# headroom for uneven shares. Hit ratio = reads whose chunk was resident,
+# epochs 2-3, all nodes. Independent caches: the same nodes and clients
+# without [cluster] (the plan reaches node 1 only).
+DDP_FILES=96
+DDP_JOB=24301
+mkdir -p "$SRC/ddp"
+for i in $(seq -w 1 $DDP_FILES); do head -c $MIB /dev/urandom >"$SRC/ddp/f$i.bin"; done
+ddp_counts() { # ddp_counts: HITS / MISSES summed over the nodes
+	local i
+	HITS=0
+	MISSES=0
+	for i in $(seq 1 $N); do
+		HITS=$((HITS + $(tc_node_json "$i" "s['datasets'][0]['hits']")))
+		MISSES=$((MISSES + $(tc_node_json "$i" "s['datasets'][0]['misses']")))
+	done
+}
+ddp_epoch() { # ddp_epoch E MODE: one epoch (MODE on: wait for every node's slice)
+	local e=$1 mode=$2 i r
+	local -a p=()
+	(cd "$SRC" && ls ddp/*) | python3 -c "
+import random, sys
+v = sys.stdin.read().split(); random.Random($e).shuffle(v); print('\n'.join(v))" >"$T/ddp_order$e"
+	for i in $(seq 1 $N); do
+		r=$((i - 1))
+		TIERCACHE_SOCKET=$T/n$i/sock "$TC_TESTS/tcplan" ddp ds "$SRC" $DDP_JOB $r $N "$e" "$T/ddp_order$e" \
+			"$T/ddp_go$e" 20 $([ $r = 0 ] && echo register) >"$T/ddp_rank$r.out" 2>&1 &
+		p+=($!)
+	done
+	for i in $(seq 1 $N); do
+		r=$((i - 1))
+		wait_for 30 "grep -q ready $T/ddp_rank$r.out" || return 1
+		[ "$mode" = on ] || [ "$i" = 1 ] || continue
+		wait_for 30 "[ \"\$(tc_node_json $i 'any(p[\"job\"] == $DDP_JOB and p[\"rank\"] == $r and p[\"epoch\"] == $e for p in s[\"plans\"])')\" = True ]" || return 1
+	done
+	for i in $(seq 1 $N); do TIERCACHE_SOCKET=$T/n$i/sock "$TC_TESTS/tcplan" settle >/dev/null; done
+	touch "$T/ddp_go$e"
+	for i in "${p[@]}"; do wait "$i" || return 1; done
+}
+ddp_run() { # ddp_run on|off: sets DDP_HIT and DDP_COLD (in this shell: its
+	# nodes and mount stay known to the cleanup)
+	local i e h0 m0
+	tc_countfs_stop
+	tc_countfs_start "$SRC" >/dev/null || exit 1
+	for i in $(seq 1 $N); do
+		rm -rf "$T/n$i"
+		if [ "$1" = on ]; then tc_node_config "$i" hot=60M warm=none chunk=1M ds.policy=clairvoyant
+		else tc_node_config "$i" hot=60M warm=none chunk=1M ds.policy=clairvoyant cluster=off; fi
+		tc_node_start "$i" >/dev/null || exit 1
+	done
+	if [ "$1" = on ]; then
+		for i in $(seq 1 $N); do
+			wait_for 30 "[ \"\$(tc_node_json $i 'len(s[\"cluster_members\"])' 2>/dev/null)\" = $N ]" || exit 1
+		done
+	fi
+	ddp_epoch 1 "$1" || { echo "ddp epoch 1 failed" >&2; exit 1; }
+	ddp_counts
+	h0=$HITS
+	m0=$MISSES
+	for e in 2 3; do ddp_epoch "$e" "$1" || { echo "ddp epoch $e failed" >&2; exit 1; }; done
+	ddp_counts
+	DDP_HIT=$(awk -v h=$((HITS - h0)) -v m=$((MISSES - m0)) 'BEGIN {printf "%.3f", h / (h + m)}')
+	DDP_COLD=$(awk -v c="$(tc_cold_bytes)" -v t=$((DDP_FILES * MIB)) 'BEGIN {printf "%.3f", c / t}')
+	stop_nodes
+}
+echo "== ddp: a job of world_size $N over $N daemons, $DDP_FILES MiB, each caching ~1/$N"
+ddp_run on
+ddp_on=$DDP_HIT
+ddp_on_cold=$DDP_COLD
+ddp_run off
+ddp_off=$DDP_HIT
+ddp_off_cold=$DDP_COLD
+echo "ddp_hit_ratio $ddp_on (epochs 2-3, goal >= 0.95); independent caches: $ddp_off; ratio $(awk -v a="$ddp_on" -v b="$ddp_off" 'BEGIN {printf "%.2f", a / b}')"
+echo "ddp_cold_ratio $ddp_on_cold (cold bytes / dataset over 3 epochs); independent caches: $ddp_off_cold"

@@ -198,8 +198,10 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 	}
 	if (cfg->cluster.enabled) {
 		/* before clients: a miss may ask the chunk's home from the start */
-		if ((rc = cluster_new(cache, &cfg->cluster, &d->cluster, err, errlen)) < 0 ||
-		    (rc = cluster_start(d->cluster, err, errlen)) < 0)
+		if ((rc = cluster_new(cache, &cfg->cluster, &d->cluster, err, errlen)) < 0)
+			return rc;
+		cluster_set_plans(d->cluster, d->plans);
+		if ((rc = cluster_start(d->cluster, err, errlen)) < 0)
 			return rc;
 		cache->hooks.remote_read = hook_remote_read;
 		cache->hooks.manifest_fetch = hook_manifest_fetch; /* one listing per cluster */

@@ -150,6 +150,13 @@ struct tiercache_plan {
 	uint32_t epoch;      /* shown in status; not interpreted */
 };
 #define TIERCACHE_PLAN_APPEND 0x1u /* add after the current plan instead of replacing it */
+/* The list is the whole job's sample order, registered once by any rank:
+ * rank r reads entries i with i % world_size == r (torch's
+ * DistributedSampler). Every node that serves a rank of the job (a
+ * connection tagged with it, tiercache_set_job) prefetches that rank's
+ * share; with [cluster] the plan reaches every node through Redis. Replaces
+ * the job's plan (not with TIERCACHE_PLAN_APPEND); cancel with any rank. */
+#define TIERCACHE_PLAN_JOB 0x2u
 
 int tiercache_plan_paths(struct tiercache *tc, const char *dataset, const struct tiercache_plan *p,
 			 const char *const *paths, size_t n, unsigned flags);

@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "manifest.h"
+#include "job_plans.h"
 #include "plan_frame.h"
 #include "plans.h"
 #include "access.h"
@@ -66,6 +67,19 @@ static bool plan_owner_check(struct conn *c, const struct tc_hdr *h, const struc
 	return false;
 }
 
+/* May c replace or cancel ds's whole-job plan of job? If not, reply EPERM. */
+static bool job_owner_check(struct conn *c, const struct tc_hdr *h, struct dataset *ds, uint64_t job)
+{
+	const struct job_plan *jp = job_plans_find(conn_api(c)->plans->jobs, ds, job);
+	if (!jp || conn_sess(c)->cred.trusted || jp->uid == conn_sess(c)->cred.uid)
+		return true;
+	conn_reply_err(c, h->op, h->id, EPERM,
+		       "the whole-job plan of job %llu on dataset %s belongs to uid %u: only that uid or "
+		       "an admin may replace or cancel it (use another job id for a plan of your own)",
+		       (unsigned long long)job, ds->name, (unsigned)jp->uid);
+	return false;
+}
+
 static void plan_reply(struct conn *c, const struct tc_hdr *h, uint64_t entries, uint64_t chunks,
 		       bool registered)
 {
@@ -116,6 +130,8 @@ void handlers_plan_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 		conn_reply_err(c, h->op, h->id, -rc, "%s", msg);
 		goto fail;
 	}
+	if (((st ? st->flags : q.flags) & TC_PLAN_JOB) && !job_owner_check(c, h, ds, q.job))
+		goto fail;
 	if (!plan_owner_check(c, h, plans_find(plans, ds, q.job, q.rank)))
 		goto fail;
 	if (st && st->mf != ds->mf) {
@@ -138,7 +154,7 @@ void handlers_plan_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 	if (q.flags & TC_PLAN_MORE) {
 		if (!st)
 			rc = plan_stage_start(&plans->stages, c, ds, ds->mf, q.job, q.rank,
-					      q.flags & (TC_PLAN_APPEND | TC_PLAN_RESUME), &st);
+					      q.flags & (TC_PLAN_APPEND | TC_PLAN_RESUME | TC_PLAN_JOB), &st);
 		if (rc == 0)
 			rc = plan_stage_add(&plans->stages, st, ix, q.n, fp);
 		if (rc == -EBUSY)
@@ -166,6 +182,9 @@ void handlers_plan_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 	if (st) {
 		err = plans_stage_commit(plans, st, owner, q.world_size, q.epoch, ix, q.n, &entries);
 		st = NULL;
+	} else if (q.flags & TC_PLAN_JOB) {
+		err = job_plans_set_local(plans->jobs, c, owner, ds, q.job, q.rank, q.world_size, q.epoch,
+					  q.flags & TC_PLAN_RESUME, NULL, 0, ix, q.n);
 	} else {
 		err = plans_set(plans, c, owner, ds, q.job, q.rank, q.world_size, q.epoch,
 				q.flags & (TC_PLAN_APPEND | TC_PLAN_RESUME), ix, q.n);
@@ -215,9 +234,14 @@ void handlers_plan_cancel(struct conn *c, const struct tc_hdr *h, struct proto_r
 		return;
 	}
 	struct dplan *pl = plans_find(conn_api(c)->plans, ds, job, rank);
-	if (pl && !plan_owner_check(c, h, pl))
+	bool whole = job_plans_find(conn_api(c)->plans->jobs, ds, job) != NULL;
+	if (whole && !job_owner_check(c, h, ds, job))
 		return;
-	if (plans_cancel(conn_api(c)->plans, ds, job, rank) < 0) {
+	if (!whole && pl && !plan_owner_check(c, h, pl))
+		return;
+	/* a whole-job plan is cancelled with any rank: everywhere it runs */
+	if (whole ? job_plans_cancel(conn_api(c)->plans->jobs, ds, job, true) < 0
+		  : plans_cancel(conn_api(c)->plans, ds, job, rank) < 0) {
 		conn_reply_err(c, h->op, h->id, ENOENT, "no plan of job %llu rank %u on dataset %s",
 			       (unsigned long long)job, rank, ds->name);
 		return;
@@ -243,6 +267,8 @@ void handlers_conn_job(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 		return;
 	}
 	conn_sess(c)->job = t;
+	if (t.set)
+		job_plans_serve(conn_api(c)->plans->jobs, t.job, t.rank); /* this node serves that rank */
 	if (t.set && t.rank == TC_JOB_RANK_ANY)
 		log_debug("pid=%d job=%llu rank=any op=conn_job", (int)c->pid, (unsigned long long)t.job);
 	else if (t.set)

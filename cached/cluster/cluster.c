@@ -35,6 +35,7 @@
 #include "members.h"
 #include "peer_client.h"
 #include "peer_server.h"
+#include "plan_share.h"
 #include "redis_conn.h"
 
 #define PASSWORD_MAX 512u
@@ -56,6 +57,8 @@ struct cluster {
 	struct manifest_share *mshare;       /* shared manifests (manifest_share.h) */
 	struct drain *drain;                 /* tierctl cluster drain (drain.h) */
 	uint64_t prev_asked, prev_got;      /* misses asked of the chunk's previous home */
+	struct plans *plans;                 /* the daemon's plans (cluster_set_plans) */
+	struct plan_share *pshare;           /* whole-job plans through Redis (plan_share.h) */
 	bool running;
 	uint64_t asked;                     /* misses asked of a peer */
 	uint64_t fallbacks[PEER_FAIL_COUNT]; /* by reason */
@@ -204,6 +207,13 @@ static void on_redis_state(void *arg, bool up)
 		members_redis_up(cl->mem);
 	if (up)
 		broadcast_redis_up(cl->bcast);
+	if (up)
+		plan_share_redis_up(cl->pshare);
+}
+
+void cluster_set_plans(struct cluster *cl, struct plans *reg)
+{
+	cl->plans = reg;
 }
 
 static uint64_t self_capacity(const struct cache *cache)
@@ -251,6 +261,11 @@ int cluster_start(struct cluster *cl, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot set up the admin broadcast: %s", strerror(-rc));
 		return rc;
 	}
+	if (cl->plans && (rc = plan_share_new(cl->cache, cl->redis, cc, cl->plans, cluster_is_home, cl,
+					      &cl->pshare)) < 0) {
+		snprintf(err, errlen, "cannot set up the plan sharing: %s", strerror(-rc));
+		return rc;
+	}
 	rc = members_new(cl->cache->base, cl->redis, cc, &self, &hooks, &cl->mem);
 	if (rc == 0)
 		rc = members_start(cl->mem);
@@ -287,17 +302,37 @@ static int ask_prev(struct cluster *cl, const struct member *m, int prev, struct
 	return 0;
 }
 
+/* key's home, next in rank and previous home among the live members (hc);
+ * the member list in *mp. */
+static void choose(struct cluster *cl, uint64_t key, const struct member **mp, struct home_choice *hc)
+{
+	size_t n;
+	const struct member *m = members_list(cl->mem, &n);
+	if (n > MEMBERS_MAX)
+		n = MEMBERS_MAX;
+	handover_choose(m, n, cl->cc->node_id, key, cl->nodes, hc);
+	*mp = m;
+}
+
+bool cluster_is_home(void *arg, uint64_t key)
+{
+	struct cluster *cl = arg;
+	if (!cl->running || !cl->mem)
+		return true;
+	const struct member *m;
+	struct home_choice hc;
+	choose(cl, key, &m, &hc);
+	return hc.home < 0 || strcmp(m[hc.home].id, cl->cc->node_id) == 0;
+}
+
 int cluster_remote_read(void *arg, struct remote_read *rr)
 {
 	struct cluster *cl = arg;
 	if (!cl->running)
 		return -ENOTCONN;
-	size_t n;
-	const struct member *m = members_list(cl->mem, &n);
-	if (n > MEMBERS_MAX)
-		n = MEMBERS_MAX;
+	const struct member *m;
 	struct home_choice hc;
-	handover_choose(m, n, cl->cc->node_id, rr->key, cl->nodes, &hc);
+	choose(cl, rr->key, &m, &hc);
 	int first = hc.home, second = hc.second;
 	if (first < 0)
 		return ask_prev(cl, m, hc.prev, rr); /* no home up (all joining) */
@@ -340,6 +375,8 @@ void cluster_stop(struct cluster *cl)
 	cl->bcast = NULL;
 	drain_free(cl->drain); /* its requests ended with the peer client's */
 	cl->drain = NULL;
+	plan_share_free(cl->pshare);
+	cl->pshare = NULL;
 	if (cl->mem && cl->redis && redis_conn_up(cl->redis)) /* leave now, not when the lease ends */
 		leave_now(cl->cache->base, cl->mem, cl->cc->node_id, cl->cc->redis_timeout_ms);
 	members_free(cl->mem); /* leaves the list if Redis is there */
@@ -471,6 +508,7 @@ void cluster_report(struct cluster *cl, struct proto_rs *rs)
 
 	broadcast_report(cl->bcast, rs);
 	manifest_share_report(cl->mshare, rs);
+	plan_share_report(cl->pshare, rs);
 
 	proto_rs_section(rs, "cluster_egress", TC_SHAPE_ARRAY);
 	char mine[MEMBER_STATS_MAX];

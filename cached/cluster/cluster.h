@@ -24,13 +24,20 @@
 
 struct cluster;
 struct broadcast;
+struct plans;
 
 /* Load the key file (and Redis password file), set up (nothing is
  * started). 0, or -errno with the reason in err. */
 int cluster_new(struct cache *cache, const struct cluster_conf *cc, struct cluster **out, char *err,
 		size_t errlen);
+/* The daemon's plans: whole-job plans are shared through Redis
+ * (plan_share.h). Before cluster_start. */
+void cluster_set_plans(struct cluster *cl, struct plans *reg);
 /* Bind the peer port, connect to Redis, start heartbeats. */
 int cluster_start(struct cluster *cl, char *err, size_t errlen);
+/* Is this node key's home now (any node is while no member list is
+ * known)? arg: the cluster. */
+bool cluster_is_home(void *arg, uint64_t key);
 /* The engine's remote_read hook (cache.h). */
 int cluster_remote_read(void *arg, struct remote_read *rr);
 /* The engine's manifest_fetch / manifest_listed hooks (cache.h): one

@@ -16,6 +16,7 @@
 #include <event2/event.h>
 
 #include "chunk.h"
+#include "job_plans.h"
 #include "log.h"
 #include "manifest.h"
 #include "loop.h"
@@ -41,6 +42,8 @@ int plans_init(struct plans **out, struct cache *cache)
 	*out = r;
 	r->cache = cache;
 	int rc = prefetch_init(&r->pf, cache, r);
+	if (rc == 0)
+		rc = job_plans_new(&r->jobs, r);
 	if (rc < 0)
 		return rc;
 	r->tick = event_new(cache->base, -1, EV_PERSIST, plans_tick, r);
@@ -66,6 +69,7 @@ void plans_free(struct plans *r)
 		return;
 	if (r->tick)
 		event_free(r->tick);
+	job_plans_free(r->jobs);
 	while (r->list) {
 		struct dplan *pl = r->list;
 		r->list = pl->next;
@@ -126,6 +130,7 @@ void plans_forget_dataset(struct plans *reg, const struct dataset *ds)
 			plan_remove(reg, pl, "dataset_removed");
 	}
 	plan_stage_drop_ds(&reg->stages, ds);
+	job_plans_forget_dataset(reg->jobs, ds);
 }
 
 static struct dplan *plan_new(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t rank)
@@ -301,10 +306,13 @@ int plans_cancel(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t r
 	return 0;
 }
 
-/* Positions [from, to) of pl were passed: count their bytes. */
-static void plan_passed(struct dplan *pl, uint64_t from, uint64_t to)
+/* Positions [from, to) of pl were passed: count their bytes (a job
+ * slice's: and maybe give up copies of other nodes' chunks). */
+static void plan_passed(struct plans *reg, struct dplan *pl, uint64_t from, uint64_t to)
 {
 	for (uint64_t q = from; q < to; q++) {
+		if (pl->owner == reg->jobs)
+			job_plans_passed(reg->jobs, plan_track_key(&pl->tr, q));
 		uint64_t aux = plan_track_aux(&pl->tr, q);
 		uint32_t len = plans_chunk_len(pl->ds, &pl->files[PLAN_AUX_FILE(aux)], PLAN_AUX_IDX(aux));
 		pl->consumed += len;
@@ -378,7 +386,7 @@ uint64_t plans_access(struct plans *reg, uint64_t key, const struct read_ctx *rc
 		pl->late++; /* the job got there before the prefetcher */
 	uint64_t after = plan_track_pos(&pl->tr);
 	if (after != before) {
-		plan_passed(pl, before, after);
+		plan_passed(reg, pl, before, after);
 		plan_store_seek(reg->cache->plans, pl->psid, after);
 	}
 	if (plan_track_end(&pl->tr) == after)
@@ -410,6 +418,7 @@ void plans_conn_closed(struct plans *r, const void *c)
 			 (unsigned long long)pl->job, pl->rank, r->cache->cfg->plan_grace_s);
 	}
 	plan_stage_drop_conn(&r->stages, c);
+	job_plans_conn_closed(r->jobs, c);
 }
 
 /* Once a second: expire orphaned plans, measure rates, keep windows full. */
@@ -434,6 +443,7 @@ static void plans_tick(evutil_socket_t fd, short what, void *arg)
 			pl->rate_bytes = pl->consumed;
 		}
 	}
+	job_plans_tick(reg->jobs, now, grace);
 	prefetch_pump_all(reg->pf);
 }
 
@@ -466,7 +476,9 @@ void plans_report(struct plans *reg, struct proto_rs *rs)
 		proto_rs_bool(rs, "connected", pl->owner != NULL);
 		proto_rs_bool(rs, "resuming", pl->resync);
 		proto_rs_u64(rs, "orphaned_s", pl->owner ? 0 : (now - pl->gone_ns) / NS_PER_S);
+		proto_rs_bool(rs, "job_slice", reg->jobs && pl->owner == reg->jobs);
 	}
+	job_plans_report(reg ? reg->jobs : NULL, rs);
 }
 
 /* ---- multi-frame registrations ---- */
@@ -493,7 +505,10 @@ int plans_stage_commit(struct plans *reg, struct plan_stage *st, uid_t uid, uint
 		if (rc == 0 && fp != st->fp)
 			rc = -ESTALE;
 	}
-	if (rc == 0)
+	if (rc == 0 && (st->flags & TC_PLAN_JOB))
+		rc = job_plans_set_local(reg->jobs, st->c, uid, ds, st->job, st->rank, world_size, epoch,
+					 st->flags, st->ix, st->n, ix, n);
+	else if (rc == 0)
 		rc = plan_register(reg, st->c, uid, ds, st->job, st->rank, world_size, epoch, st->flags,
 				   &in);
 	plan_stage_drop(&reg->stages, st);

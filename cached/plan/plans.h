@@ -30,6 +30,7 @@
 #include "proto.h"
 
 struct prefetch;
+struct job_plans;
 
 /* Bounds against a client that registers without end. */
 #define PLANS_MAX 4096u                /* plans on the node */
@@ -81,6 +82,7 @@ struct plans {
 	unsigned n;
 	uint64_t next_psid;
 	struct plan_stages stages; /* multi-frame registrations in progress */
+	struct job_plans *jobs; /* whole-job plans and their slices (job_plans.h) */
 	struct event *tick;
 };
 
@@ -137,7 +139,9 @@ void plans_report(struct plans *reg, struct proto_rs *rs);
  * frame. Commit: register st's entries followed by ix[0..n) for uid
  * (plans_set with st's flags) and drop st; *items = entries registered.
  * -ESTALE if the dataset's manifest was replaced since st was started (a
- * refresh: the indices name other files now); else as plans_set. */
+ * refresh: the indices name other files now); else as plans_set. A
+ * sequence started with TC_PLAN_JOB registers a whole-job plan
+ * (job_plans_set_local). */
 int plans_stage_commit(struct plans *reg, struct plan_stage *st, uid_t uid, uint32_t world_size,
 		       uint32_t epoch, const uint32_t *ix, size_t n, uint64_t *items);
 

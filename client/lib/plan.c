@@ -49,8 +49,13 @@ static int plan_check(struct tiercache *tc, const char *dataset, const struct ti
 			      p->world_size);
 		return -EINVAL;
 	}
-	if (flags & ~TIERCACHE_PLAN_APPEND) {
+	if (flags & ~(TIERCACHE_PLAN_APPEND | TIERCACHE_PLAN_JOB)) {
 		tc_err_detail("unknown plan flags 0x%x", flags);
+		return -EINVAL;
+	}
+	if ((flags & TIERCACHE_PLAN_APPEND) && (flags & TIERCACHE_PLAN_JOB)) {
+		tc_err_detail("a whole-job plan (TIERCACHE_PLAN_JOB) replaces the job's plan: it cannot "
+			      "be appended to (register the next epoch's order whole)");
 		return -EINVAL;
 	}
 	return 0;
@@ -184,6 +189,7 @@ struct tc_kept_plan {
 	char dataset[TC_DATASET_NAME_MAX + 1];
 	uint64_t job;
 	uint32_t rank;
+	bool whole; /* registered with TIERCACHE_PLAN_JOB */
 	struct tc_kept_seg seg[2];
 	int nseg;
 };
@@ -269,7 +275,7 @@ static int seg_copy(struct tc_kept_seg *g, const struct tiercache_plan *p, const
 /* The daemon registered s: keep it (io_lock held). A plan that cannot be
  * kept is logged and will not survive a restart; the call still succeeded. */
 static void kept_note(struct tiercache *tc, const char *dataset, const struct tiercache_plan *p,
-		      const struct plan_src *s, bool append)
+		      const struct plan_src *s, bool append, bool whole)
 {
 	struct tc_kept_plan **pp = kept_find(tc, dataset, p->job, p->rank);
 	struct tc_kept_plan *k = *pp;
@@ -299,6 +305,7 @@ static void kept_note(struct tiercache *tc, const char *dataset, const struct ti
 			k->next = tc->kept;
 			tc->kept = k;
 		}
+		k->whole = whole;
 		for (int i = 0; i < k->nseg; i++)
 			seg_free(tc, &k->seg[i]);
 		k->seg[0] = g;
@@ -354,7 +361,7 @@ int tc_conn_restore(struct tiercache *tc)
 		struct tc_kept_plan *k = *pp;
 		int rc = 0;
 		for (int i = 0; i < k->nseg && rc == 0; i++)
-			rc = seg_replay(tc, k, &k->seg[i], i == 0 ? TC_PLAN_RESUME : TC_PLAN_APPEND);
+			rc = seg_replay(tc, k, &k->seg[i], i == 0 ? TC_PLAN_RESUME | (k->whole ? TC_PLAN_JOB : 0) : TC_PLAN_APPEND);
 		if (rc == TC_ERETRY)
 			return rc;
 		if (rc < 0) {
@@ -401,7 +408,8 @@ static int plan_send(struct tiercache *tc, const char *dataset, const struct tie
 	for (int attempt = 0;; attempt++) {
 		uint32_t gen0 = plan_conn_gen(tc);
 		size_t sent;
-		rc = plan_frames(tc, dataset, p, s, append ? TC_PLAN_APPEND : 0, plan_xfer_call, &sent);
+		uint8_t first = append ? TC_PLAN_APPEND : (flags & TIERCACHE_PLAN_JOB) ? TC_PLAN_JOB : 0;
+		rc = plan_frames(tc, dataset, p, s, first, plan_xfer_call, &sent);
 		/* the connection was replaced between two frames of this plan: the
 		 * new daemon has no registration in progress. Send it all again. */
 		if (rc == -EINVAL && sent > 0 && attempt == 0 && plan_conn_gen(tc) != gen0)
@@ -411,7 +419,7 @@ static int plan_send(struct tiercache *tc, const char *dataset, const struct tie
 	if (rc < 0)
 		return tc_err_fail(rc);
 	tc_io_lock(tc);
-	kept_note(tc, dataset, p, s, append);
+	kept_note(tc, dataset, p, s, append, flags & TIERCACHE_PLAN_JOB);
 	tc_ahead_reset(tc); /* a new plan: ask for its files afresh */
 	tc_io_unlock(tc);
 	return 0;

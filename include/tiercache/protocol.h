@@ -289,6 +289,10 @@ enum tc_op {
 #define TC_PLAN_RESUME 0x8u /* first frame: a re-registration after a reconnect;
 			     * the plan's position jumps to the first read of it
 			     * the daemon sees, wherever it is in the plan */
+#define TC_PLAN_JOB 0x10u   /* first frame: the list is the whole job's sample
+			     * order; rank r reads entries i with
+			     * i % world_size == r (DistributedSampler's
+			     * interleave). Not with TC_PLAN_APPEND. */
 #define TC_PLAN_PATHS 1u
 #define TC_PLAN_INDICES 2u
 #define TC_PLAN_ENTRIES_MAX (1u << 24) /* files in one registration */

@@ -10,7 +10,7 @@
 #   tc_cold_readdirs / tc_cold_readdirs_root
 #                                                     COLD, COUNT_FILE
 #   tc_cluster_key [second]                           CLUSTER_KEY (, CLUSTER_KEY2)
-#   tc_node_config I [hot=64M] [warm=128M|none] [chunk=1M] [dataset=ds]
+#   tc_node_config I [hot=64M] [warm=128M|none] [chunk=1M] [dataset=ds] [ds.KEY=VALUE]
 #                  [cluster=off] [cluster.KEY=VALUE]...
 #   tc_node_start I / tc_node_stop I / tc_node_kill I / tc_node_pause I /
 #   tc_node_resume I / tc_node_env I / tc_node_status_json I / tc_node_json I EXPR
@@ -188,6 +188,7 @@ tc_node_config() {
 		chunk=*) chunk=${a#*=} ;;
 		dataset=*) ds=${a#*=} ;;
 		cluster=off) cluster=off ;;
+		ds.*=*) extra+=("${a#ds.}") ;; # a line of the [dataset] section: ds.policy=clairvoyant
 		cluster.*=*)
 			k=${a#cluster.}
 			k=${k%%=*}

@@ -3,7 +3,7 @@
  * (tiercache_plan_*) and reads files through libtiercache, comparing every
  * byte with the source.
  *
- *   tcplan set DATASET JOB RANK WORLD EPOCH [append] [indices] [hold=FILE]
+ *   tcplan set DATASET JOB RANK WORLD EPOCH [append] [job] [indices] [hold=FILE]
  *        entries (paths or indices) one per line on stdin; prints
  *        "registered N" or "error ENAME: detail"; hold=FILE keeps the
  *        connection open until FILE exists
@@ -16,6 +16,13 @@
  *        (from chunk FIRST, COUNT chunks; default: all)
  *   tcplan raw OP HEX                   send a raw payload, print the errno
  *   tcplan settle                       wait for no fill in flight
+ *   tcplan ddp DATASET SRCDIR JOB RANK WORLD EPOCH ORDER GO COMPUTE_MS [register]
+ *        one rank of a DDP job: tags its connection JOB:RANK, registers
+ *        ORDER (paths, one a line) as the whole job's plan if "register"
+ *        (TIERCACHE_PLAN_JOB), prints "ready", waits (<= 120 s) for the
+ *        file GO, then reads ORDER's entries i with i % WORLD == RANK, each
+ *        whole, compared with SRCDIR/PATH, "computing" COMPUTE_MS after
+ *        each; prints "ok read N" or FAIL lines
  *   tcplan shell DATASET SRCDIR         a long-lived client driven by
  *        commands on stdin, one reply line each ("ok ..." or "error ENAME:
  *        detail" or "FAIL: ..."). Plans go on one connection, reads on a
@@ -144,6 +151,8 @@ static int cmd_set(struct tiercache *tc, int argc, char **argv)
 	for (int i = 7; i < argc; i++) {
 		if (!strcmp(argv[i], "append"))
 			flags |= TIERCACHE_PLAN_APPEND;
+		else if (!strcmp(argv[i], "job"))
+			flags |= TIERCACHE_PLAN_JOB;
 		else if (!strcmp(argv[i], "indices"))
 			indices = 1;
 		else if (!strncmp(argv[i], "hold=", 5))
@@ -366,6 +375,56 @@ static int cmd_shell(struct tiercache *tc, char **argv)
 	return 0;
 }
 
+static int cmd_ddp(struct tiercache *tc, char **argv, bool reg)
+{
+	const char *ds = argv[2], *srcdir = argv[3];
+	struct tiercache_plan p = {.job = strtoull(argv[4], NULL, 0),
+				   .rank = (uint32_t)strtoul(argv[5], NULL, 0),
+				   .world_size = (uint32_t)strtoul(argv[6], NULL, 0),
+				   .epoch = (uint32_t)strtoul(argv[7], NULL, 0)};
+	long compute_ms = strtol(argv[10], NULL, 10);
+	FILE *f = fopen(argv[8], "r");
+	if (!f || !p.world_size) {
+		printf("FAIL: cannot open %s or world_size 0\n", argv[8]);
+		return 1;
+	}
+	size_t n;
+	char **v = read_lines_from(f, &n);
+	fclose(f);
+	int rc = 1;
+	if (tiercache_set_job(tc, p.job, p.rank) < 0) {
+		(void)report_err();
+		goto out;
+	}
+	if (reg && tiercache_plan_paths(tc, ds, &p, (const char *const *)v, n, TIERCACHE_PLAN_JOB) < 0) {
+		(void)report_err();
+		goto out;
+	}
+	printf("ready\n");
+	fflush(stdout);
+	struct timespec ts = {0, 10 * 1000 * 1000};
+	for (int i = 0; i < 12000 && access(argv[9], F_OK) != 0; i++)
+		nanosleep(&ts, NULL);
+	size_t bad = 0, done = 0;
+	for (size_t i = p.rank; i < n; i += p.world_size, done++) {
+		char tcpath[8192], src[8192];
+		snprintf(tcpath, sizeof(tcpath), "%s/%s", ds, v[i]);
+		snprintf(src, sizeof(src), "%s/%s", srcdir, v[i]);
+		if (read_compare(tc, tcpath, src, 0, 0, UINT64_MAX)) {
+			bad++;
+			printf("FAIL: %s differs from the source\n", v[i]);
+		}
+		struct timespec c = {compute_ms / 1000, (compute_ms % 1000) * 1000 * 1000};
+		nanosleep(&c, NULL);
+	}
+	if (!bad)
+		printf("ok read %zu\n", done);
+	rc = bad != 0;
+out:
+	free_lines(v, n);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -396,6 +455,8 @@ int main(int argc, char **argv)
 		rc = settle(tc) < 0;
 	else if (!strcmp(argv[1], "shell") && argc == 4)
 		rc = cmd_shell(tc, argv);
+	else if (!strcmp(argv[1], "ddp") && (argc == 11 || argc == 12))
+		rc = cmd_ddp(tc, argv, argc == 12 && !strcmp(argv[11], "register"));
 	tiercache_disconnect(tc);
 	return rc;
 }

@@ -21,6 +21,7 @@ LIBRARY_ENV = "TIERCACHE_LIBRARY"
 TIERCACHE_FILE = 1
 TIERCACHE_DIR = 2
 PLAN_APPEND = 0x1
+PLAN_JOB = 0x2  # the whole job's order; rank r reads entries i % world_size == r
 
 
 class LibraryNotFoundError(ImportError):

@@ -517,11 +517,15 @@ class Client:
         out.sort(key=os.fsencode)
         return out
 
-    def plan(self, dataset, items, job, rank=0, world_size=1, epoch=0, append=False):
+    def plan(self, dataset, items, job, rank=0, world_size=1, epoch=0, append=False,
+             whole_job=False):
         """Register the order in which (job, rank) will read dataset's files:
         items are either paths relative to the dataset ("train/0001.tar") or
         indices into the dataset's sorted file list (Client.files(dataset)).
-        Replaces the rank's plan, or extends it with append=True. job: an int
+        Replaces the rank's plan, or extends it with append=True.
+        whole_job=True: items are the whole job's sample order, registered
+        once by any rank; rank r reads items i with i % world_size == r (as
+        torch's DistributedSampler); not with append. job: an int
         id, or a name (str) hashed to one. Raises Error(ENOSYS) when the
         loaded libtiercache has no plan support."""
         tc = self._check()
@@ -531,7 +535,9 @@ class Client:
                         _u32("epoch", epoch))
         if not 0 <= p.rank < p.world_size:
             raise ValueError("rank %d is not in 0..world_size-1 (world_size %d)" % (p.rank, p.world_size))
-        flags = _lib.PLAN_APPEND if append else 0
+        if append and whole_job:
+            raise ValueError("a whole-job plan replaces the job's plan: append=True is not allowed")
+        flags = (_lib.PLAN_APPEND if append else 0) | (_lib.PLAN_JOB if whole_job else 0)
         if items and not hasattr(items[0], "__index__"):
             name = "tiercache_plan_paths"
             enc = [_path(x) for x in items]

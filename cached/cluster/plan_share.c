@@ -1,0 +1,797 @@
+/*
+ * Whole-job plans shared through Redis: see plan_share.h. Loop thread only.
+ *
+ * Requests carry names (dataset, job) and the registration's serial, never
+ * a pointer to a plan: a plan may be replaced or end while its request is
+ * in flight, and the reply then finds another plan (or none) and leaves it
+ * alone.
+ */
+#include "plan_share.h"
+
+#include <errno.h>
+#include <hiredis/hiredis.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "job_plans.h"
+#include "log.h"
+#include "plan_codec.h"
+#include "plans.h"
+#include "redis_conn.h"
+
+#define BAD_GENS_MAX 16u
+#define FIELD_MAX (CONFIG_NAME_MAX + 24)
+#define GEN_UNPUBLISHABLE UINT64_MAX /* share_gen of a plan too large to publish */
+
+/* Publish: drop the old version's pieces, write the new ones under a
+ * fresh version, point the field at it. Returns {gen (a string: Lua
+ * would print so large a number in %g form), now}. */
+static const char publish_script[] =
+	"local t = redis.call('TIME')\n"
+	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+	"local ttl = tonumber(ARGV[2])\n"
+	"local old = redis.call('HGET', KEYS[1], ARGV[1])\n"
+	"if old then\n"
+	"  local og, on = string.match(old, '^(%d+) (%d+) ')\n"
+	"  if og then for i = 0, tonumber(on) - 1 do redis.call('DEL', ARGV[3] .. og .. ':' .. i) end end\n"
+	"end\n"
+	"local gen = string.format('%d', now * 1024 + redis.call('INCR', KEYS[2]) % 1024)\n"
+	"local np = #ARGV - 4\n"
+	"for i = 0, np - 1 do redis.call('SET', ARGV[3] .. gen .. ':' .. i, ARGV[5 + i], 'PX', ttl) end\n"
+	"redis.call('HSET', KEYS[1], ARGV[1], gen .. ' ' .. np .. ' ' .. (now + ttl) .. ' ' .. now .. ' ' .. ARGV[4])\n"
+	"return {gen, now}\n";
+
+/* Refresh version ARGV[2]'s TTL: 1 done, 0 missing (publish again), -1
+ * replaced or cancelled by another registration. */
+static const char refresh_script[] =
+	"local v = redis.call('HGET', KEYS[1], ARGV[1])\n"
+	"if not v then return 0 end\n"
+	"local g, np, rest = string.match(v, '^(%d+) (%d+) %d+ (.*)$')\n"
+	"if g ~= ARGV[2] or np == '0' then return -1 end\n"
+	"local ttl = tonumber(ARGV[3])\n"
+	"for i = 0, tonumber(np) - 1 do\n"
+	"  if redis.call('PEXPIRE', ARGV[4] .. g .. ':' .. i, ttl) == 0 then\n"
+	"    redis.call('HDEL', KEYS[1], ARGV[1])\n"
+	"    return 0\n"
+	"  end\n"
+	"end\n"
+	"local t = redis.call('TIME')\n"
+	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+	"redis.call('HSET', KEYS[1], ARGV[1], g .. ' ' .. np .. ' ' .. (now + ttl) .. ' ' .. rest)\n"
+	"return 1\n";
+
+/* Cancel: the pieces go, the field becomes a tombstone for one TTL. */
+static const char cancel_script[] =
+	"local v = redis.call('HGET', KEYS[1], ARGV[1])\n"
+	"if not v then return 0 end\n"
+	"local g, np = string.match(v, '^(%d+) (%d+) ')\n"
+	"if not g then redis.call('HDEL', KEYS[1], ARGV[1]) return 0 end\n"
+	"for i = 0, tonumber(np) - 1 do redis.call('DEL', ARGV[3] .. g .. ':' .. i) end\n"
+	"local t = redis.call('TIME')\n"
+	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+	"redis.call('HSET', KEYS[1], ARGV[1], g .. ' 0 ' .. (now + tonumber(ARGV[2])) .. ' ' .. now .. ' 0 0 0')\n"
+	"return 1\n";
+
+/* List the index, dropping lapsed fields. */
+static const char list_script[] =
+	"local t = redis.call('TIME')\n"
+	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+	"local all = redis.call('HGETALL', KEYS[1])\n"
+	"local out = {}\n"
+	"for i = 1, #all, 2 do\n"
+	"  local exp = tonumber(string.match(all[i + 1], '^%d+ %d+ (%d+) ') or '0')\n"
+	"  if exp < now then redis.call('HDEL', KEYS[1], all[i])\n"
+	"  else out[#out + 1] = all[i]; out[#out + 1] = all[i + 1] end\n"
+	"end\n"
+	"return out\n";
+
+enum req_kind { REQ_PUBLISH, REQ_REFRESH, REQ_CANCEL, REQ_LIST, REQ_LOAD };
+
+struct ps_entry {
+	char dataset[CONFIG_NAME_MAX + 1];
+	uint64_t job, gen, np, expires, published, clen, rawlen, hash;
+};
+
+struct ps_req {
+	struct ps_req *next;
+	struct plan_share *ps; /* NULL once plan_share_free ran */
+	enum req_kind kind;
+	char dataset[CONFIG_NAME_MAX + 1];
+	uint64_t job, serial, gen, hash;
+	struct ps_entry ent;   /* REQ_LOAD: what is loaded */
+};
+
+struct plan_share {
+	struct cache *cache;
+	struct redis_conn *rc;
+	struct job_plans *jps;
+	char index_key[CONFIG_NAME_MAX + 32]; /* tc:{NAME}:jplans */
+	char gen_key[CONFIG_NAME_MAX + 32];   /* tc:{NAME}:jplan_gen */
+	char prefix[CONFIG_NAME_MAX + 32];    /* tc:{NAME}:jplan: */
+	uint64_t ttl_ms, period_ms;
+	bool (*is_home)(void *arg, uint64_t key);
+	void *home_arg;
+	struct event *timer;
+	struct ps_req *reqs; /* in flight */
+	bool listing, loading, publishing, list_again;
+	struct ps_entry *idx;
+	size_t nidx;
+	uint64_t bad_gens[BAD_GENS_MAX];
+	unsigned nbad;
+	/* counters */
+	uint64_t published, publish_failures, republished, refreshes, refresh_failures, superseded;
+	uint64_t loaded, load_failures, cancels_sent, dropped, lists, list_failures;
+};
+
+static void load_next(struct plan_share *ps);
+static void publish_next(struct plan_share *ps);
+
+/* ---- requests ---- */
+
+static struct ps_req *req_new(struct plan_share *ps, enum req_kind kind)
+{
+	struct ps_req *q = calloc(1, sizeof(*q));
+	if (!q)
+		return NULL;
+	q->ps = ps;
+	q->kind = kind;
+	return q;
+}
+
+/* Send q's command; on failure q is freed and -errno returned. */
+static int req_send(struct ps_req *q, redis_reply_fn fn, int argc, const char **argv, const size_t *lens)
+{
+	struct plan_share *ps = q->ps;
+	int rc = redis_conn_cmd(ps->rc, fn, q, argc, argv, lens);
+	if (rc < 0) {
+		free(q);
+		return rc;
+	}
+	q->next = ps->reqs;
+	ps->reqs = q;
+	return 0;
+}
+
+/* A reply came: unlink q; its plan_share, or NULL when freed meanwhile. */
+static struct plan_share *req_done(struct ps_req *q)
+{
+	struct plan_share *ps = q->ps;
+	if (!ps)
+		return NULL;
+	for (struct ps_req **p = &ps->reqs; *p; p = &(*p)->next) {
+		if (*p == q) {
+			*p = q->next;
+			break;
+		}
+	}
+	return ps;
+}
+
+static void field_of(char *buf, const char *dataset, uint64_t job)
+{
+	snprintf(buf, FIELD_MAX, "%s %" PRIu64, dataset, job);
+}
+
+/* The local dataset named name, if it has a manifest. */
+static struct dataset *dataset_named(struct plan_share *ps, const char *name)
+{
+	struct dataset *ds = cache_dataset(ps->cache, name, strlen(name));
+	return ds && ds->mf ? ds : NULL;
+}
+
+/* The plan of q's (dataset, job), if it is still q's registration. */
+static struct job_plan *req_plan(struct plan_share *ps, const struct ps_req *q)
+{
+	struct dataset *ds = cache_dataset(ps->cache, q->dataset, strlen(q->dataset));
+	struct job_plan *jp = ds ? job_plans_find(ps->jps, ds, q->job) : NULL;
+	return jp && jp->serial == q->serial ? jp : NULL;
+}
+
+/* ---- publish ---- */
+
+static void on_published(void *arg, struct redisReply *r, int err)
+{
+	struct ps_req *q = arg;
+	struct plan_share *ps = req_done(q);
+	if (ps) {
+		ps->publishing = false;
+		struct job_plan *jp = req_plan(ps, q);
+		uint64_t gen = 0;
+		char *end = NULL;
+		if (err == 0 && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+		    r->element[0]->type == REDIS_REPLY_STRING && r->element[0]->len < 24 &&
+		    r->element[1]->type == REDIS_REPLY_INTEGER) {
+			char num[24];
+			memcpy(num, r->element[0]->str, r->element[0]->len);
+			num[r->element[0]->len] = '\0';
+			gen = strtoull(num, &end, 10);
+			if (!end || *end || end == num)
+				gen = 0;
+		}
+		if (gen > 0 && gen != GEN_UNPUBLISHABLE) {
+			ps->published++;
+			if (jp && !jp->remote) {
+				jp->share_gen = gen;
+				jp->share_ms = (uint64_t)r->element[1]->integer;
+				jp->share_hash = q->hash;
+				log_info("dataset=%s job=%" PRIu64 " epoch=%u op=job_plan_published version=%" PRIu64,
+					 q->dataset, q->job, jp->epoch, jp->share_gen);
+			}
+			publish_next(ps); /* replaced meanwhile: the newer one goes next */
+		} else {
+			ps->publish_failures++; /* tried again at the next heartbeat */
+			log_warn("dataset=%s job=%" PRIu64 " op=job_plan_publish err=\"%s\" (retried at the "
+				 "next heartbeat)",
+				 q->dataset, q->job, err == -EPROTO ? r->str : strerror(err ? -err : EPROTO));
+		}
+	}
+	free(q);
+}
+
+static int publish(struct plan_share *ps, struct job_plan *jp)
+{
+	struct plan_doc d = {.job = jp->job, .world_size = jp->world_size, .epoch = jp->epoch,
+			     .reg_rank = jp->reg_rank, .uid = (uint32_t)jp->uid, .blob = jp->blob,
+			     .bloblen = jp->bloblen, .off = jp->off, .n = jp->n};
+	snprintf(d.dataset, sizeof(d.dataset), "%s", jp->ds->name);
+	uint8_t *enc = NULL;
+	size_t enclen = 0;
+	uint64_t rawlen = 0, hash = 0;
+	int rc = plan_codec_encode(&d, &enc, &enclen, &rawlen, &hash);
+	if (rc == -EFBIG || rc == -EINVAL) {
+		jp->share_gen = GEN_UNPUBLISHABLE;
+		log_warn("dataset=%s job=%" PRIu64 " op=job_plan_publish err=\"%s\": the plan stays on this "
+			 "node only (at most %u MiB compressed)",
+			 jp->ds->name, jp->job, strerror(-rc), PLAN_CODEC_ENCODED_MAX >> 20);
+		return rc;
+	}
+	if (rc < 0)
+		return rc;
+	size_t np = (enclen + PLAN_CODEC_PIECE_MAX - 1) / PLAN_CODEC_PIECE_MAX;
+	const char **argv = calloc(9 + np, sizeof(*argv));
+	size_t *lens = calloc(9 + np, sizeof(*lens));
+	struct ps_req *q = req_new(ps, REQ_PUBLISH);
+	char field[FIELD_MAX], ttl[24], meta[80];
+	if (!argv || !lens || !q) {
+		rc = -ENOMEM;
+		free(q);
+		goto out;
+	}
+	field_of(field, jp->ds->name, jp->job);
+	snprintf(ttl, sizeof(ttl), "%" PRIu64, ps->ttl_ms);
+	snprintf(meta, sizeof(meta), "%zu %" PRIu64 " %" PRIu64, enclen, rawlen, hash);
+	const char *head[] = {"EVAL", publish_script, "2", ps->index_key, ps->gen_key, field, ttl, ps->prefix, meta};
+	for (size_t i = 0; i < 9; i++) {
+		argv[i] = head[i];
+		lens[i] = strlen(head[i]);
+	}
+	for (size_t i = 0; i < np; i++) {
+		argv[9 + i] = (const char *)enc + i * PLAN_CODEC_PIECE_MAX;
+		lens[9 + i] = i + 1 < np ? PLAN_CODEC_PIECE_MAX : enclen - i * PLAN_CODEC_PIECE_MAX;
+	}
+	snprintf(q->dataset, sizeof(q->dataset), "%s", jp->ds->name);
+	q->job = jp->job;
+	q->serial = jp->serial;
+	q->hash = hash;
+	rc = req_send(q, on_published, (int)(9 + np), argv, lens);
+	if (rc == 0)
+		ps->publishing = true;
+out:
+	free(argv);
+	free(lens);
+	free(enc);
+	return rc;
+}
+
+/* Publish the first local plan not yet in Redis (one at a time). */
+static void publish_next(struct plan_share *ps)
+{
+	if (ps->publishing || !redis_conn_up(ps->rc))
+		return;
+	for (struct job_plan *jp = ps->jps->list; jp; jp = jp->next) {
+		if (jp->remote || jp->share_gen != 0)
+			continue;
+		if (publish(ps, jp) < 0 && jp->share_gen != GEN_UNPUBLISHABLE)
+			ps->publish_failures++;
+		if (ps->publishing)
+			return;
+	}
+}
+
+/* ---- refresh ---- */
+
+static void on_refreshed(void *arg, struct redisReply *r, int err)
+{
+	struct ps_req *q = arg;
+	struct plan_share *ps = req_done(q);
+	if (ps) {
+		struct job_plan *jp = req_plan(ps, q);
+		if (err < 0 || r->type != REDIS_REPLY_INTEGER) {
+			ps->refresh_failures++;
+		} else if (jp && jp->share_gen == q->gen && r->integer == 0) {
+			/* Redis lost it (restarted empty): publish it again */
+			ps->republished++;
+			jp->share_gen = 0;
+			publish_next(ps);
+		} else if (jp && jp->share_gen == q->gen && r->integer < 0) {
+			/* another registration (or a cancel) elsewhere replaced it */
+			ps->superseded++;
+			log_info("dataset=%s job=%" PRIu64 " op=job_plan_superseded version=%" PRIu64, q->dataset,
+				 q->job, q->gen);
+			(void)job_plans_cancel(ps->jps, jp->ds, jp->job, false);
+		} else if (r->integer > 0) {
+			ps->refreshes++;
+		}
+	}
+	free(q);
+}
+
+static void refresh_all(struct plan_share *ps)
+{
+	char ttl[24], gen[24], field[FIELD_MAX];
+	snprintf(ttl, sizeof(ttl), "%" PRIu64, ps->ttl_ms);
+	for (struct job_plan *jp = ps->jps->list; jp; jp = jp->next) {
+		if (jp->remote || jp->share_gen == 0 || jp->share_gen == GEN_UNPUBLISHABLE)
+			continue;
+		struct ps_req *q = req_new(ps, REQ_REFRESH);
+		if (!q)
+			return;
+		snprintf(q->dataset, sizeof(q->dataset), "%s", jp->ds->name);
+		q->job = jp->job;
+		q->serial = jp->serial;
+		q->gen = jp->share_gen;
+		field_of(field, jp->ds->name, jp->job);
+		snprintf(gen, sizeof(gen), "%" PRIu64, jp->share_gen);
+		const char *argv[] = {"EVAL", refresh_script, "1", ps->index_key, field, gen, ttl, ps->prefix};
+		if (req_send(q, on_refreshed, 8, argv, NULL) < 0)
+			ps->refresh_failures++;
+	}
+}
+
+/* ---- cancel ---- */
+
+static void on_cancelled(void *arg, struct redisReply *r, int err)
+{
+	struct ps_req *q = arg;
+	struct plan_share *ps = req_done(q);
+	(void)r;
+	if (ps && err < 0)
+		log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"%s\": other nodes drop the "
+			 "plan when its TTL lapses",
+			 q->dataset, q->job, strerror(-err));
+	free(q);
+}
+
+static void hook_cancelled(void *arg, const struct job_plan *jp)
+{
+	struct plan_share *ps = arg;
+	if (jp->share_gen == 0 || jp->share_gen == GEN_UNPUBLISHABLE)
+		return;
+	struct ps_req *q = req_new(ps, REQ_CANCEL);
+	if (!q)
+		return;
+	char field[FIELD_MAX], ttl[24];
+	snprintf(q->dataset, sizeof(q->dataset), "%s", jp->ds->name);
+	q->job = jp->job;
+	field_of(field, jp->ds->name, jp->job);
+	snprintf(ttl, sizeof(ttl), "%" PRIu64, ps->ttl_ms);
+	const char *argv[] = {"EVAL", cancel_script, "1", ps->index_key, field, ttl, ps->prefix};
+	if (req_send(q, on_cancelled, 7, argv, NULL) == 0)
+		ps->cancels_sent++;
+	else
+		log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"coordination unavailable\": "
+			 "other nodes drop the plan when its TTL lapses",
+			 jp->ds->name, jp->job);
+}
+
+/* ---- list and load ---- */
+
+static bool is_bad(const struct plan_share *ps, uint64_t gen)
+{
+	for (unsigned i = 0; i < ps->nbad; i++)
+		if (ps->bad_gens[i] == gen)
+			return true;
+	return false;
+}
+
+static void mark_bad(struct plan_share *ps, uint64_t gen)
+{
+	ps->bad_gens[ps->nbad < BAD_GENS_MAX ? ps->nbad++ : gen % BAD_GENS_MAX] = gen;
+}
+
+/* One index field and value, checked. */
+static bool parse_entry(const redisReply *f, const redisReply *v, struct ps_entry *e)
+{
+	if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING || f->len >= FIELD_MAX ||
+	    v->len >= 200)
+		return false;
+	char fs[FIELD_MAX], vs[200];
+	memcpy(fs, f->str, f->len);
+	fs[f->len] = '\0';
+	memcpy(vs, v->str, v->len);
+	vs[v->len] = '\0';
+	int used = 0;
+	if (sscanf(fs, "%64[A-Za-z0-9._-] %" SCNu64 "%n", e->dataset, &e->job, &used) != 2 ||
+	    (size_t)used != f->len)
+		return false;
+	used = 0;
+	if (sscanf(vs, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 "%n",
+		   &e->gen, &e->np, &e->expires, &e->published, &e->clen, &e->rawlen, &e->hash, &used) != 7 ||
+	    (size_t)used != v->len)
+		return false;
+	if (e->np == 0) /* a tombstone */
+		return e->gen > 0;
+	return e->gen > 0 && e->np <= PLAN_CODEC_PIECES_MAX && e->clen > 0 &&
+	       e->clen <= PLAN_CODEC_ENCODED_MAX &&
+	       e->np == (e->clen + PLAN_CODEC_PIECE_MAX - 1) / PLAN_CODEC_PIECE_MAX &&
+	       e->rawlen <= PLAN_CODEC_RAW_MAX;
+}
+
+static const struct ps_entry *entry_find(const struct plan_share *ps, const char *dataset, uint64_t job)
+{
+	for (size_t i = 0; i < ps->nidx; i++)
+		if (ps->idx[i].job == job && strcmp(ps->idx[i].dataset, dataset) == 0)
+			return &ps->idx[i];
+	return NULL;
+}
+
+/* After a list: drop the copies from the cluster that were cancelled, or
+ * have been missing from the index for a TTL (a restarted Redis is given
+ * that long to be written again). */
+static void reconcile(struct plan_share *ps)
+{
+	uint64_t now = cache_now_ns();
+	for (struct job_plan *jp = ps->jps->list, *next; jp; jp = next) {
+		next = jp->next;
+		if (!jp->remote)
+			continue;
+		const struct ps_entry *e = entry_find(ps, jp->ds->name, jp->job);
+		bool drop = false;
+		if (e && e->np == 0 && e->gen >= jp->share_gen) {
+			drop = true; /* cancelled */
+		} else if (e) {
+			jp->share_absent_ns = 0;
+		} else if (!jp->share_absent_ns) {
+			jp->share_absent_ns = now;
+		} else if (now - jp->share_absent_ns >= ps->ttl_ms * 1000000ull) {
+			drop = true;
+		}
+		if (drop) {
+			ps->dropped++;
+			(void)job_plans_cancel(ps->jps, jp->ds, jp->job, false);
+		}
+	}
+}
+
+static void on_listed(void *arg, struct redisReply *r, int err)
+{
+	struct ps_req *q = arg;
+	struct plan_share *ps = req_done(q);
+	free(q);
+	if (!ps)
+		return;
+	ps->listing = false;
+	if (err < 0 || r->type != REDIS_REPLY_ARRAY || r->elements % 2 ||
+	    r->elements > 2 * PLAN_SHARE_INDEX_MAX) {
+		ps->list_failures++;
+		if (err == 0)
+			log_warn("op=job_plans_list err=\"unexpected reply (%zu elements)\" (kept the last list)",
+				 r->type == REDIS_REPLY_ARRAY ? r->elements : 0);
+	} else {
+		ps->lists++;
+		size_t n = 0;
+		for (size_t i = 0; i < r->elements; i += 2)
+			if (parse_entry(r->element[i], r->element[i + 1], &ps->idx[n]))
+				n++;
+		ps->nidx = n;
+		reconcile(ps);
+		load_next(ps);
+	}
+	if (ps->list_again) {
+		ps->list_again = false;
+		if (redis_conn_up(ps->rc)) {
+			struct ps_req *q2 = req_new(ps, REQ_LIST);
+			const char *argv[] = {"EVAL", list_script, "1", ps->index_key};
+			if (q2 && req_send(q2, on_listed, 4, argv, NULL) == 0)
+				ps->listing = true;
+		}
+	}
+}
+
+static void list_now(struct plan_share *ps)
+{
+	if (ps->listing) {
+		ps->list_again = true;
+		return;
+	}
+	if (!redis_conn_up(ps->rc))
+		return;
+	struct ps_req *q = req_new(ps, REQ_LIST);
+	if (!q)
+		return;
+	const char *argv[] = {"EVAL", list_script, "1", ps->index_key};
+	if (req_send(q, on_listed, 4, argv, NULL) == 0)
+		ps->listing = true;
+	else
+		ps->list_failures++;
+}
+
+/* Should e be loaded? (a job served here, a dataset here, a version newer
+ * than what this node has) */
+static bool wanted(struct plan_share *ps, const struct ps_entry *e)
+{
+	if (e->np == 0 || is_bad(ps, e->gen) || !job_plans_serves(ps->jps, e->job))
+		return false;
+	struct dataset *ds = dataset_named(ps, e->dataset);
+	if (!ds)
+		return false;
+	struct job_plan *jp = job_plans_find(ps->jps, ds, e->job);
+	if (!jp)
+		return true;
+	if (jp->share_gen == e->gen)
+		return false;
+	if (!jp->remote) /* ours: unpublished yet, or newer than what is listed */
+		return jp->share_gen != 0 && jp->share_gen != GEN_UNPUBLISHABLE && jp->share_gen < e->gen;
+	if (jp->share_gen > e->gen)
+		return false;
+	if (jp->share_hash == e->hash) {
+		jp->share_gen = e->gen; /* the same list registered again: keep the slices' positions */
+		return false;
+	}
+	return true;
+}
+
+static void on_loaded(void *arg, struct redisReply *r, int err)
+{
+	struct ps_req *q = arg;
+	struct plan_share *ps = req_done(q);
+	if (!ps) {
+		free(q);
+		return;
+	}
+	ps->loading = false;
+	const struct ps_entry *e = &q->ent;
+	uint8_t *enc = NULL;
+	char why[160] = "";
+	if (err < 0 || r->type != REDIS_REPLY_ARRAY || r->elements != e->np) {
+		snprintf(why, sizeof(why), "%s", err < 0 ? strerror(-err) : "unexpected reply");
+		goto fail;
+	}
+	size_t at = 0;
+	for (size_t i = 0; i < r->elements; i++) {
+		const redisReply *p = r->element[i];
+		if (p->type != REDIS_REPLY_STRING) {
+			snprintf(why, sizeof(why), "piece %zu gone (replaced or lapsed meanwhile)", i);
+			goto fail; /* not bad: the next list has the newer version */
+		}
+		if (p->len > PLAN_CODEC_PIECE_MAX || at + p->len > e->clen) {
+			snprintf(why, sizeof(why), "pieces longer than the %" PRIu64 " bytes announced", e->clen);
+			mark_bad(ps, e->gen);
+			goto fail;
+		}
+		at += p->len;
+	}
+	if (at != e->clen) {
+		snprintf(why, sizeof(why), "pieces of %zu bytes, %" PRIu64 " announced", at, e->clen);
+		mark_bad(ps, e->gen);
+		goto fail;
+	}
+	enc = malloc(at);
+	if (!enc) {
+		snprintf(why, sizeof(why), "out of memory");
+		goto fail;
+	}
+	at = 0;
+	for (size_t i = 0; i < r->elements; i++) {
+		memcpy(enc + at, r->element[i]->str, r->element[i]->len);
+		at += r->element[i]->len;
+	}
+	struct plan_doc d;
+	if (plan_codec_decode(enc, at, e->rawlen, e->hash, &d, why, sizeof(why)) < 0) {
+		mark_bad(ps, e->gen);
+		goto fail;
+	}
+	if (strcmp(d.dataset, e->dataset) != 0 || d.job != e->job) {
+		snprintf(why, sizeof(why), "the document names another plan (%s %" PRIu64 ")", d.dataset, d.job);
+		free(d.blob);
+		free(d.off);
+		mark_bad(ps, e->gen);
+		goto fail;
+	}
+	struct dataset *ds = dataset_named(ps, e->dataset);
+	if (!ds || !wanted(ps, e)) { /* changed while it loaded */
+		free(d.blob);
+		free(d.off);
+		goto next;
+	}
+	int rc = job_plans_set_remote(ps->jps, ds, d.job, d.world_size, d.epoch, d.reg_rank, (uid_t)d.uid,
+				      d.blob, d.bloblen, d.off, d.n, e->gen, e->published, e->hash);
+	if (rc < 0) {
+		snprintf(why, sizeof(why), "cannot install it: %s", strerror(-rc));
+		goto fail;
+	}
+	ps->loaded++;
+	log_info("dataset=%s job=%" PRIu64 " epoch=%u op=job_plan_loaded version=%" PRIu64 " entries=%u",
+		 e->dataset, e->job, d.epoch, e->gen, d.n);
+	goto next;
+fail:
+	ps->load_failures++;
+	log_warn("dataset=%s job=%" PRIu64 " version=%" PRIu64 " op=job_plan_load err=\"%s\"", e->dataset,
+		 e->job, e->gen, why);
+next:
+	free(enc);
+	free(q);
+	load_next(ps);
+}
+
+/* Load the next wanted plan of the last list (one at a time). */
+static void load_next(struct plan_share *ps)
+{
+	if (ps->loading || !redis_conn_up(ps->rc))
+		return;
+	for (size_t i = 0; i < ps->nidx; i++) {
+		const struct ps_entry *e = &ps->idx[i];
+		if (!wanted(ps, e))
+			continue;
+		struct ps_req *q = req_new(ps, REQ_LOAD);
+		const char **argv = calloc(1 + e->np, sizeof(*argv));
+		char *keys = calloc(e->np, sizeof(ps->prefix) + 48);
+		int rc = -ENOMEM;
+		if (q && argv && keys) {
+			q->ent = *e;
+			argv[0] = "MGET";
+			for (size_t k = 0; k < e->np; k++) {
+				char *key = keys + k * (sizeof(ps->prefix) + 48);
+				snprintf(key, sizeof(ps->prefix) + 48, "%s%" PRIu64 ":%zu", ps->prefix, e->gen, k);
+				argv[1 + k] = key;
+			}
+			rc = req_send(q, on_loaded, (int)(1 + e->np), argv, NULL);
+			q = NULL; /* sent, or freed by req_send */
+		}
+		free(q);
+		free(argv);
+		free(keys); /* hiredis copied the command */
+		if (rc == 0)
+			ps->loading = true;
+		else
+			ps->load_failures++;
+		return;
+	}
+}
+
+/* ---- hooks, timer, life ---- */
+
+static void hook_registered(void *arg, struct job_plan *jp)
+{
+	struct plan_share *ps = arg;
+	(void)jp; /* new: share_gen 0 */
+	publish_next(ps);
+}
+
+static void hook_serving(void *arg, uint64_t job)
+{
+	struct plan_share *ps = arg;
+	(void)job;
+	list_now(ps); /* its plan may be in Redis already */
+}
+
+static bool hook_is_home(void *arg, uint64_t key)
+{
+	struct plan_share *ps = arg;
+	return ps->is_home(ps->home_arg, key);
+}
+
+static void beat(struct plan_share *ps)
+{
+	if (!redis_conn_up(ps->rc))
+		return;
+	refresh_all(ps);
+	publish_next(ps);
+	list_now(ps);
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	beat(arg);
+}
+
+void plan_share_redis_up(struct plan_share *ps)
+{
+	if (ps)
+		beat(ps);
+}
+
+int plan_share_new(struct cache *cache, struct redis_conn *rc, const struct cluster_conf *cc,
+		   struct plans *reg, bool (*is_home)(void *home_arg, uint64_t key), void *home_arg,
+		   struct plan_share **out)
+{
+	struct plan_share *ps = calloc(1, sizeof(*ps));
+	if (!ps)
+		return -ENOMEM;
+	ps->idx = calloc(PLAN_SHARE_INDEX_MAX, sizeof(*ps->idx));
+	ps->timer = event_new(cache->base, -1, EV_PERSIST, on_timer, ps);
+	if (!ps->idx || !ps->timer) {
+		plan_share_free(ps);
+		return -ENOMEM;
+	}
+	ps->cache = cache;
+	ps->rc = rc;
+	ps->jps = reg->jobs;
+	ps->is_home = is_home;
+	ps->home_arg = home_arg;
+	snprintf(ps->index_key, sizeof(ps->index_key), "tc:{%s}:jplans", cc->name);
+	snprintf(ps->gen_key, sizeof(ps->gen_key), "tc:{%s}:jplan_gen", cc->name);
+	snprintf(ps->prefix, sizeof(ps->prefix), "tc:{%s}:jplan:", cc->name);
+	ps->period_ms = cc->heartbeat_ms ? cc->heartbeat_ms : 1000;
+	/* a plan outlives its registering node by a few leases, and a
+	 * connection's plan by the plan grace */
+	uint64_t grace = (uint64_t)cache->cfg->plan_grace_s * 1000u;
+	ps->ttl_ms = grace > 3 * cc->lease_ms ? grace : 3 * cc->lease_ms;
+	if (ps->ttl_ms < 4 * ps->period_ms)
+		ps->ttl_ms = 4 * ps->period_ms;
+	const struct job_plans_hooks h = {
+		.arg = ps,
+		.registered = hook_registered,
+		.cancelled = hook_cancelled,
+		.serving = hook_serving,
+		.is_home = is_home ? hook_is_home : NULL,
+	};
+	job_plans_set_hooks(ps->jps, &h);
+	struct timeval tv = {.tv_sec = (time_t)(ps->period_ms / 1000),
+			     .tv_usec = (suseconds_t)(ps->period_ms % 1000) * 1000};
+	if (event_add(ps->timer, &tv) < 0) {
+		plan_share_free(ps);
+		return -ENOMEM;
+	}
+	*out = ps;
+	return 0;
+}
+
+void plan_share_free(struct plan_share *ps)
+{
+	if (!ps)
+		return;
+	if (ps->jps) {
+		const struct job_plans_hooks none = {0};
+		job_plans_set_hooks(ps->jps, &none);
+	}
+	for (struct ps_req *q = ps->reqs; q; q = q->next)
+		q->ps = NULL; /* freed when their replies (or cancellations) come */
+	if (ps->timer)
+		event_free(ps->timer);
+	free(ps->idx);
+	free(ps);
+}
+
+void plan_share_report(const struct plan_share *ps, struct proto_rs *rs)
+{
+	proto_rs_section(rs, "cluster_plans", TC_SHAPE_OBJECT);
+	proto_rs_record(rs);
+	if (!ps)
+		return;
+	unsigned local = 0, remote = 0;
+	for (const struct job_plan *jp = ps->jps->list; jp; jp = jp->next)
+		jp->remote ? remote++ : local++;
+	proto_rs_u64(rs, "local", local);
+	proto_rs_u64(rs, "from_cluster", remote);
+	proto_rs_u64(rs, "listed", ps->nidx);
+	proto_rs_u64(rs, "ttl_ms", ps->ttl_ms);
+	proto_rs_u64(rs, "published", ps->published);
+	proto_rs_u64(rs, "publish_failures", ps->publish_failures);
+	proto_rs_u64(rs, "republished", ps->republished);
+	proto_rs_u64(rs, "refreshes", ps->refreshes);
+	proto_rs_u64(rs, "refresh_failures", ps->refresh_failures);
+	proto_rs_u64(rs, "superseded", ps->superseded);
+	proto_rs_u64(rs, "loaded", ps->loaded);
+	proto_rs_u64(rs, "load_failures", ps->load_failures);
+	proto_rs_u64(rs, "cancels_sent", ps->cancels_sent);
+	proto_rs_u64(rs, "dropped", ps->dropped);
+	proto_rs_u64(rs, "lists", ps->lists);
+	proto_rs_u64(rs, "list_failures", ps->list_failures);
+}
