@@ -183,11 +183,24 @@ static void on_members_changed(void *arg)
 }
 
 /* This node's egress per dataset, for its next heartbeat. */
+/* The tiers' bytes in use (the "use" each member reports). */
+static uint64_t self_used(const struct cache *cache)
+{
+	uint64_t u = 0;
+	for (int t = 0; t < TIER_COUNT; t++)
+		if (cache->tiers[t].present)
+			u += cache->tiers[t].used;
+	return u;
+}
+
+/* A member's stats text: "@used BYTES;" then per dataset "NAME COLD
+ * PEER_IN PEER_OUT HITS;" (what fits in MEMBER_STATS_MAX). */
 static void on_members_stats(void *arg, char *buf, size_t n)
 {
 	struct cluster *cl = arg;
-	size_t at = 0;
-	buf[0] = '\0';
+	int k0 = snprintf(buf, n, "@used %" PRIu64 ";", self_used(cl->cache));
+	size_t at = k0 > 0 && (size_t)k0 < n ? (size_t)k0 : 0;
+	buf[at] = '\0';
 	for (unsigned i = 0; i < cl->cache->nds; i++) {
 		const struct dataset *ds = cl->cache->ds[i];
 		char one[CONFIG_NAME_MAX + 96];
@@ -418,16 +431,47 @@ void cluster_manifest_counts(const struct cluster *cl, uint64_t out[3])
 /* ---- status ---- */
 
 /* One member's egress records from its stats text. */
-static void report_egress(struct proto_rs *rs, const char *node, const char *stats)
+/* The "@used" a member's stats start with (0: none, an older node). */
+static uint64_t stats_used(const char *stats, const char **rest)
 {
-	const char *p = stats;
-	while (*p) {
-		char name[CONFIG_NAME_MAX + 1];
-		uint64_t v[4];
-		int used = 0;
-		if (sscanf(p, "%64[A-Za-z0-9._-] %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 ";%n", name, &v[0],
-			   &v[1], &v[2], &v[3], &used) != 5 || used <= 0)
-			return; /* not ours, or cut: what was read stands */
+	uint64_t u = 0;
+	int used = 0;
+	*rest = stats;
+	if (sscanf(stats, "@used %" SCNu64 ";%n", &u, &used) == 1 && used > 0)
+		*rest = stats + used;
+	return used > 0 ? u : 0;
+}
+
+/* The next "NAME COLD PEER_IN PEER_OUT HITS;" of a stats text at *p: 1
+ * (name, v set, *p past it) or 0 (the end, or not ours: cut short). */
+static int egress_next(const char **p, char name[CONFIG_NAME_MAX + 1], uint64_t v[4])
+{
+	int used = 0;
+	if (!**p || sscanf(*p, "%64[A-Za-z0-9._-] %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 ";%n", name,
+			   &v[0], &v[1], &v[2], &v[3], &used) != 5 || used <= 0)
+		return 0;
+	*p += used;
+	return 1;
+}
+
+#define EGRESS_SUMS_MAX 64u /* datasets summed over the cluster */
+
+struct egress_sum {
+	char name[CONFIG_NAME_MAX + 1];
+	uint64_t v[4];
+	uint32_t nodes;
+};
+
+/* One record per dataset of a member's stats into rs, each also added to
+ * sums (*nsum of them, at most EGRESS_SUMS_MAX names). */
+static void report_egress(struct proto_rs *rs, const char *node, const char *stats, struct egress_sum *sums,
+			  size_t *nsum)
+{
+	const char *p;
+	char name[CONFIG_NAME_MAX + 1];
+	uint64_t v[4];
+	(void)stats_used(stats, &p);
+	while (egress_next(&p, name, v)) {
 		proto_rs_record(rs);
 		proto_rs_str(rs, "node", node);
 		proto_rs_str(rs, "dataset", name);
@@ -435,7 +479,19 @@ static void report_egress(struct proto_rs *rs, const char *node, const char *sta
 		proto_rs_u64(rs, "bytes_from_peers", v[1]);
 		proto_rs_u64(rs, "bytes_to_peers", v[2]);
 		proto_rs_u64(rs, "hits", v[3]);
-		p += used;
+		size_t j = 0;
+		while (j < *nsum && strcmp(sums[j].name, name) != 0)
+			j++;
+		if (j == *nsum) {
+			if (*nsum == EGRESS_SUMS_MAX)
+				continue;
+			memset(&sums[j], 0, sizeof(sums[j]));
+			memcpy(sums[j].name, name, sizeof(sums[j].name));
+			(*nsum)++;
+		}
+		for (int k = 0; k < 4; k++)
+			sums[j].v[k] += v[k];
+		sums[j].nodes++;
 	}
 }
 
@@ -501,6 +557,8 @@ void cluster_report(struct cluster *cl, struct proto_rs *rs)
 		proto_rs_str(rs, "state", member_state_name((enum member_state)m[i].state));
 		proto_rs_u64(rs, "lease_age_ms", m[i].lease_age_ms);
 		proto_rs_u64(rs, "capacity_bytes", m[i].capacity);
+		const char *rest;
+		proto_rs_u64(rs, "used_bytes", self ? self_used(cl->cache) : stats_used(m[i].stats, &rest));
 		proto_rs_u64(rs, "incarnation", m[i].incarnation);
 		proto_rs_bool(rs, "self", self);
 		proto_rs_bool(rs, "suspect", !self && peer_client_suspect(cl->cli, m[i].id));
@@ -512,9 +570,24 @@ void cluster_report(struct cluster *cl, struct proto_rs *rs)
 
 	proto_rs_section(rs, "cluster_egress", TC_SHAPE_ARRAY);
 	char mine[MEMBER_STATS_MAX];
+	struct egress_sum sums[EGRESS_SUMS_MAX];
+	size_t nsum = 0;
 	on_members_stats(cl, mine, sizeof(mine));
-	report_egress(rs, cc->node_id, mine); /* this node: now, not as of its last heartbeat */
+	/* this node: now, not as of its last heartbeat */
+	report_egress(rs, cc->node_id, mine, sums, &nsum);
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(m[i].id, cc->node_id) != 0)
-			report_egress(rs, m[i].id, m[i].stats);
+			report_egress(rs, m[i].id, m[i].stats, sums, &nsum);
+	/* summed over the cluster, per dataset: cold / dataset bytes is the
+	 * egress ratio, bytes_from_peers what the cold store was spared */
+	proto_rs_section(rs, "cluster_egress_total", TC_SHAPE_ARRAY);
+	for (size_t j = 0; j < nsum; j++) {
+		proto_rs_record(rs);
+		proto_rs_str(rs, "dataset", sums[j].name);
+		proto_rs_u64(rs, "nodes", sums[j].nodes);
+		proto_rs_u64(rs, "bytes_from_cold", sums[j].v[0]);
+		proto_rs_u64(rs, "bytes_from_peers", sums[j].v[1]);
+		proto_rs_u64(rs, "bytes_to_peers", sums[j].v[2]);
+		proto_rs_u64(rs, "hits", sums[j].v[3]);
+	}
 }

@@ -85,6 +85,13 @@ check "no fallback to the cold store" [ "$(tc_node_json 1 "sum(v for k, v in s['
 out=$(TIERCACHE_SOCKET=$T/n1/sock "$TC_BIN/tierctl" cluster status --json)
 check "tierctl cluster status lists every node's egress for the dataset" \
 	python3 -c "import json,sys; s=json.loads(sys.argv[1]); e=s['cluster_egress']; assert sorted(r['node'] for r in e if r['dataset']=='ds') == ['n1','n2','n3'], e" "$out"
+# the sums come from each node's last heartbeat: wait for them to settle
+tot() { tc_node_json 1 "[(r['nodes'], r['bytes_from_cold'], r['bytes_from_peers']) for r in s['cluster_egress_total'] if r['dataset'] == 'ds'][0]" 2>/dev/null; }
+check "cluster-wide sums on node 1: 3 nodes, cold $cold, from peers $from" \
+	wait_for 30 "[ \"\$(tot)\" = \"(3, $cold, $from)\" ]"
+tot
+used_all() { tc_node_json 1 "all(m['used_bytes'] > 0 for m in s['cluster_members']) and len(s['cluster_members']) == 3" 2>/dev/null; }
+check "every member's tier use is listed (used_bytes > 0)" wait_for 30 "[ \"\$(used_all)\" = True ]"
 
 check "a second round: bytes equal the source" read_everywhere
 check "a second round reads nothing more from cold" [ "$(tc_cold_bytes)" = "$cold" ]
