@@ -230,6 +230,44 @@ tc_node_start() {
 	return 1
 }
 
+# tcc_read_one NODE DATASET FIRST FILE...: node NODE reads DATASET/FILE for
+# each FILE (paths under $SRC) through tierctl cat, each read bounded by
+# 120 s, starting at the FIRST-th; every byte compared with $SRC/FILE; a
+# line per difference or failed read. 0 if all were equal.
+tcc_read_one() {
+	local i=$1 ds=$2 r=$3 f k bad=0
+	shift 3
+	local -a l=("$@")
+	local n=${#l[@]}
+	for ((k = 0; k < n; k++)); do
+		f=${l[$(((k + r) % n))]}
+		timeout 120 env TIERCACHE_SOCKET="$T/n$i/sock" "$TC_BIN/tierctl" cat "$ds/$f" | cmp -s - "$SRC/$f" || {
+			echo "node $i: $ds/$f differs from the source or the read failed"
+			bad=1
+		}
+	done
+	return $bad
+}
+
+# tcc_read_on DATASET FILES NODE...: those nodes read every file of FILES (a
+# newline-separated list of paths under $SRC) at once, the k-th of them
+# starting k/count of the way into the list, so that they ask for different
+# chunks first (tcc_read_one). 0 if every byte was equal.
+tcc_read_on() {
+	local ds=$1 files=$2 i k=0 bad=0
+	shift 2
+	local -a list pids=()
+	mapfile -t list <<<"$files"
+	for i in "$@"; do
+		tcc_read_one "$i" "$ds" $((k * ${#list[@]} / $#)) "${list[@]}" >"$T/read-$i.out" 2>&1 &
+		pids+=($!)
+		k=$((k + 1))
+	done
+	for i in "${pids[@]}"; do wait "$i" || bad=1; done
+	for i in "$@"; do cat "$T/read-$i.out"; done
+	return $bad
+}
+
 # tc_node_serving I: wait until every dataset of node I has its manifest
 # (with [cluster] the first listing may wait for the manifest's home, or
 # be loaded from Redis: a peer asking meanwhile gets EAGAIN)

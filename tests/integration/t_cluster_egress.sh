@@ -20,32 +20,8 @@ tc_redis_start || exit 1
 tc_cluster_key
 tc_countfs_start "$SRC" || exit 1
 
-# read_all I ROTATE: node I reads every file (tierctl cat), starting at file
-# ROTATE so the nodes ask for different chunks first; a line per difference
-read_all() {
-	local i=$1 r=$2 f bad=0
-	for f in $(echo "$FILES" | tail -n +$((r + 1))) $(echo "$FILES" | head -n "$r"); do
-		TIERCACHE_SOCKET=$T/n$i/sock "$TC_BIN/tierctl" cat "ds/$f" | cmp -s - "$SRC/$f" || {
-			echo "node $i: ds/$f differs from the source"
-			bad=1
-		}
-	done
-	return $bad
-}
-
 # every node reads the whole dataset, all nodes at once
-read_everywhere() {
-	local i bad=0
-	local -a pids=()
-	for i in $(seq 1 $N); do
-		read_all "$i" $(((i - 1) * 8)) >"$T/read$i.out" 2>&1 &
-		pids+=($!)
-	done
-	for i in $(seq 1 $N); do
-		wait "${pids[$((i - 1))]}" || { bad=1; cat "$T/read$i.out"; }
-	done
-	return $bad
-}
+read_everywhere() { tcc_read_on ds "$FILES" $(seq 1 $N); }
 
 # members I: "ID@ADDR:STATE" of each member node I lists, sorted
 members() {

@@ -37,29 +37,11 @@ for i in $(seq 1 $N); do
 	check "node $i lists $N members" wait_for 30 "[ \"\$(nmembers $i)\" = $N ]"
 done
 
-# read_part I PART: node I reads every file of PART; a line per difference
-read_part() {
-	local i=$1 f bad=0
-	for f in $(cd "$SRC" && ls "$2"/*); do
-		timeout 120 env TIERCACHE_SOCKET="$T/n$i/sock" "$TC_BIN/tierctl" cat "ds/$f" | cmp -s - "$SRC/$f" || {
-			echo "node $i: ds/$f differs from the source or the read failed"
-			bad=1
-		}
-	done
-	return $bad
-}
-# read_on PART NODE...: those nodes read PART at once
+# read_on PART NODE...: those nodes read every file of PART at once
 read_on() {
-	local part=$1 i bad=0
+	local part=$1
 	shift
-	local -a pids=()
-	for i in "$@"; do
-		read_part "$i" "$part" >"$T/read$i.out" 2>&1 &
-		pids+=($!)
-	done
-	for p in "${pids[@]}"; do wait "$p" || bad=1; done
-	for i in "$@"; do cat "$T/read$i.out"; done
-	return $bad
+	tcc_read_on ds "$(cd "$SRC" && ls "$part"/*)" "$@"
 }
 fallbacks() { tc_node_json "$1" "sum(v for k, v in s['cluster'].items() if k.startswith('fallback_'))"; }
 suspect() { tc_node_json "$1" "[m['suspect'] for m in s['cluster_members'] if m['id'] == 'n$2'][0]"; }

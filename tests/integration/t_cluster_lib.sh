@@ -71,16 +71,7 @@ check "node 2's status answers on its own socket" \
 	[ "$(tc_node_json 2 "s['datasets'][0]['name'] if isinstance(s.get('datasets'), list) else 'ds'")" = ds ]
 check "nothing read from cold yet" [ "$(tc_cold_bytes)" = 0 ]
 
-read_all() { # read_all I: node I reads every file with tierctl cat; bytes equal the source
-	local f bad=0
-	for f in $FILES; do
-		TIERCACHE_SOCKET=$T/n$1/sock "$TC_BIN/tierctl" cat "ds/$f" | cmp -s - "$SRC/$f" || {
-			echo "node $1: ds/$f differs from the source"
-			bad=1
-		}
-	done
-	return $bad
-}
+read_all() { tcc_read_one "$1" ds 0 $FILES; } # node I reads every file; bytes equal the source
 check "node 1 reads the dataset: bytes equal the source" read_all 1
 check "after node 1: cold bytes = 1x the dataset ($total)" [ "$(tc_cold_bytes)" = "$total" ]
 check "node 2 reads the dataset: bytes equal the source" read_all 2

@@ -24,29 +24,8 @@ tc_redis_start || exit 1
 tc_cluster_key
 tc_countfs_start "$SRC" || exit 1
 
-# read_all I: node I reads every file; a line per difference
-read_all() {
-	local i=$1 f bad=0
-	for f in $FILES; do
-		TIERCACHE_SOCKET=$T/n$i/sock "$TC_BIN/tierctl" cat "ds/$f" | cmp -s - "$SRC/$f" || {
-			echo "node $i: ds/$f differs from the source"
-			bad=1
-		}
-	done
-	return $bad
-}
-# read_on I...: those nodes read every file at once
-read_on() {
-	local i bad=0
-	local -a pids=()
-	for i in "$@"; do
-		read_all "$i" >"$T/read$i.out" 2>&1 &
-		pids+=($!)
-	done
-	for p in "${pids[@]}"; do wait "$p" || bad=1; done
-	[ $bad = 0 ] || cat "$T"/read*.out
-	return $bad
-}
+# read_on NODE...: those nodes read every file at once
+read_on() { tcc_read_on ds "$FILES" "$@"; }
 # states I: "ID:STATE" of every member node I lists, sorted
 states() {
 	tc_node_json "$1" "' '.join(sorted('%s:%s' % (m['id'], m['state']) for m in s['cluster_members']))" 2>/dev/null

@@ -42,36 +42,14 @@ for i in $(seq 2 $N); do
 	TIERCACHE_SOCKET=$T/n$i/sock "$TC_BIN/tierctl" refresh rc >/dev/null 2>&1
 done
 
-# read_all I ROTATE: node I reads every file starting at file ROTATE
-read_all() {
-	local i=$1 r=$2 f bad=0
-	for f in $(echo "$FILES" | tail -n +$((r + 1))) $(echo "$FILES" | head -n "$r"); do
-		TIERCACHE_SOCKET=$T/n$i/sock "$TC_BIN/tierctl" cat "rc/$f" | cmp -s - "$SRC/$f" || {
-			echo "node $i: rc/$f differs from the source"
-			bad=1
-		}
-	done
-	return $bad
-}
-# read_on TAG NODE...: those nodes read every file at once
-read_on() {
-	local tag=$1 i bad=0
-	shift
-	local -a pids=()
-	for i in "$@"; do
-		read_all "$i" $(((i - 1) * 4)) >"$T/read-$tag-$i.out" 2>&1 &
-		pids+=($!)
-	done
-	for i in "${pids[@]}"; do wait "$i" || bad=1; done
-	for i in "$@"; do cat "$T/read-$tag-$i.out"; done
-	return $bad
-}
+# read_on NODE...: those nodes read every file at once
+read_on() { tcc_read_on rc "$FILES" "$@"; }
 from_cold() { tc_node_json "$1" "[d['bytes_from_cold'] for d in s['datasets'] if d['name'] == 'rc'][0]"; }
 from_peers() { tc_node_json "$1" "[d['bytes_from_peers'] for d in s['datasets'] if d['name'] == 'rc'][0]"; }
 fallbacks() { tc_node_json "$1" "sum(v for k, v in s['cluster'].items() if k.startswith('fallback_'))"; }
 sum_over() { local f=$1 i s=0; shift; for i in "$@"; do s=$((s + $($f "$i"))); done; echo $s; }
 
-check "all 3 nodes read every file at once: bytes equal the source" read_on all 1 2 3
+check "all 3 nodes read every file at once: bytes equal the source" read_on 1 2 3
 cold=$(sum_over from_cold 1 2 3)
 peers=$(sum_over from_peers 1 2 3)
 echo "dataset $total bytes; read from the pool $cold, from peers $peers"
@@ -86,7 +64,7 @@ for i in 1 3; do
 		fail "tierctl evict rc on node $i"
 done
 fb0=$(sum_over fallbacks 1 3)
-check "node 2 stopped: nodes 1 and 3 read every file again, bytes equal the source" read_on stop 1 3
+check "node 2 stopped: nodes 1 and 3 read every file again, bytes equal the source" read_on 1 3
 check "the reads that needed node 2 fell back, counted" [ "$(sum_over fallbacks 1 3)" -gt "$fb0" ]
 tc_node_resume 2
 tcc_finish
