@@ -168,7 +168,10 @@ static void test_fields(void **state)
 			 -EINVAL);
 	assert_string_equal(out.id, "2-0");
 	/* more than 64 */
-	redisReply *many = arr(66);
+	redisReply *many = arr(0); /* filled below: arr() takes its elements as arguments */
+	many->elements = 66;
+	many->element = calloc(66, sizeof(*many->element));
+	assert_non_null(many->element);
 	for (size_t i = 0; i < 66; i += 2) {
 		many->element[i] = cstr(i == 0 ? "op" : i == 2 ? "payload" : "x");
 		many->element[i + 1] = cstr(i == 0 ? op : "v");
