@@ -175,14 +175,22 @@ ddp_run() { # ddp_run on|off: sets DDP_HIT and DDP_COLD (in this shell: its
 	done
 	if [ "$1" = on ]; then
 		for i in $(seq 1 $N); do
-			wait_for 30 "[ \"\$(tc_node_json $i 'len(s[\"cluster_members\"])' 2>/dev/null)\" = $N ]" || exit 1
+			wait_for 30 "[ \"\$(tc_node_json $i 'sum(m[\"state\"] == \"up\" for m in s[\"cluster_members\"])' 2>/dev/null)\" = $N ]" || exit 1
 		done
 	fi
-	ddp_epoch 1 "$1" || { echo "ddp epoch 1 failed" >&2; exit 1; }
+	# every node has its manifest (with [cluster] it may wait for its home);
+	# the ddp files came after the cluster's manifest was first published:
+	# one refresh lists them once, and the others pick the generation up
+	for i in $(seq 1 $N); do tc_node_serving "$i" || exit 1; done
+	TIERCACHE_SOCKET=$T/n1/sock "$TC_BIN/tierctl" refresh ds >/dev/null || exit 1
+	for i in $(seq 1 $N); do
+		wait_for 30 "TIERCACHE_SOCKET=$T/n$i/sock $TC_BIN/tierctl stat ds/ddp/f01.bin >/dev/null 2>&1" || exit 1
+	done
+	ddp_epoch 1 "$1" || { echo "ddp epoch 1 failed" >&2; tail -n 3 "$T"/ddp_rank*.out >&2; exit 1; }
 	ddp_counts
 	h0=$HITS
 	m0=$MISSES
-	for e in 2 3; do ddp_epoch "$e" "$1" || { echo "ddp epoch $e failed" >&2; exit 1; }; done
+	for e in 2 3; do ddp_epoch "$e" "$1" || { echo "ddp epoch $e failed" >&2; tail -n 3 "$T"/ddp_rank*.out >&2; exit 1; }; done
 	ddp_counts
 	DDP_HIT=$(awk -v h=$((HITS - h0)) -v m=$((MISSES - m0)) 'BEGIN {printf "%.3f", h / (h + m)}')
 	DDP_COLD=$(awk -v c="$(tc_cold_bytes)" -v t=$((DDP_FILES * MIB)) 'BEGIN {printf "%.3f", c / t}')

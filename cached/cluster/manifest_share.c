@@ -37,7 +37,7 @@
 
 enum origin {
 	ORIGIN_NONE = 0,
-	ORIGIN_LISTED_HOME,  /* listed here as the manifest's home, published */
+	ORIGIN_LISTED,       /* listed here (the home, or a refresh asked here), published */
 	ORIGIN_REDIS,        /* loaded from Redis */
 	ORIGIN_FALLBACK,     /* listed here: Redis had none to give (why) */
 };
@@ -57,6 +57,8 @@ struct share {
 	uint64_t bad_gen;   /* a generation found bad: wait for another */
 	unsigned retries;   /* pieces gone under a read (a switch): read again */
 	uint64_t have_gen;  /* the generation the manifest is (0: listed, not published) */
+	uint64_t refresh_floor; /* a refresh loads only a generation newer than this
+	                         * (what Redis had when it began); 0: not set yet */
 	enum origin origin;
 	char why[160];      /* the fallback's reason, or the last problem */
 	uint64_t published, loaded, fallbacks;
@@ -177,6 +179,7 @@ static void answer(struct share *s, int result, struct manifest *mf, bool publis
 	s->f = NULL;
 	s->retries = 0;
 	s->pickup = false;
+	s->refresh_floor = 0;
 	if (!f) {
 		manifest_free(mf);
 		return;
@@ -190,7 +193,7 @@ static void answer(struct share *s, int result, struct manifest *mf, bool publis
 static void finish_list(struct share *s, bool publish, const char *why)
 {
 	if (publish) {
-		s->origin = ORIGIN_LISTED_HOME;
+		s->origin = ORIGIN_LISTED;
 		s->why[0] = '\0';
 	} else {
 		char w[sizeof(s->why)];
@@ -463,13 +466,19 @@ static void on_peek(void *arg, redisReply *rep, int err)
 		bad_generation(s, m.gen, why);
 	bool usable = rc == 0 && m.gen != s->bad_gen;
 	int home = is_home(s);
-	if (usable && !(s->f->refresh && !s->pickup && home == 1 && m.gen <= s->have_gen)) {
+	/* a refresh (tierctl refresh, on any node) wants the source as of now:
+	 * it loads only a generation published after it began (another node
+	 * listing meanwhile), else lists itself and publishes */
+	bool refresh = s->f->refresh && !s->pickup;
+	if (refresh && !s->refresh_floor)
+		s->refresh_floor = (rc == 0 && m.gen > s->have_gen ? m.gen : s->have_gen) + 1;
+	if (usable && (!refresh || m.gen >= s->refresh_floor)) {
 		read_generation(s, &m);
 		return;
 	}
-	/* nothing to load (or a refresh on the home): the home lists; who
-	 * is home is known after the first heartbeat's answer */
-	if (home == 1 && !locked_by_other) {
+	/* nothing to load (or a refresh): the home lists, or the node asked to
+	 * refresh; who is home is known after the first heartbeat's answer */
+	if ((home == 1 || refresh) && !locked_by_other) {
 		take_lock(s);
 		return;
 	}
@@ -845,7 +854,7 @@ static const char *origin_name(const struct share *s)
 	if (s->f)
 		return "loading";
 	switch (s->origin) {
-	case ORIGIN_LISTED_HOME: return "listed_home";
+	case ORIGIN_LISTED: return "listed";
 	case ORIGIN_REDIS: return "redis";
 	case ORIGIN_FALLBACK: return "listed_fallback";
 	default: return "none";

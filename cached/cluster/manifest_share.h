@@ -18,9 +18,10 @@
  * publishes; every other node polls each heartbeat for the generation
  * and, past its deadline (2 x cluster.lease, pushed back while a live
  * lister holds the lock, at most 30 min), lists the source itself. Redis
- * unreachable: it lists at once. A refresh on the home lists and
- * publishes a new generation; the others notice it on their heartbeat and
- * reload from Redis. Loop thread only.
+ * unreachable: it lists at once. A refresh, on any node, wants the source
+ * as of now: it loads only a generation published after it began, else
+ * takes the lock, lists and publishes a new generation; the others notice
+ * it on their heartbeat and reload from Redis. Loop thread only.
  */
 #ifndef TIERCACHE_MANIFEST_SHARE_H
 #define TIERCACHE_MANIFEST_SHARE_H
