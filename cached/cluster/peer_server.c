@@ -32,6 +32,7 @@
 
 #define PEER_IDLE_S 300         /* an authenticated connection idle this long is closed */
 #define PEER_ACCEPT_PAUSE_MS 100 /* after an accept error (out of descriptors) */
+#define PEER_LOAD_POLL_MS 50    /* a GET waiting for its dataset's listing looks again */
 
 enum pstate {
 	PS_HELLO = 0,
@@ -46,6 +47,9 @@ struct pconn {
 	struct pconn *prev, *next;
 	enum pstate state;
 	bool busy;            /* a GET waits for its chunk's fill */
+	bool parked;          /* a GET waits for its dataset's first listing */
+	struct event *load_ev; /* ... polled on this timer */
+	uint64_t load_until_ns; /* ... until then (then EAGAIN) */
 	bool dead;            /* closed while busy: freed when the fill answers */
 	bool closing;         /* close once the output is sent */
 	uint32_t req_id;
@@ -80,6 +84,8 @@ static void pc_free(struct pconn *pc)
 		bufferevent_free(pc->bev);
 	if (pc->timer)
 		event_free(pc->timer);
+	if (pc->load_ev)
+		event_free(pc->load_ev);
 	free(pc);
 }
 
@@ -259,6 +265,18 @@ static void ps_prev_miss(struct pconn *pc)
 	pc_error(pc, pc->req_id, ENODATA, "not resident on this node (its previous home)", false);
 }
 
+static void serve_get(struct pconn *pc);
+
+static void on_load_poll(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct pconn *pc = arg;
+	pc->parked = false;
+	pc_arm(pc, (uint64_t)PEER_IDLE_S * 1000u); /* whatever the answer, the idle limit again */
+	serve_get(pc);
+}
+
 static void serve_get(struct pconn *pc)
 {
 	struct cache *cache = pc->ps->cache;
@@ -277,9 +295,25 @@ static void serve_get(struct pconn *pc)
 		return;
 	}
 	if (!ds->mf) {
+		/* its first listing is on its way (at start-up, a manifest may
+		 * wait for its home): wait for it, for half the asker's
+		 * first-byte deadline, so that it need not read the cold store */
+		uint64_t now = cache_now_ns();
+		if (!pc->load_until_ns)
+			pc->load_until_ns = now + pc->ps->cc->peer_first_byte_ms * 500000ull;
+		if (ds->refreshing && now < pc->load_until_ns &&
+		    (pc->load_ev || (pc->load_ev = evtimer_new(bufferevent_get_base(pc->bev), on_load_poll, pc)))) {
+			const struct timeval tv = {0, PEER_LOAD_POLL_MS * 1000};
+			pc->parked = true;
+			evtimer_del(pc->timer);
+			evtimer_add(pc->load_ev, &tv);
+			return;
+		}
+		pc->load_until_ns = 0;
 		get_error(pc, EAGAIN, "the dataset is not listed on this node yet");
 		return;
 	}
+	pc->load_until_ns = 0;
 	struct cold_stat src = {.size = g->size, .mtime_ns = g->mtime_ns, .version = g->version};
 	const struct mf_entry *e = manifest_find(ds->mf, g->path);
 	if (e && !cold_stat_same(&e->st, &src)) {
@@ -397,8 +431,9 @@ static bool on_frame(struct pconn *pc, const struct peer_hdr *h, const uint8_t *
 		on_auth(pc, h, p);
 		break;
 	case PS_READY:
-		if (h->op != PEER_OP_GET || pc->busy) {
-			pc_error(pc, h->id, EPROTO, pc->busy ? "one request at a time" : "not a request", true);
+		if (h->op != PEER_OP_GET || pc->busy || pc->parked) {
+			pc_error(pc, h->id, EPROTO, pc->busy || pc->parked ? "one request at a time" : "not a request",
+				 true);
 			return false;
 		}
 		if (peer_dec_get(p, h->len, &pc->get) < 0) {

@@ -36,6 +36,9 @@ nmembers() { tc_node_json "$1" "len(s['cluster_members'])" 2>/dev/null; }
 for i in $(seq 1 $N); do
 	check "node $i lists $N members" wait_for 30 "[ \"\$(nmembers $i)\" = $N ]"
 done
+for i in $(seq 1 $N); do
+	check "node $i has its manifest" tc_node_serving "$i"
+done
 
 # read_on PART NODE...: those nodes read every file of PART at once
 read_on() {
