@@ -96,6 +96,26 @@ check "tiercache_stat of ds/nob640: mode 640, nobody's uid and gid" \
 	[ "$(libstat ds/nob640)" = "640 $(id -u nobody) $(getent group "$nogroup" | cut -d: -f3)" ]
 check "tiercache_stat of sock/plain (access = socket): 444, no owner" \
 	[ "$(libstat sock/plain)" = "444 4294967295 4294967295" ]
+# ... and the Python binding's StatResult: st_mode, st_uid, st_gid as
+# os.stat gives them at the source, by stat and by scandir; for access =
+# socket the defaults (0444, this process as owner)
+pyown() {
+	"${PY_ENV[@]}" python3 - "$@" <<'EOF'
+import os, sys, tiercache
+c = tiercache.Client()
+for p in sys.argv[1:]:
+    st = c.stat(p)
+    e = [x for x in c.scandir(os.path.dirname(p)) if x.name == os.path.basename(p)][0].stat()
+    same = (e.st_mode, e.st_uid, e.st_gid) == (st.st_mode, st.st_uid, st.st_gid)
+    print("%o %d %d %s" % (st.st_mode, st.st_uid, st.st_gid, same))
+EOF
+}
+for f in nob640 root600 sub/inner mine; do
+	check "Python stat and scandir of ds/$f: mode, uid and gid as at the source" \
+		[ "$(pyown "ds/$f")" = "$(python3 -c 'import os, sys; st = os.stat(sys.argv[1]); print("%o %d %d True" % (st.st_mode, st.st_uid, st.st_gid))' "$T/cold/$f")" ]
+done
+check "Python stat of sock/plain (access = socket): 0444 regular file, owned by the caller" \
+	[ "$(pyown sock/plain)" = "100444 $(id -u) $(id -g) True" ]
 
 # access = socket: as before, the mounter's and read-only for all
 tcm_mount "$M" -o allow_other sock || { fail "mount sock"; finish; }

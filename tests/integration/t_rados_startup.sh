@@ -241,17 +241,55 @@ check "...saying why" grep -q "rf is unavailable: .*OSDs did not answer" "$T/mou
 tc_stop
 check "the OSD comes back" rd_osd_start
 
-# ---- a short wait that ends before the listing: ETIMEDOUT ----
+# the Python binding's wait: Client(load_timeout=...) and set_wait
+pywait() {
+	local pre
+	pre=$(ldd "$O/lib/libtiercache.so" 2>/dev/null | awk '/libasan/ {print $3}')
+	LD_PRELOAD=$pre ASAN_OPTIONS=detect_leaks=0 PYTHONPATH="$TC_SRC/client/python" \
+		TIERCACHE_LIBRARY="$O/lib/libtiercache.so" python3 - "$@" <<'EOF2'
+import sys, tiercache
+path, secs = sys.argv[1], int(sys.argv[2])
+try:
+    with tiercache.Client(load_timeout=secs) as c:
+        st = c.stat(path)
+        try:
+            c.set_wait(70000)
+            print("set_wait(70000) accepted")
+            sys.exit(1)
+        except ValueError:
+            pass
+        print("ok %d" % st.size)
+except TimeoutError as e:
+    print("TimeoutError: %s" % e)
+    sys.exit(4)
+EOF2
+}
+TC_SRC=$(cd "$(dirname "$0")/../.." && pwd)
+
+# ---- a short wait that ends before the listing: ETIMEDOUT (C and Python) ----
 sed -i 's/^\[dataset rf\]/[dataset rt]/' "$T/tc.conf"
 tc_start || exit 1
+pywait rt/big/f00001 1 >"$T/pywait.out" 2>&1 &
+PWPID=$!
 out=$(libcheck wait rt/big/f00001 1 2>&1)
 rc=$?
+wait "$PWPID"
+pyrc=$?
 if [ "$(tc_ds rt "d['serving']")" = True ] && [ "$rc" = 0 ]; then
 	echo "note: the listing ended within 1 s; ETIMEDOUT not exercised"
 else
 	check "a 1 s wait on a longer listing: ETIMEDOUT with the progress ($out)" \
 		bash -c "echo '$out' | grep -q 'ETIMEDOUT: dataset rt is still loading after waiting 1 s ('"
 fi
+out=$(cat "$T/pywait.out")
+if [ "$pyrc" = 0 ]; then
+	echo "note: the listing ended within 1 s; the binding's TimeoutError not exercised"
+else
+	check "Python Client(load_timeout=1) on a longer listing: TimeoutError with the progress ($out)" \
+		bash -c "[ $pyrc = 4 ] && grep -q 'still loading after waiting 1 s' '$T/pywait.out'"
+fi
+check "Python: after the listing, Client(load_timeout=120).stat succeeds, set_wait(70000) is refused" \
+	bash -c "$(declare -f pywait); O='$O' TC_SRC='$TC_SRC' pywait rt/big/f00001 120 | grep -q '^ok [1-9]'"
 out=$(libcheck wait rt/big/f00001 0 2>&1)
 check "after the listing, a stat with no wait succeeds ($out)" wait_until 120 bash -c \
 	"$(declare -f libcheck); O='$O' T='$T' NOBJ=$NOBJ libcheck wait rt/big/f00001 0 >/dev/null"

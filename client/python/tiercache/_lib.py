@@ -21,6 +21,7 @@ LIBRARY_ENV = "TIERCACHE_LIBRARY"
 TIERCACHE_FILE = 1
 TIERCACHE_DIR = 2
 PLAN_APPEND = 0x1
+OWNER_NONE = 0xFFFFFFFF  # TIERCACHE_OWNER_NONE: no owner reported
 PLAN_JOB = 0x2  # the whole job's order; rank r reads entries i % world_size == r
 
 
@@ -92,6 +93,7 @@ _LAZY_SIGNATURES = {
     "tiercache_set_job": (ctypes.c_int, [_P, ctypes.c_uint64, ctypes.c_uint32]),
     "tiercache_clear_job": (ctypes.c_int, [_P]),
     "tiercache_ping": (ctypes.c_int, [_P]),
+    "tiercache_set_wait": (ctypes.c_int, [_P, ctypes.c_uint]),
     "tiercache_open_many": (
         ctypes.c_int,
         [_P, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.POINTER(ctypes.c_int),

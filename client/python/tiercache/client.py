@@ -96,9 +96,17 @@ def plan_supported():
     return _lib.lazy("tiercache_plan_indices") is not None
 
 
-class StatResult(collections.namedtuple("StatResult", "type size mtime_ns chunk_size")):
+class StatResult(collections.namedtuple("StatResult", "type size mtime_ns chunk_size mode uid gid",
+                                        defaults=(None, None, None))):
     """What tiercache knows of a file or directory, with os.stat_result-like
-    names (st_size, st_mtime, st_mtime_ns, st_mode) for code that expects them."""
+    names (st_size, st_mtime, st_mtime_ns, st_mode, st_uid, st_gid) for code
+    that expects them.
+
+    mode: the permission bits (07777) the daemon reports: the source's for a
+    dataset with access = source on a local cold directory, else 0o444 (files)
+    or 0o555 (directories). uid, gid: the source's owner, or None when the
+    daemon reports none ("whoever reads": st_uid / st_gid are then this
+    process's, as tiercache-mount shows the mounter)."""
 
     __slots__ = ()
 
@@ -117,8 +125,16 @@ class StatResult(collections.namedtuple("StatResult", "type size mtime_ns chunk_
     @property
     def st_mode(self):
         if self.type == _lib.TIERCACHE_DIR:
-            return statmod.S_IFDIR | 0o555
-        return statmod.S_IFREG | 0o444
+            return statmod.S_IFDIR | (0o555 if self.mode is None else self.mode)
+        return statmod.S_IFREG | (0o444 if self.mode is None else self.mode)
+
+    @property
+    def st_uid(self):
+        return os.getuid() if self.uid is None else self.uid
+
+    @property
+    def st_gid(self):
+        return os.getgid() if self.gid is None else self.gid
 
     @property
     def st_blksize(self):
@@ -129,6 +145,16 @@ class StatResult(collections.namedtuple("StatResult", "type size mtime_ns chunk_
 
     def is_file(self):
         return self.type == _lib.TIERCACHE_FILE
+
+
+def _owner(v):
+    return None if v == _lib.OWNER_NONE else v
+
+
+def _stat_result(c, chunk_size):
+    """A StatResult from a c_stat or c_dirent."""
+    return StatResult(c.type, c.size, c.mtime_ns, chunk_size, c.mode & 0o7777,
+                      _owner(c.uid), _owner(c.gid))
 
 
 class DirEntry:
@@ -310,9 +336,13 @@ class Client:
 
     job, rank: tag the connection's reads (set_job): they then advance only
     that job's plans (that rank's, unless rank is None).
+
+    load_timeout: seconds an open, stat or listing waits for a dataset still
+    doing its first listing (set_wait); None: $TIERCACHE_LOAD_TIMEOUT, else
+    600.
     """
 
-    def __init__(self, socket=None, job=None, rank=None):
+    def __init__(self, socket=None, job=None, rank=None, load_timeout=None):
         self._tc = None
         lib = _lib.load()
         tc = lib.tiercache_connect(None if socket is None else _path(socket))
@@ -322,12 +352,14 @@ class Client:
             raise _fail(where)
         self._tc = tc
         self.socket = socket
-        if job is not None:
-            try:
+        try:
+            if job is not None:
                 self.set_job(job, rank)
-            except BaseException:
-                self.close()
-                raise
+            if load_timeout is not None:
+                self.set_wait(load_timeout)
+        except BaseException:
+            self.close()
+            raise
 
     def __reduce__(self):
         # the connection is a pointer in this process: a copy elsewhere
@@ -455,7 +487,7 @@ class Client:
         st = _lib.c_stat()
         if _lib.load().tiercache_stat(tc, _path(path), ctypes.byref(st)) < 0:
             raise _fail(path)
-        return StatResult(st.type, st.size, st.mtime_ns, st.chunk_size)
+        return _stat_result(st, st.chunk_size)
 
     def scandir(self, path):
         """The entries of directory "DATASET[/DIR]" as a list of DirEntry,
@@ -478,8 +510,7 @@ class Client:
                     break
                 e = ent.contents
                 name = os.fsdecode(e.name)
-                out.append(DirEntry(name, top + "/" + name,
-                                    StatResult(e.type, e.size, e.mtime_ns, 0)))
+                out.append(DirEntry(name, top + "/" + name, _stat_result(e, 0)))
         finally:
             lib.tiercache_closedir(d)
         return out
@@ -575,6 +606,19 @@ class Client:
         if r == _lib.RANK_ANY and rank is not None:
             raise ValueError("rank %d is reserved (any rank): pass rank=None" % rank)
         if self._lazy("tiercache_set_job")(tc, job_id(job), r) < 0:
+            raise _fail(None)
+
+    def set_wait(self, seconds):
+        """How long an open, stat or listing of a dataset still doing its
+        first listing (a daemon that has just started lists RADOS pools in
+        the background) waits for it: 0 fails at once (OSError EIO, the
+        detail saying it is loading), at most 65535. The default is
+        $TIERCACHE_LOAD_TIMEOUT, else 600 s. A call that waited in vain raises
+        TimeoutError (ETIMEDOUT)."""
+        s = operator.index(seconds)
+        if not 0 <= s <= 65535:
+            raise ValueError("wait of %d s is not in 0..65535" % s)
+        if self._lazy("tiercache_set_wait")(self._check(), s) < 0:
             raise _fail(None)
 
     def clear_job(self):
