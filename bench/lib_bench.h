@@ -34,8 +34,9 @@ int bench_counters(struct tiercache *tc, struct bench_counters *out);
 double bench_now(void);
 /* CPU seconds (user + system) this process has used. */
 double bench_self_cpu(void);
-/* CPU seconds (utime + stime) of process pid from /proc/PID/stat; -1 when
- * pid is 0 or cannot be read. */
+/* CPU seconds of process pid: the scheduler's run time of its threads
+ * (/proc/PID/task/TID/schedstat, ns), else utime + stime from /proc/PID/stat;
+ * -1 when pid is 0 or cannot be read. */
 double bench_pid_cpu(long pid);
 double bench_median(double *v, size_t n);
 

@@ -1,6 +1,7 @@
 # Batched opens (issue 17): warm 100 KB files, open+read+close one at a
-# time vs tiercache_open_many in batches of 64 vs local page-cache reads
-# (bench/open_many.c), then a PyTorch DataLoader (4 workers, batch 64) over
+# time vs tiercache_open_many in batches of 64 vs one at a time with the
+# pass registered as the job's plan first (open-ahead) vs local page-cache
+# reads (bench/open_many.c), then a PyTorch DataLoader (4 workers, batch 64) over
 # tiercache.torch.Dataset vs local files (bench/torch_loader.py), each in
 # the same run. BENCH_QUICK=1: fewer files and runs.
 set -uo pipefail
