@@ -57,6 +57,9 @@ struct share {
 	uint64_t bad_gen;   /* a generation found bad: wait for another */
 	unsigned retries;   /* pieces gone under a read (a switch): read again */
 	uint64_t have_gen;  /* the generation the manifest is (0: listed, not published) */
+	bool follow_seen;   /* a fallback listing saw Redis's generation since (follow_from) */
+	uint64_t follow_from; /* ... and then follows only generations above it: those
+	                       * are listed after its own listing */
 	uint64_t refresh_floor; /* a refresh loads only a generation newer than this
 	                         * (what Redis had when it began); 0: not set yet */
 	enum origin origin;
@@ -202,6 +205,7 @@ static void finish_list(struct share *s, bool publish, const char *why)
 		memcpy(s->why, w, sizeof(w));
 		s->fallbacks++;
 		s->ms->fallbacks++;
+		s->follow_seen = false;
 		log_warn("dataset=%s op=manifest_share action=list_here reason=\"%s\": this node lists the "
 			 "source itself", s->name, why);
 	}
@@ -743,14 +747,31 @@ static void on_gen_seen(void *arg, redisReply *rep, int err)
 {
 	struct share *s = arg;
 	s->busy = false;
-	if (s->ms->stopped || err < 0 || !rep || rep->type != REDIS_REPLY_STRING)
+	if (s->ms->stopped || err < 0 || !rep)
+		return;
+	bool fallback = s->origin == ORIGIN_FALLBACK;
+	if (fallback && !s->follow_seen && rep->type == REDIS_REPLY_NIL) {
+		s->follow_seen = true; /* none published yet: take the first */
+		s->follow_from = 0;
+		return;
+	}
+	if (rep->type != REDIS_REPLY_STRING)
 		return;
 	uint64_t g;
 	struct mfp_meta m = {0};
 	if (mfp_meta_field(&m, "gen", 3, rep->str, rep->len) < 0)
 		return;
 	g = m.gen;
-	if (g <= s->have_gen || g == s->bad_gen || s->f)
+	if (fallback && !s->follow_seen) {
+		/* what Redis holds now may predate this node's own listing:
+		 * follow the generations after it */
+		s->follow_seen = true;
+		s->follow_from = g;
+		log_info("dataset=%s op=manifest_share action=follow after_gen=%" PRIu64
+			 ": this node listed itself and takes the next generation published", s->name, g);
+		return;
+	}
+	if (g <= (fallback ? s->follow_from : s->have_gen) || g == s->bad_gen || s->f)
 		return;
 	struct dataset *ds = cache_dataset(s->ms->cache, s->name, strlen(s->name));
 	if (!ds)
@@ -783,7 +804,8 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 			const char *argv[] = {"EVAL", lock_script, "1", s->lock_key, ms->cc->node_id, t};
 			redis_conn_cmd(ms->rc, ignore_reply, NULL, 6, argv, NULL);
 		}
-		if (s->have_gen > 0 && !s->busy && !s->locked && redis_conn_up(ms->rc)) {
+		if ((s->have_gen > 0 || s->origin == ORIGIN_FALLBACK) && !s->busy && !s->locked &&
+		    redis_conn_up(ms->rc)) {
 			const char *argv[] = {"HGET", s->meta_key, "gen"};
 			s->busy = true;
 			if (redis_conn_cmd(ms->rc, on_gen_seen, s, 3, argv, NULL) < 0)

@@ -5,8 +5,10 @@
 # lists the same tree. A corrupted piece in Redis: a node that is not the
 # manifest's home waits for a good generation, then lists itself (counted,
 # logged). A refresh on any node after a file was added lists once and
-# publishes a new generation that the others pick up. Redis down at start: every node lists
-# the source itself and serves correctly.
+# publishes a new generation that the others pick up, including a node that
+# had listed itself. Redis down at start: every node lists the source itself
+# and serves correctly; when Redis returns, a refresh on one node publishes
+# and the others take it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_cluster.sh"
 N=3
@@ -134,11 +136,15 @@ check "node $asker sees the added file" \
 check "the home (node $home) picks generation 2 up on its heartbeat" wait_for 20 "[ \"\$(mf $home \"['generation']\")\" = 2 ]"
 check "node $home sees the added file" \
 	bash -c "TIERCACHE_SOCKET=$T/n$home/sock '$TC_BIN/tierctl' cat ds/b/d2/e/added.txt | cmp -s - '$SRC/b/d2/e/added.txt'"
+# node $victim listed itself while generation 1 was current: it follows the
+# generations after that one, so it takes generation 2 too
+check "node $victim (listed itself) picks generation 2 up" \
+	wait_for 20 "[ \"\$(mf $victim \"['origin']\") \$(mf $victim \"['generation']\")\" = 'redis 2' ]"
+check "node $victim sees the added file" \
+	bash -c "TIERCACHE_SOCKET=$T/n$victim/sock '$TC_BIN/tierctl' cat ds/b/d2/e/added.txt | cmp -s - '$SRC/b/d2/e/added.txt'"
 check "no other listing of the root" [ "$(tc_cold_readdirs_root)" = $((root_before + 1)) ]
-# node $victim listed itself (a fallback does not follow generations): its
-# own refresh lists again and publishes generation 3, which the others take
-check "node $victim (listed itself) sees the file after its refresh" \
-	bash -c "TIERCACHE_SOCKET=$T/n$victim/sock '$TC_BIN/tierctl' refresh ds >/dev/null && TIERCACHE_SOCKET=$T/n$victim/sock '$TC_BIN/tierctl' cat ds/b/d2/e/added.txt | cmp -s - '$SRC/b/d2/e/added.txt'"
+# a refresh there lists again and publishes generation 3, which the others take
+check "node $victim refreshes" env TIERCACHE_SOCKET="$T/n$victim/sock" "$TC_BIN/tierctl" refresh ds
 check "node $victim published generation 3 (one more listing)" \
 	[ "$(mf "$victim" "['origin']") $(mf "$victim" "['generation']") $(tc_cold_readdirs_root)" = "listed 3 $((root_before + 2))" ]
 for i in $home $asker; do
@@ -163,4 +169,19 @@ for i in $(seq 1 $N); do
 	check "node $i lists the source's tree and reads its bytes" same_tree "$i"
 done
 check "each node listed the root once" [ "$(tc_cold_readdirs_root)" = $((root_before + N)) ]
+# Redis comes back (empty): a refresh on node 1 publishes, and the nodes
+# that listed themselves take that generation instead of keeping theirs
+tc_redis_start >/dev/null || exit 1
+for i in $(seq 1 $N); do
+	check "node $i sees Redis again" wait_for 30 "[ \"\$(tc_node_json $i \"s['cluster']['redis']\")\" = up ]"
+done
+echo fresh >"$SRC/c/d4/fresh.txt"
+check "refresh on node 1 after Redis returned" env TIERCACHE_SOCKET="$T/n1/sock" "$TC_BIN/tierctl" refresh ds
+g=$(tc_redis_cli HGET 'tc:{tctest}:mf:ds' gen)
+check "node 1 published a generation ($g)" [ -n "$g" ]
+for i in $(seq 2 $N); do
+	check "node $i (listed itself) takes generation $g" \
+		wait_for 20 "[ \"\$(mf $i \"['origin']\") \$(mf $i \"['generation']\")\" = 'redis $g' ]"
+	check "node $i lists the new tree and reads its bytes" same_tree "$i"
+done
 tcc_finish
