@@ -16,6 +16,18 @@
 # tiercache-sim with the tiers' low watermarks: the daemon's hits over the
 # simulator's and over OPT's on exactly the accesses the daemon saw (issue
 # 18's goals). EPOCHS_TRACE_DIR=DIR keeps the traces (trace-POLICY.csv).
+# A run that registered a plan is replayed with the daemon's plan prefetch
+# modelled (tiercache-sim --prefetch-window: each plan's window, half of
+# hot's budget at most), since the daemon prefetches a plan under every
+# policy; the simulator's loads are instant, so daemon/sim below 1 there
+# is prefetches that came late (reads faster than the cold store).
+#
+# EPOCHS_DDP=W: a DDP job of world_size W instead (tcplan ddp, one process
+# per rank, its connection tagged JOB:RANK): each epoch rank 0 registers
+# the job's whole new shuffle (TIERCACHE_PLAN_JOB) under every policy, and
+# rank r reads entries i % W == r, every byte compared with the source.
+# EPOCHS_COMPUTE: ms of "training step" after each file (DDP: per file;
+# otherwise epoch_reader's ms per MB), default 0: reads as fast as they go.
 set -euo pipefail
 
 O=${1:-build/default}
@@ -26,12 +38,16 @@ HOT=${EPOCHS_HOT:-40M}
 WARM=${EPOCHS_WARM:-96M}
 N=${EPOCHS_N:-4}
 POLICIES=${EPOCHS_POLICIES:-lru arc epoch clairvoyant}
-for b in tiercached tierctl epoch_reader; do
-	[ -x "$O/bin/$b" ] || { echo "bench/epochs.sh: $O/bin/$b not built" >&2; exit 2; }
+DDP=${EPOCHS_DDP:-0}
+COMPUTE=${EPOCHS_COMPUTE:-0}
+for b in bin/tiercached bin/tierctl bin/epoch_reader bin/tiercache-sim tests/tcplan; do
+	[ -x "$O/$b" ] || { echo "bench/epochs.sh: $O/$b not built (make all)" >&2; exit 2; }
 done
 B=$(mktemp -d "${TMPDIR:-/tmp}/tcepochs.XXXXXX")
 pid=
+rpids=()
 cleanup() {
+	for r in "${rpids[@]}"; do kill -TERM "$r" 2>/dev/null || true; done
 	if [ -n "$pid" ]; then
 		kill -TERM "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null || true
@@ -78,9 +94,54 @@ CONF
 	exit 1
 }
 
+# ddp_epoch POLICY EPOCH: one epoch of the DDP job (EPOCHS_DDP ranks); a
+# row of the table from the daemon's counters before and after
+ddp_epoch() {
+	local p=$1 e=$2 r go=$B/go-$p-$1-$2 t0 t1
+	(cd "$B/cold" && find . -type f | sed 's|^\./||' | sort) | python3 -c '
+import random, sys
+names = sys.stdin.read().split()
+random.Random(int(sys.argv[1])).shuffle(names)
+print("\n".join(names))' $((100 + e)) >"$B/order"
+	"$O/bin/tierctl" status --json >"$B/c0.json"
+	rpids=()
+	for r in $(seq 0 $((DDP - 1))); do
+		reg=()
+		[ "$r" = 0 ] && reg=(register)
+		"$O/tests/tcplan" ddp demo "$B/cold" 18 "$r" "$DDP" "$e" "$B/order" "$go" "$COMPUTE" \
+			"${reg[@]}" >"$B/rank$r.out" 2>&1 &
+		rpids+=($!)
+	done
+	for r in $(seq 0 $((DDP - 1))); do
+		for _ in $(seq 1 300); do
+			grep -q '^ready' "$B/rank$r.out" && break
+			grep -q 'FAIL\|error' "$B/rank$r.out" && break
+			sleep 0.1
+		done
+	done
+	t0=$(date +%s.%N)
+	touch "$go"
+	for r in $(seq 0 $((DDP - 1))); do
+		wait "${rpids[$r]}" || { echo "bench/epochs.sh: rank $r failed:" >&2; cat "$B/rank$r.out" >&2; exit 1; }
+	done
+	t1=$(date +%s.%N)
+	rpids=()
+	"$O/bin/tierctl" status --json >"$B/c1.json"
+	python3 - "$B/c0.json" "$B/c1.json" "$p" "$e" "$t0" "$t1" "$bytes" >>"$B/rows" <<'PY'
+import json, sys
+c0, c1 = (json.load(open(f))["counters"] for f in sys.argv[1:3])
+d = {k: c1[k] - c0[k] for k in ("hits_hot", "hits_warm", "misses")}
+wall = float(sys.argv[6]) - float(sys.argv[5])
+print(sys.argv[3], sys.argv[4], "%.2f" % wall, "%.1f" % (int(sys.argv[7]) / 1e6 / wall),
+      d["hits_hot"], d["hits_warm"], d["misses"])
+PY
+}
+
 bytes=$(du -sb "$B/cold" | cut -f1)
+readers="4 reader threads"
+[ "$DDP" -gt 0 ] && readers="a DDP job of $DDP ranks (whole-job plan, every policy)"
 echo "dataset: $FILES samples + $SHARDS shards, $((bytes / 1048576)) MiB; hot $HOT + warm $WARM" \
-	"(policies keep each tier at its 75% low watermark); chunk 4M; 4 reader threads"
+	"(policies keep each tier at its 75% low watermark); chunk 4M; $readers; compute $COMPUTE"
 printf '%-12s %5s %8s %8s %9s %9s %8s %7s\n' policy epoch wall_s MB/s hits_hot hits_warm misses hit%
 for p in $POLICIES; do
 	start
@@ -90,28 +151,49 @@ for p in $POLICIES; do
 		# clairvoyant knows the future only from a plan: register each
 		# epoch's order (as a sampler would), so that the daemon and the
 		# simulator (which reads the trace ahead) see the same future
+		if [ "$DDP" -gt 0 ]; then
+			ddp_epoch "$p" "$e"
+			continue
+		fi
 		plan=()
 		[ "$p" = clairvoyant ] && plan=(--plan 7)
-		"$O/bin/epoch_reader" --epochs 1 --threads 4 --seed $((100 + e)) "${plan[@]}" --json demo >"$B/e.json"
+		"$O/bin/epoch_reader" --epochs 1 --threads 4 --seed $((100 + e)) "${plan[@]}" \
+			--compute-ms-per-mb "$COMPUTE" --json demo >"$B/e.json"
 		python3 - "$B/e.json" "$p" "$e" >>"$B/rows" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))[0]
 print(sys.argv[2], sys.argv[3], r["wall_s"], r["mb_per_s"], r["hits_hot"], r["hits_warm"], r["misses"])
 PY
 	done
+	if [ "$DDP" -gt 0 ] || [ "$p" = clairvoyant ]; then
+		"$O/bin/tierctl" status --json | python3 -c '
+import json, sys
+p = json.load(sys.stdin)["prefetch"]
+print("             (prefetch: %d chunks, %.1f MB; %d read, %d late (read while in flight), %d evicted unused, %d stalls)" % (
+    p["issued"], p["prefetched_bytes"] / 1e6, p["hits"], p["late"], p["evicted_unused"], p["stalls"]))' >>"$B/pf-$p"
+	fi
 	unkept=$("$O/bin/tierctl" status --json | python3 -c "import json,sys; c=json.load(sys.stdin)['counters']; print('%d, of which a tier had room for: %d' % (c['served_unkept'], c['served_unkept_with_room']))")
 	awk -v p="$p" '$1 == p {
 		h = $5 + $6; t = h + $7
 		printf "%-12s %5d %8.2f %8.1f %9d %9d %8d %7.1f\n", $1, $2, $3, $4, $5, $6, $7, t ? 100 * h / t : 0
 	}' "$B/rows"
 	echo "             (chunks served without being kept: $unkept)"
+	[ -f "$B/pf-$p" ] && cat "$B/pf-$p"
 	"$O/bin/tierctl" trace stop >/dev/null
 	# the daemon's own trace replayed in the simulator with the budgets its
 	# policies manage (each tier's low watermark): daemon hits / simulator
 	# hits, and / OPT's, on exactly the accesses the daemon saw
 	lw=$("$O/bin/tierctl" status --json | python3 -c "import json,sys; t={x['name']: x['low_water_bytes'] for x in json.load(sys.stdin)['tiers']}; print(t['hot'], t['warm'])")
+	# a registered plan: model the prefetcher; its window per plan is
+	# prefetch_max_bytes (1G, not set here) or half of hot's budget,
+	# whichever is less, once a pipeline of prefetch_inflight (8) x 4M
+	# chunks exceeds that (it does for hot budgets up to 64M)
+	pfw=()
+	if [ "$DDP" -gt 0 ] || [ "$p" = clairvoyant ]; then
+		pfw=(--prefetch-window $(("${lw% *}" / 2)))
+	fi
 	"$O/bin/tiercache-sim" --trace "$B/trace-$p.csv" --hot "${lw% *}" --warm "${lw#* }" --policy "$p" \
-		--json >"$B/sim-$p.json" 2>"$B/sim-$p.err" || cat "$B/sim-$p.err"
+		"${pfw[@]}" --json >"$B/sim-$p.json" 2>"$B/sim-$p.err" || cat "$B/sim-$p.err"
 	python3 - "$B/trace-$p.csv" "$B/sim-$p.json" "$p" <<'PY' | tee -a "$B/replay"
 import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1])))

@@ -115,6 +115,7 @@ static int curve_cell_run(const struct trace *t, const struct curve_opts *o, str
 			.hot = hot,
 			.warm = warm,
 			.plan_epochs = o->plan_epochs,
+			.prefetch_window = curve_scale(o->prefetch_window, c->sample),
 			.tunables = o->tunables ? o->tunables[k] : NULL,
 			.placement = o->placement,
 		};

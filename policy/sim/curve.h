@@ -31,6 +31,7 @@ struct curve_opts {
 	const char *const *tunables; /* per policy, "k=v ..." or NULL */
 	size_t npolicies;
 	uint32_t plan_epochs;
+	uint64_t prefetch_window; /* plan prefetch per rank's plan, full scale; 0: off */
 	const char *placement;
 	double sample; /* (0, 1]: SHARDS rate; 1 replays the whole trace */
 	bool no_opt;

@@ -64,6 +64,7 @@ struct curve_cli_run {
 	const char *const *tunables;
 	size_t npolicies;
 	uint32_t plan_epochs;
+	uint64_t prefetch_window; /* plan prefetch per rank's plan (bytes, full scale) */
 	const char *placement;
 	bool no_opt, json;
 };

@@ -34,6 +34,18 @@ struct sim_plans {
 	uint64_t **ep_start; /* per job: nepochs + 1 offsets */
 	uint32_t *cur_ep;    /* per job: the epoch it is in */
 	uint32_t njobs, nepochs, ahead;
+	/* plan prefetch (NULL when off), per job */
+	struct sim_prefetch *pf;
+};
+
+/* One job's prefetch window, as the daemon's struct dplan keeps it. */
+struct sim_prefetch {
+	uint32_t *objs;     /* the plan's entries as object ids */
+	uint64_t published; /* entries in the plan so far */
+	uint64_t cursor;    /* the plan store's cursor when last seen */
+	uint64_t next;      /* the next entry to load (the daemon's pl->pf) */
+	uint64_t ahead;     /* bytes of entries in [cursor, next) */
+	uint64_t window;    /* bytes: prefetch_window x the job's ranks */
 };
 
 struct sim_run {
@@ -84,7 +96,10 @@ static void sim_plans_free(struct sim_plans *sp)
 			free(sp->keys[j]);
 		if (sp->ep_start)
 			free(sp->ep_start[j]);
+		if (sp->pf)
+			free(sp->pf[j].objs);
 	}
+	free(sp->pf);
 	free(sp->keys);
 	free(sp->ep_start);
 	free(sp->cur_ep);
@@ -97,12 +112,15 @@ static int sim_plans_publish(struct sim_plans *sp, uint32_t j, uint32_t e)
 	if (e >= sp->nepochs)
 		return 0;
 	uint64_t a = sp->ep_start[j][e], b = sp->ep_start[j][e + 1];
+	if (sp->pf && b > sp->pf[j].published)
+		sp->pf[j].published = b; /* epochs are published in order */
 	return b > a ? plan_store_append(sp->ps, j, sp->keys[j] + a, b - a) : 0;
 }
 
 /* The trace's own future as each job's plan: all of it, or `ahead` epochs
  * past the current one, published as each job enters an epoch. */
-static int sim_plans_build(struct sim_plans *sp, const struct trace *t, uint32_t ahead)
+static int sim_plans_build(struct sim_plans *sp, const struct trace *t, uint32_t ahead,
+			   uint64_t window, uint64_t hot_half)
 {
 	int rc = -ENOMEM;
 	uint64_t *count = NULL;
@@ -118,6 +136,8 @@ static int sim_plans_build(struct sim_plans *sp, const struct trace *t, uint32_t
 	count = calloc((size_t)sp->njobs * (sp->nepochs + 1), sizeof(*count));
 	if (!sp->keys || !sp->ep_start || !sp->cur_ep || !count)
 		goto out;
+	if (window && !(sp->pf = calloc(sp->njobs, sizeof(*sp->pf))))
+		goto out;
 	for (size_t i = 0; i < t->n; i++)
 		count[(size_t)t->job[i] * (sp->nepochs + 1) + t->epoch[i] + 1]++;
 	for (uint32_t j = 0; j < sp->njobs; j++) {
@@ -129,11 +149,22 @@ static int sim_plans_build(struct sim_plans *sp, const struct trace *t, uint32_t
 		if (!sp->ep_start[j] || !sp->keys[j])
 			goto out;
 		memcpy(sp->ep_start[j], c, (sp->nepochs + 1) * sizeof(*c));
+		if (sp->pf && !(sp->pf[j].objs = malloc((c[sp->nepochs] ? c[sp->nepochs] : 1) *
+							sizeof(*sp->pf[j].objs))))
+			goto out;
 	}
 	/* Epochs are in order within a job, so filling in trace order
 	 * leaves each job's keys sorted by epoch, then by time. */
 	for (size_t i = 0; i < t->n; i++) {
 		uint64_t *c = count + (size_t)t->job[i] * (sp->nepochs + 1) + t->epoch[i];
+		if (sp->pf) {
+			sp->pf[t->job[i]].objs[*c] = t->obj[i];
+			/* a job of ranks 0..R-1: R plans in the daemon, R windows */
+			/* the daemon's bound per plan: half of hot's budget */
+			uint64_t w = (window < hot_half ? window : hot_half) * ((uint64_t)t->rank[i] + 1);
+			if (w > sp->pf[t->job[i]].window)
+				sp->pf[t->job[i]].window = w;
+		}
 		sp->keys[t->job[i]][(*c)++] = t->key[t->obj[i]];
 	}
 	for (uint32_t j = 0; j < sp->njobs; j++) {
@@ -164,6 +195,58 @@ static void sim_make_room(struct sim_run *s, int t, uint64_t now)
 		} else {
 			ve->tier = TIER_NONE;
 		}
+	}
+}
+
+/* May a prefetch of key (size bytes) go on hot now? Under the budget, or
+ * when hot's next victim is needed later than key, or by no plan: the
+ * daemon's pf_room (cached/plan/prefetch.c). */
+static bool sim_prefetch_room(struct sim_run *s, struct plan_store *ps, uint64_t key,
+			      uint64_t size, uint64_t now)
+{
+	struct policy *hot = s->pl.tier[TIER_HOT];
+	if (hot->bytes + size <= s->cap[TIER_HOT])
+		return true;
+	struct pol_entry *v = policy_victim(hot, now);
+	if (!v)
+		return true;
+	uint64_t vu = plan_store_next_use(ps, v->key), use = plan_store_next_use(ps, key);
+	if (vu == PLAN_NONE)
+		return true;
+	return use != PLAN_NONE && vu > use;
+}
+
+/* After a read of job j: follow the cursor, then load the job's window
+ * (the daemon's prefetch_pump, with loads that complete at once). */
+static void sim_prefetch_pump(struct sim_run *s, struct sim_plans *sp, uint32_t j,
+			      struct sim_result *r, uint64_t now)
+{
+	struct sim_prefetch *f = &sp->pf[j];
+	uint64_t cur = plan_store_cursor(sp->ps, j);
+	for (uint64_t q = f->cursor; q < cur && q < f->next; q++) {
+		uint64_t len = s->ents[f->objs[q]].e.size;
+		f->ahead -= len < f->ahead ? len : f->ahead;
+	}
+	f->cursor = cur;
+	if (f->next < cur) {
+		f->next = cur;
+		f->ahead = 0;
+	}
+	while (f->next < f->published && f->ahead < f->window) {
+		struct sim_ent *se = &s->ents[f->objs[f->next]];
+		if (se->tier == TIER_NONE) {
+			if (!sim_prefetch_room(s, sp->ps, se->e.key, se->e.size, now)) {
+				r->prefetch_stalls++;
+				break;
+			}
+			policy_insert(s->pl.tier[TIER_HOT], &se->e, now);
+			se->tier = TIER_HOT;
+			r->prefetched++;
+			r->prefetch_bytes += se->e.size;
+			sim_make_room(s, TIER_HOT, now);
+		}
+		f->ahead += se->e.size;
+		f->next++;
 	}
 }
 
@@ -210,8 +293,10 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 		rc = policy_create_with(name, NULL, NULL, &tier[0], err, errlen);
 		goto out;
 	}
-	if (ops->caps & POLICY_CAP_PLANS) {
-		rc = sim_plans_build(&sp, t, cfg->plan_epochs);
+	/* plans: for a plan-aware policy, and for the prefetcher, which the
+	 * daemon runs under every policy once a job registers a plan */
+	if ((ops->caps & POLICY_CAP_PLANS) || cfg->prefetch_window) {
+		rc = sim_plans_build(&sp, t, cfg->plan_epochs, cfg->prefetch_window, cfg->hot / 2);
 		if (rc < 0) {
 			snprintf(err, errlen, "plans: out of memory");
 			goto out;
@@ -303,18 +388,19 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 			r->tier_hits[from]++;
 			r->tier_hit_bytes[from] += size;
 			to = placement_hit(&s.pl, from, &se->e, now);
-			if (to == from)
-				continue;
-			policy_remove(tier[from], &se->e);
+			if (to != from)
+				policy_remove(tier[from], &se->e);
 		} else {
 			r->cold_bytes += size;
 			to = placement_fill(&s.pl, se->e.key, size, now);
-			if (to == TIER_NONE)
-				continue;
 		}
-		policy_insert(tier[to], &se->e, now);
-		se->tier = to;
-		sim_make_room(&s, to, now);
+		if (to != TIER_NONE && to != se->tier) {
+			policy_insert(tier[to], &se->e, now);
+			se->tier = to;
+			sim_make_room(&s, to, now);
+		}
+		if (sp.pf)
+			sim_prefetch_pump(&s, &sp, t->job[i], r, now);
 	}
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
 	r->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;

@@ -8,6 +8,20 @@
  * number. Plans for clairvoyant come from the trace itself: each job's
  * future reads, the whole trace ahead or plan_epochs epochs ahead.
  *
+ * Plan prefetch (prefetch_window > 0; any policy, as the daemon prefetches
+ * a registered plan under every policy; the trace is the plan) models the
+ * daemon's prefetcher (cached/plan/prefetch.c): after each read of a job,
+ * the job's plan entries from its cursor up to prefetch_window bytes per
+ * rank (a job whose trace names ranks 0..R-1 has R per-rank plans in the
+ * daemon, each with its own window) are loaded onto hot ahead of their
+ * reads, counting resident entries against the window as the daemon does.
+ * An entry is loaded when hot's policy is under its budget or hot's next
+ * victim is next needed later than the entry (or by no plan); otherwise
+ * the window stalls there until a later read. Loads are not reads: no
+ * admit, no hit, no cold bytes counted as a miss (prefetch_bytes instead).
+ * The daemon's loads take time (at most prefetch_inflight in flight); the
+ * model's are instant, so it is the daemon's best case.
+ *
  * Single-threaded. Allocates per run, never per access.
  */
 #ifndef TIERCACHE_SIM_ENGINE_H
@@ -28,6 +42,8 @@ struct sim_result {
 	struct sim_counts all;
 	uint64_t tier_hits[2], tier_hit_bytes[2];
 	uint64_t cold_bytes; /* bytes read from cold: every miss */
+	uint64_t prefetched, prefetch_bytes; /* plan prefetch loads (not reads) */
+	uint64_t prefetch_stalls;            /* windows stopped by a victim needed sooner */
 	struct sim_counts *epoch; /* nepochs entries */
 	uint32_t nepochs;
 	double seconds; /* CPU time of the replay loop alone (this thread) */
@@ -36,6 +52,7 @@ struct sim_result {
 struct sim_config {
 	uint64_t hot, warm;     /* bytes; warm 0: one tier */
 	uint32_t plan_epochs;   /* clairvoyant: epochs of plan known ahead; 0 = all */
+	uint64_t prefetch_window; /* plan prefetch: bytes per rank's plan; 0 = off */
 	const char *tunables;   /* "k=v ..." for the policy, NULL: none */
 	const char *placement;  /* "k=v ..." for placement, NULL: none */
 };

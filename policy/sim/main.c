@@ -50,6 +50,9 @@ static void usage(FILE *f)
 "  --set POLICY.KEY=VAL  a policy tunable (repeatable)\n"
 "  --placement KEY=VAL   a placement tunable: demote promote hot_max_size (repeatable)\n"
 "  --plan-epochs N       clairvoyant knows N epochs past the current one (default 0: all)\n"
+"  --prefetch-window SIZE  model the daemon's plan prefetch (the trace as the plan), loading\n"
+"                        each rank's next SIZE bytes of plan onto hot ahead of its reads\n"
+"                        (the daemon's window_bytes; capped at half of hot; default 0: off)\n"
 "  --no-opt              skip the OPT reference\n"
 "\n"
 "output:\n"
@@ -69,6 +72,7 @@ struct cli {
 	char tunables[MAX_POLICIES][512];
 	char placement[512];
 	uint32_t plan_epochs, repeat;
+	uint64_t prefetch_window;
 	bool no_opt, epochs, json;
 	struct curve_cli curve; /* --curve and its options (curve_cli.h) */
 };
@@ -136,7 +140,7 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 	enum {
 		O_TRACE = 256, O_GEN, O_OBJECTS, O_EPOCH_COUNT, O_RANKS, O_RANK, O_JOBS, O_ACCESSES,
 		O_ALPHA, O_SHARDS, O_CHUNKS, O_READERS, O_SIZE, O_SEED, O_WRITE, O_HOT, O_WARM,
-		O_POLICY, O_SET, O_PLACEMENT, O_PLAN_EPOCHS, O_NO_OPT, O_EPOCHS, O_JSON, O_REPEAT,
+		O_POLICY, O_SET, O_PLACEMENT, O_PLAN_EPOCHS, O_PREFETCH_WINDOW, O_NO_OPT, O_EPOCHS, O_JSON, O_REPEAT,
 		O_HELP, O_CURVE_BASE,
 	};
 	static const struct option opts[] = {
@@ -161,6 +165,7 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 		{ "set", required_argument, NULL, O_SET },
 		{ "placement", required_argument, NULL, O_PLACEMENT },
 		{ "plan-epochs", required_argument, NULL, O_PLAN_EPOCHS },
+		{ "prefetch-window", required_argument, NULL, O_PREFETCH_WINDOW },
 		{ "no-opt", no_argument, NULL, O_NO_OPT },
 		{ "epochs", no_argument, NULL, O_EPOCHS },
 		{ "json", no_argument, NULL, O_JSON },
@@ -237,6 +242,13 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 		case O_SIZE:
 			if (gen_size_parse(&c->gen, a, err, sizeof(err)) < 0) {
 				fprintf(stderr, "tiercache-sim: --size: %s\n", err);
+				return -EINVAL;
+			}
+			break;
+		case O_PREFETCH_WINDOW:
+			if (!gen_parse_bytes(a, &c->prefetch_window)) {
+				fprintf(stderr, "tiercache-sim: --prefetch-window: \"%s\" is not a size "
+						"(16M, 1G, 0 = off)\n", a);
 				return -EINVAL;
 			}
 			break;
@@ -390,13 +402,14 @@ int main(int argc, char **argv)
 		struct curve_cli_run run = {
 			.source = source, .hot = c.hot, .warm = c.warm,
 			.policies = c.policies, .tunables = tunables, .npolicies = c.npolicies,
-			.plan_epochs = c.plan_epochs, .placement = c.placement,
-			.no_opt = c.no_opt, .json = c.json,
+			.plan_epochs = c.plan_epochs, .prefetch_window = c.prefetch_window,
+			.placement = c.placement, .no_opt = c.no_opt, .json = c.json,
 		};
 		rc = curve_cli_main(&c.curve, &t, &run);
 		goto out;
 	}
-	struct sim_config cfg = { .plan_epochs = c.plan_epochs, .placement = c.placement };
+	struct sim_config cfg = { .plan_epochs = c.plan_epochs, .placement = c.placement,
+				  .prefetch_window = c.prefetch_window };
 	if (!parse_capacity(c.hot, t.dataset_bytes, &cfg.hot) || !cfg.hot) {
 		fprintf(stderr, "tiercache-sim: --hot: \"%s\" is not a size (64G, 512M, 12.5%%)\n",
 			c.hot);
@@ -445,6 +458,7 @@ int main(int argc, char **argv)
 		.warm = cfg.warm,
 		.opt = opt,
 		.plan_epochs = c.plan_epochs,
+		.prefetch_window = c.prefetch_window,
 	};
 	if (c.json)
 		report_json(stdout, &ri, res, nres, c.epochs);

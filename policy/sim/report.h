@@ -19,6 +19,7 @@ struct report_info {
 	uint64_t hot, warm;
 	const struct sim_result *opt; /* NULL if not run */
 	uint32_t plan_epochs;
+	uint64_t prefetch_window; /* plan prefetch per rank's plan, 0: off */
 };
 
 void report_table(FILE *f, const struct report_info *ri, const struct sim_result *res, size_t n,
