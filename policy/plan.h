@@ -23,6 +23,7 @@
 #define TIERCACHE_POLICY_PLAN_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define PLAN_NONE UINT64_MAX
@@ -62,6 +63,17 @@ uint64_t plan_store_cursor(const struct plan_store *ps, uint64_t job);
 uint64_t plan_store_next_use(struct plan_store *ps, uint64_t key);
 /* The same, shaped as struct policy_env's next_use (ctx = the store). */
 uint64_t plan_store_oracle(void *ctx, uint64_t key, uint64_t now);
+
+/* May a prefetch of a chunk next used at `use` displace a victim next used
+ * at victim_use (both plan_store_next_use)? Yes when no plan needs the
+ * victim; never for a chunk no plan names; else when the victim is needed
+ * later. The daemon's prefetcher and the simulator's model of it. */
+static inline bool plan_use_displaces(uint64_t victim_use, uint64_t use)
+{
+	if (victim_use == PLAN_NONE)
+		return true;
+	return use != PLAN_NONE && victim_use > use;
+}
 
 /* Changes whenever an answer may have moved other than by the clock: a plan
  * set, appended or dropped, or a cursor that skipped reads. A policy that

@@ -109,12 +109,7 @@ uint64_t prefetch_window(const struct prefetch *pf, const struct dplan *pl)
 /* May v be evicted to make room for a chunk next used at `use`? */
 static bool pf_may_evict(struct prefetch *pf, const struct chunk *v, uint64_t use)
 {
-	uint64_t vu = plan_store_next_use(pf->cache->plans, v->key);
-	if (vu == PLAN_NONE)
-		return true;  /* no plan needs the victim */
-	if (use == PLAN_NONE)
-		return false; /* an unplanned readahead never displaces planned data */
-	return vu > use;
+	return plan_use_displaces(plan_store_next_use(pf->cache->plans, v->key), use);
 }
 
 /* Room on hot for len bytes of key of ds, without displacing anything

@@ -210,10 +210,7 @@ static bool sim_prefetch_room(struct sim_run *s, struct plan_store *ps, uint64_t
 	struct pol_entry *v = policy_victim(hot, now);
 	if (!v)
 		return true;
-	uint64_t vu = plan_store_next_use(ps, v->key), use = plan_store_next_use(ps, key);
-	if (vu == PLAN_NONE)
-		return true;
-	return use != PLAN_NONE && vu > use;
+	return plan_use_displaces(plan_store_next_use(ps, v->key), plan_store_next_use(ps, key));
 }
 
 /* After a read of job j: follow the cursor, then load the job's window
