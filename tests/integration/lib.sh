@@ -194,3 +194,14 @@ tc_source_access_setup() {
 	printf '[dataset %s]\nbackend = posix\npath = %s\nchunk_size = 256K\n' "$1" "$T/cold2" >>"$T/tc.conf"
 	mkdir -p "$T/cold2"
 }
+
+# tc_start_traced POLICY TRACE DAEMON_CONF: a fresh daemon (state and tiers
+# wiped; hot 2M, warm 4M, 64K chunks, DAEMON_CONF's lines added) under
+# POLICY, recording TRACE (t_trace_replay*: replayed in the simulator)
+tc_start_traced() {
+	tc_stop >/dev/null 2>&1
+	rm -rf "$T/state" "$T/hot" "$T/warm"
+	TC_DAEMON_CONF="$3" tc_config 2M 4M 64K "policy = $1"
+	tc_start || return 1
+	"$TC_BIN/tierctl" trace start "$2" >/dev/null
+}

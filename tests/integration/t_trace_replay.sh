@@ -41,11 +41,7 @@ run() {
 	local pol=$1 readers=$2
 	local tr=$T/trace-$pol-$readers.csv
 	: >"$T/res"
-	tc_stop >/dev/null 2>&1
-	rm -rf "$T/state" "$T/hot" "$T/warm"
-	TC_DAEMON_CONF="readahead_chunks = 0" tc_config 2M 4M 64K "policy = $pol"
-	tc_start || return 1
-	"$TC" trace start "$tr" >/dev/null || return 1
+	tc_start_traced "$pol" "$tr" "readahead_chunks = 0" || return 1
 	if [ "$readers" = 1 ]; then
 		# one reader, files in order, bytes compared with the source at the end
 		xargs -d '\n' -n 50 "$TC" cat <"$T/order" >"$T/read-$pol.bin" || return 1

@@ -63,11 +63,7 @@ epoch() {
 run() {
 	local pol=$1 tr=$T/trace-$1.csv
 	: >"$T/res"
-	tc_stop >/dev/null 2>&1
-	rm -rf "$T/state" "$T/hot" "$T/warm"
-	TC_DAEMON_CONF="prefetch_max_bytes = $WINDOW" tc_config 2M 4M 64K "policy = $pol"
-	tc_start || return 1
-	"$TC" trace start "$tr" >/dev/null || return 1
+	tc_start_traced "$pol" "$tr" "prefetch_max_bytes = $WINDOW" || return 1
 	epoch "$pol" 1 || return 1
 	epoch "$pol" 2 || return 1
 	"$TC" trace stop >/dev/null || return 1
