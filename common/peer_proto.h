@@ -33,7 +33,8 @@
  *                       these bytes are of), u64 checksum (XXH3-64 of the
  *                       bytes), u32 len, u8 where (PEER_WHERE_*), then len
  *                       raw bytes that are the rest of the frame (the
- *                       frame's len covers meta and bytes)
+ *                       frame's len covers meta and bytes); len 0 for a
+ *                       GET with PEER_GET_KEEP
  *   server -> ERROR     aux = errno, str detail. ESTALE: the server's
  *                       version of the file differs (the detail says which);
  *                       ENOENT: no such dataset or file; EAGAIN: not ready
@@ -82,6 +83,9 @@ enum peer_op {
 				 * node its previous one: answer from a resident
 				 * copy only (ERROR ENODATA if there is none),
 				 * never fill, never ask anyone else */
+#define PEER_GET_KEEP 0x2u      /* the asker hands the chunk over (a drain): the
+				 * server gets and keeps it as for any GET, and
+				 * answers DATA with no bytes (len 0) */
 
 /* DATA.where: how the server had the chunk. */
 enum peer_where {

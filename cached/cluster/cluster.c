@@ -535,6 +535,7 @@ void cluster_report(struct cluster *cl, struct proto_rs *rs)
 	proto_rs_u64(rs, "prev_home_got", cl->prev_got);
 	proto_rs_u64(rs, "prev_home_served", ss.prev_served);
 	proto_rs_u64(rs, "prev_home_not_held", ss.prev_misses);
+	proto_rs_u64(rs, "drain_chunks_taken", ss.takes);
 	drain_report(cl->drain, rs);
 	for (size_t i = 0; i < cluster_fallback_reasons(); i++) {
 		char key[64];

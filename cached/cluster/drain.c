@@ -7,8 +7,9 @@
  * have passed, so that every node reads a list with it draining before a
  * chunk is handed over (a node that still took this one for home would
  * read the cold store instead of asking it). Then, DRAIN_INFLIGHT at a
- * time, each chunk whose home this node was is asked of its new home;
- * the reply's bytes are dropped (the new home keeps its copy).
+ * time, each chunk whose home this node was is handed to its new home:
+ * a GET with PEER_GET_KEEP, which the new home answers by fetching the
+ * chunk from here (its previous home) and keeping it, with no bytes back.
  *
  * A request in flight points at the drain; drain_free() only marks it,
  * and the last request to end frees it.
@@ -97,7 +98,6 @@ static void on_take(struct remote_read *rr)
 		log_info("op=drain_take dataset=%s path=%s chunk=%u err=\"%s\" (the new home reads it from the "
 			 "cold store when it is read)", rr->ds->name, t->path, rr->idx, strerror(-rr->result));
 	}
-	free(rr->buf);
 	free(t->path);
 	free(t);
 	d->inflight--;
@@ -137,17 +137,16 @@ static int take(struct drain *d, struct chunk *c)
 	if (strcmp(m[hc.home].id, d->env.self) == 0)
 		return 0;
 	struct take *t = calloc(1, sizeof(*t));
-	void *buf = malloc(c->len ? c->len : 1);
 	char *path = strdup(c->path);
-	if (!t || !buf || !path) {
+	if (!t || !path) {
 		free(t);
-		free(buf);
 		free(path);
 		return -1;
 	}
+	/* no buffer: the new home answers with no bytes (PEER_GET_KEEP) */
 	*t = (struct take){
 		.rr = {.ds = c->ds, .path = path, .src = c->src, .idx = c->idx, .len = c->len, .key = c->key,
-		       .flags = READ_DRAIN_TAKE, .buf = buf, .done = on_take},
+		       .flags = READ_DRAIN_TAKE, .done = on_take},
 		.d = d,
 		.path = path,
 	};
@@ -155,7 +154,6 @@ static int take(struct drain *d, struct chunk *c)
 	int r = peer_client_get(d->env.cli, m[hc.home].id, m[hc.home].addr, &t->rr);
 	if (r != 0) {
 		free(t);
-		free(buf);
 		free(path);
 		return -1;
 	}

@@ -20,6 +20,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "drain.h"
 #include "log.h"
 #include "peer_io.h"
 
@@ -223,7 +224,8 @@ static void conn_send_get(struct cconn *c, struct preq *q)
 		.chunk_size = rr->ds->conf.chunk_size,
 		.idx = rr->idx,
 		.len = rr->len,
-		.flags = (rr->flags & READ_PREV_HOME) ? PEER_GET_PREV_HOME : 0,
+		.flags = ((rr->flags & READ_PREV_HOME) ? PEER_GET_PREV_HOME : 0) |
+			 ((rr->flags & READ_DRAIN_TAKE) ? PEER_GET_KEEP : 0),
 	};
 	snprintf(g.dataset, sizeof(g.dataset), "%s", rr->ds->name);
 	snprintf(g.path, sizeof(g.path), "%s", rr->path);
@@ -427,7 +429,9 @@ static bool on_reply(struct cconn *c, struct evbuffer *in)
 		if (evbuffer_get_length(in) < PEER_HDR_SIZE + PEER_DATA_META)
 			return false;
 		const uint8_t *p = evbuffer_pullup(in, PEER_HDR_SIZE + PEER_DATA_META);
-		if (!p || peer_dec_data_head(p + PEER_HDR_SIZE, h.len, &c->d) < 0 || c->d.len != rr->len ||
+		/* a hand-over (PEER_GET_KEEP) gets no bytes back */
+		uint32_t want_len = (rr->flags & READ_DRAIN_TAKE) ? 0 : rr->len;
+		if (!p || peer_dec_data_head(p + PEER_HDR_SIZE, h.len, &c->d) < 0 || c->d.len != want_len ||
 		    c->d.size != rr->src.size || c->d.mtime_ns != rr->src.mtime_ns ||
 		    c->d.version != rr->src.version) {
 			conn_fail(c, PEER_FAIL_BAD, true, "a DATA reply for another version or length");

@@ -174,11 +174,37 @@ static void pseg_cleanup(struct evbuffer_file_segment const *seg, int flags, voi
 	free(s);
 }
 
+/* A draining node handed chunk c over (PEER_GET_KEEP): it is here now;
+ * the answer says so with no bytes. */
+static void send_kept(struct pconn *pc, const struct chunk *c, uint8_t where)
+{
+	struct peer_data d = {
+		.size = c->src.size,
+		.mtime_ns = c->src.mtime_ns,
+		.version = c->src.version,
+		.checksum = c->checksum,
+		.len = 0,
+		.where = where,
+	};
+	struct proto_wr w;
+	proto_wr_init(&w);
+	if (pc_send(pc, &w, peer_enc_data_head(&w, pc->req_id, &d)) < 0) {
+		pc->ps->st.get_errors++;
+		return;
+	}
+	pc->ps->st.takes++;
+	pc_arm(pc, (uint64_t)PEER_IDLE_S * 1000u);
+}
+
 /* Send chunk c (valid during the call) as the DATA answer. */
 static void send_chunk(struct pconn *pc, struct chunk *c, uint8_t where)
 {
 	struct peer_server *ps = pc->ps;
 	struct cache *cache = ps->cache;
+	if (pc->get.flags & PEER_GET_KEEP) {
+		send_kept(pc, c, where);
+		return;
+	}
 	struct pseg *s = malloc(sizeof(*s));
 	int fd = s ? chunk_open_fd(cache, c) : -ENOMEM;
 	if (fd < 0) {

@@ -30,6 +30,7 @@ struct peer_server_stats {
 	uint64_t bytes_sent;    /* chunk bytes sent */
 	uint64_t prev_served;   /* of gets: asked by a chunk's new home (PEER_GET_PREV_HOME) */
 	uint64_t prev_misses;   /* such asks for a chunk not resident here (ENODATA) */
+	uint64_t takes;         /* chunks a draining node handed over, kept here (PEER_GET_KEEP) */
 	unsigned conns;         /* connections open now */
 };
 

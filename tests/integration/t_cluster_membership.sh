@@ -72,6 +72,7 @@ check "node 4 fetched the chunks whose home it became from their previous homes 
 check "node 4 status: state up" [ "$(field 4 state)" = up ]
 
 # ---- node 3 drains, then leaves ----
+recv3=$(field 3 peer_bytes_received)
 check "tierctl cluster drain --wait on node 3 ends, with success" \
 	timeout 60 env TIERCACHE_SOCKET=$T/n3/sock "$TC_BIN/tierctl" cluster drain --wait
 check "node 3 status: state draining, drain done" \
@@ -79,6 +80,11 @@ check "node 3 status: state draining, drain done" \
 handed=$(field 3 drain_chunks_handed)
 check "node 3 handed chunks over ($handed), none failed" \
 	bash -c "[ $handed -gt 0 ] && [ $(field 3 drain_chunks_failed) = 0 ] && [ $(field 3 drain_chunks_left) = 0 ]"
+taken=0
+for i in 1 2 4; do taken=$((taken + $(field $i drain_chunks_taken))); done
+check "the new homes kept every chunk handed over ($taken of $handed)" [ "$taken" = "$handed" ]
+check "no chunk bytes came back to node 3 (peer bytes received: $recv3 -> $(field 3 peer_bytes_received))" \
+	[ "$(field 3 peer_bytes_received)" = "$recv3" ]
 check "node 1 lists node 3 as draining" wait_for 10 "[ \"\$(states 1)\" = 'n1:up n2:up n3:draining n4:up' ]"
 check "the drain read nothing from the cold store" [ "$(tc_cold_bytes)" = "$cold" ]
 asked2=$(field 2 prev_home_asked)
