@@ -221,7 +221,7 @@ struct remote_read {
 	uint32_t len;           /* bytes the chunk has at that version */
 	uint64_t key;
 	unsigned flags;         /* the read's READ_* (the hook may add READ_PREV_HOME) */
-	void *buf;              /* len bytes to fill */
+	void *buf;              /* len bytes to fill (NULL: a hand-over, no bytes wanted) */
 	/* out, set before done(): 0 and buf holds the chunk, whose XXH3
 	 * (chunk_checksum) the sender says is checksum; or -errno */
 	int result;

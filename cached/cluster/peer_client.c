@@ -429,9 +429,11 @@ static bool on_reply(struct cconn *c, struct evbuffer *in)
 		if (evbuffer_get_length(in) < PEER_HDR_SIZE + PEER_DATA_META)
 			return false;
 		const uint8_t *p = evbuffer_pullup(in, PEER_HDR_SIZE + PEER_DATA_META);
-		/* a hand-over (PEER_GET_KEEP) gets no bytes back */
-		uint32_t want_len = (rr->flags & READ_DRAIN_TAKE) ? 0 : rr->len;
-		if (!p || peer_dec_data_head(p + PEER_HDR_SIZE, h.len, &c->d) < 0 || c->d.len != want_len ||
+		/* a hand-over (PEER_GET_KEEP) gets no bytes back (a node from
+		 * before the flag sends them: they are dropped) */
+		bool take = rr->flags & READ_DRAIN_TAKE;
+		if (!p || peer_dec_data_head(p + PEER_HDR_SIZE, h.len, &c->d) < 0 ||
+		    (c->d.len != rr->len && !(take && c->d.len == 0)) ||
 		    c->d.size != rr->src.size || c->d.mtime_ns != rr->src.mtime_ns ||
 		    c->d.version != rr->src.version) {
 			conn_fail(c, PEER_FAIL_BAD, true, "a DATA reply for another version or length");
@@ -444,7 +446,12 @@ static bool on_reply(struct cconn *c, struct evbuffer *in)
 	size_t want = c->d.len - c->got;
 	size_t have = evbuffer_get_length(in);
 	size_t n = have < want ? have : want;
-	if (n && evbuffer_remove(in, (char *)rr->buf + c->got, n) != (int)n) {
+	if (n && !rr->buf) {
+		if (evbuffer_drain(in, n) < 0) {
+			conn_fail(c, PEER_FAIL_CLOSED, false, "cannot drop the reply's bytes");
+			return false;
+		}
+	} else if (n && evbuffer_remove(in, (char *)rr->buf + c->got, n) != (int)n) {
 		conn_fail(c, PEER_FAIL_CLOSED, false, "cannot take the reply's bytes");
 		return false;
 	}
