@@ -108,6 +108,18 @@ static void note_result(struct broadcast *b, const struct broadcast_entry *e, in
 	snprintf(r->text, sizeof(r->text), "%s", text);
 }
 
+/* A read request's reply came: its broadcast (NULL after broadcast_free),
+ * no longer waiting for it. */
+static struct broadcast *req_done(void *arg)
+{
+	struct read_req *q = arg;
+	struct broadcast *b = q->b;
+	free(q);
+	if (b)
+		b->req = NULL;
+	return b;
+}
+
 /* One entry of an XREAD: apply it (or skip a malformed one), then store
  * its id. false: the reply is not a stream's, stop here. */
 static bool take_entry(struct broadcast *b, const redisReply *er)
@@ -147,12 +159,9 @@ static bool take_entry(struct broadcast *b, const redisReply *er)
 
 static void on_read(void *arg, struct redisReply *r, int err)
 {
-	struct read_req *q = arg;
-	struct broadcast *b = q->b;
-	free(q);
+	struct broadcast *b = req_done(arg);
 	if (!b)
 		return; /* broadcast_free() ran */
-	b->req = NULL;
 	if (err < 0) {
 		log_debug("op=cluster_admin_read stream=%s err=\"%s\"", b->key,
 			  err == -EPROTO && r && r->str ? r->str : strerror(-err));
@@ -182,12 +191,9 @@ static void on_read(void *arg, struct redisReply *r, int err)
  * read it starts ("0-0": empty, every entry to come is new). */
 static void on_last(void *arg, struct redisReply *r, int err)
 {
-	struct read_req *q = arg;
-	struct broadcast *b = q->b;
-	free(q);
+	struct broadcast *b = req_done(arg);
 	if (!b)
-		return;
-	b->req = NULL;
+		return; /* broadcast_free() ran */
 	if (err < 0 || !r || r->type != REDIS_REPLY_ARRAY)
 		return; /* the next tick asks again */
 	const char *id = "0-0";
@@ -217,12 +223,9 @@ static void on_last(void *arg, struct redisReply *r, int err)
  * trimmed past it while this node was away? (broadcast_trim.c) */
 static void on_info(void *arg, struct redisReply *r, int err)
 {
-	struct read_req *q = arg;
-	struct broadcast *b = q->b;
-	free(q);
+	struct broadcast *b = req_done(arg);
 	if (!b)
-		return;
-	b->req = NULL;
+		return; /* broadcast_free() ran */
 	if (err < 0 && err != -EPROTO)
 		return; /* the next tick asks again */
 	b->trim_checked = true; /* an error reply: no such stream, nothing to miss */
