@@ -101,15 +101,25 @@ static void trace_served(struct conn *c, const struct chunk *ch, enum trace_resu
 			       &conn_sess(c)->job);
 }
 
-static void count_hit(struct conn *c, struct chunk *ch)
+/* A hit on tier of chunk idx (len bytes) of ds/path: counted and traced. */
+static void note_hit(struct conn *c, struct dataset *ds, const char *path, uint32_t idx, uint32_t len,
+		     uint8_t tier)
 {
 	struct cache *cache = conn_api(c)->cache;
-	trace_served(c, ch, ch->tier == TIER_HOT ? TRACE_HOT : TRACE_WARM);
-	if (ch->tier == TIER_HOT)
+	if (trace_rec_on(cache))
+		trace_rec_note(cache, ds->name, path, idx, len, tier == TIER_HOT ? TRACE_HOT : TRACE_WARM,
+			       &conn_sess(c)->job);
+	if (tier == TIER_HOT)
 		cache->ctr.hits_hot++;
 	else
 		cache->ctr.hits_warm++;
-	ch->ds->hits++;
+	ds->hits++;
+}
+
+static void count_hit(struct conn *c, struct chunk *ch)
+{
+	struct cache *cache = conn_api(c)->cache;
+	note_hit(c, ch->ds, ch->path, ch->idx, ch->len, ch->tier);
 	ch->atime_s = cache_wall_s();
 	/* a chunk being moved is in no policy until the move ends */
 	if (ch->state != CHUNK_RESIDENT)
@@ -219,8 +229,16 @@ void handlers_count_access(struct conn *c, struct handle *hd)
 	const struct read_ctx rc_open = conn_read_ctx(c);
 	policy_glue_access(cache, key, &rc_open);
 	struct chunk *ch = chunk_find(&cache->chunks, key);
-	if (ch)
+	if (ch) {
 		count_hit(c, ch);
+		return;
+	}
+	/* evicted since the record was handed (open-ahead counts at close):
+	 * the client read it through the descriptor it held, a hit on the
+	 * tier it was on (an unkept chunk's miss was counted at its fill) */
+	const struct cfile *f = hd->nheld && hd->held[0].idx == 0 ? hd->held[0].f : NULL;
+	if (f && f->fd < 0)
+		note_hit(c, hd->ds, hd->path, 0, f->len, f->tier);
 }
 
 static void open_reply(struct conn *c, uint32_t id, uint32_t flags, struct dataset *ds, struct mf_entry *e)

@@ -87,8 +87,8 @@ PY
 for pol in $POLICIES; do
 	check "$pol: $W ranks read 2 epochs under a trace, every byte equal to the source" run "$pol"
 	read -r dh sh rows acc pf <"$T/res" || true
-	check "$pol: the trace has rows (${rows:-none}) and the simulator replayed them all (${acc:-none})" \
-		test "${rows:-0}" -gt 0 -a "${rows:-0}" = "${acc:-x}"
+	check "$pol: the trace has a row for every read, $((2 * NF)) (${rows:-none}), and the simulator replayed them all (${acc:-none})" \
+		test "${rows:-0}" = $((2 * NF)) -a "${rows:-0}" = "${acc:-x}"
 	check "$pol: the ranks' reads are tagged in the trace (rank column 0..$((W - 1)))" \
 		python3 -c "import csv,sys; r={x['rank'] for x in csv.DictReader(open(sys.argv[1]))}; sys.exit(0 if r == {str(i) for i in range($W)} else 1)" "$T/trace-$pol.csv"
 	check "$pol: the simulator modelled the prefetcher (${pf:-0} chunks loaded ahead)" [ "${pf:-0}" -gt 0 ]
