@@ -44,6 +44,7 @@
 #      BENCH_REPS (3), BENCH_READERS ("1 4"), BENCH_PARTS ("lib mount"),
 #      BENCH_CONFIGS ("fit:512K evict:512K evict:0"),
 #      BENCH_EVICT_HOT / BENCH_EVICT_WARM (96M / 96M), BENCH_CHUNK (4M),
+#      BENCH_SEGMENT_SIZE (segment_size; default the daemon's, 64M),
 #      BENCH_WORKERS (daemon.workers), BENCH_REVALIDATE (revalidate_after),
 #      BENCH_MOUNT_EPOCHS (4), BENCH_MOUNT_THRESHOLD (512K),
 #      BENCH_MOUNT_REMOUNT (1; 0 keeps the mount, and its page cache,
@@ -158,6 +159,7 @@ socket = $B/sock
 state_dir = $TIER/state
 log_level = warn
 segment_threshold = $1
+${BENCH_SEGMENT_SIZE:+segment_size = $BENCH_SEGMENT_SIZE}
 ${BENCH_WORKERS:+workers = $BENCH_WORKERS}
 [tier hot]
 path = $TIER/hot
@@ -255,6 +257,30 @@ print("%.1f %.0f %s %s %d %d" % (e["files_per_s"], (u + s) * 1e9, sys.argv[3], s
 		{ cat "$B/er.err" >&2; echo "0 0 0 0 0 1"; }
 }
 
+# counters SNAPSHOT_FILE: the daemon's counters now; with a second argument
+# (the previous snapshot) also print what moved since
+counters() {
+	"$O/bin/tierctl" status --json 2>/dev/null | python3 -c '
+import json, os, sys
+keys = ("hits_hot hits_warm misses cold_reads served_unkept evictions demotions promotions "
+        "segment_items_kept segment_items_dropped").split()
+def find(o):
+    if isinstance(o, dict):
+        if "misses" in o and "hits_hot" in o:
+            return o
+        for v in o.values():
+            r = find(v)
+            if r:
+                return r
+    return None
+c = find(json.load(sys.stdin)) or {}
+now = {k: int(c.get(k, 0)) for k in keys}
+if len(sys.argv) > 2 and os.path.exists(sys.argv[2]):
+    old = json.load(open(sys.argv[2]))
+    print("        counters:", " ".join("%s %d" % (k, now[k] - old.get(k, 0)) for k in keys))
+json.dump(now, open(sys.argv[1], "w"))' "$@"
+}
+
 if [[ " $PARTS " == *" lib "* ]]; then
 	echo
 	echo "== cold misses through libtiercache vs direct librados"
@@ -350,6 +376,7 @@ if [[ " $PARTS " == *" mount "* ]]; then
 				mount_down
 				mount_up
 			fi
+			counters "$B/ctr.0"
 			m0=$(cpu_ns "$MPID")
 			[ "$r" = 1 ] && [ "$e" -le 2 ] && perf_on "$PERF/mount-$e.data"
 			read -r f rc dmc oc mi er <<<"$(epoch 4 $((100 * r + e)) "$M")"
@@ -358,6 +385,7 @@ if [[ " $PARTS " == *" mount "* ]]; then
 			echo "$r $e $df $dc $dosd $f $rc $mc $dmc $oc $mi $er" >>"$B/mount.res"
 			printf 'rep %d epoch %d  direct %7.0f files/s   mount %7.0f files/s  (%.2f of direct)  misses %d  errors %d\n' \
 				"$r" "$e" "$df" "$f" "$(awk -v a="$f" -v b="$df" 'BEGIN{print b ? a / b : 0}')" "$mi" "$er"
+			counters "$B/ctr.1" "$B/ctr.0"
 		done
 		mount_down
 	done
