@@ -76,6 +76,8 @@ struct handle {
 	uint32_t nchunks;
 	uint16_t nheld, capheld;
 	bool ahead;        /* handed by OPEN_AHEAD, not yet used or released (ahead.c) */
+	bool own_fill0;    /* its open started chunk 0's fill (HANDLERS_OPEN_OWN_FILL) and
+	                    * answered without it: chunk 0's first read is that miss */
 	struct dataset *ds;
 	struct cold_stat src;
 	struct held *held; /* capheld entries, nheld used */

@@ -136,6 +136,27 @@ static void count_miss(struct cache *cache, struct dataset *ds)
 	ds->misses++;
 }
 
+/* Chunk idx of hd found resident for a read: a hit, unless its open
+ * started this very fill (own_fill0), which makes it the open's miss. */
+static void count_resident(struct conn *c, struct handle *hd, uint32_t idx, struct chunk *ch)
+{
+	if (idx == 0 && hd->own_fill0) {
+		hd->own_fill0 = false;
+		count_miss(conn_api(c)->cache, hd->ds);
+		trace_served(c, ch, TRACE_MISS);
+		return;
+	}
+	count_hit(c, ch);
+}
+
+/* Chunk idx of hd is being read from the cold store for a read: a miss. */
+static void count_filling(struct conn *c, struct handle *hd, uint32_t idx)
+{
+	if (idx == 0)
+		hd->own_fill0 = false;
+	count_miss(conn_api(c)->cache, hd->ds);
+}
+
 /* Write a chunk record (protocol.h) and open the chunk's fd. */
 static int chunk_answer(struct conn *c, struct handle *hd, struct chunk *ch, struct proto_wr *w, int *fd)
 {
@@ -199,6 +220,9 @@ int handlers_open_record(struct conn *c, struct proto_wr *w, uint32_t flags, str
 	struct chunk *ch = NULL;
 	if ((flags & TC_F_WANT_CHUNK0) && hd->nchunks)
 		ch = chunk_find(&conn_api(c)->cache->chunks, chunk_key(ds->name, e->path, &e->st, 0));
+	/* chunk 0 absent: a fill this open started, or its caller starts, makes
+	 * the first read of it a miss even if it has landed by then */
+	hd->own_fill0 = !ch && (flags & (HANDLERS_OPEN_OWN_FILL | HANDLERS_OPEN_FILLS_ABSENT));
 	if (ch && ch->unverified) {
 		/* not checked since startup: answer without it and start the
 		 * check, which the client's CHUNK request then waits for */
@@ -212,7 +236,12 @@ int handlers_open_record(struct conn *c, struct proto_wr *w, uint32_t flags, str
 				return 0;
 			const struct read_ctx rc_open = conn_read_ctx(c);
 			policy_glue_access(conn_api(c)->cache, ch->key, &rc_open);
-			count_hit(c, ch);
+			if (flags & HANDLERS_OPEN_OWN_FILL) {
+				count_miss(conn_api(c)->cache, ds);
+				trace_served(c, ch, TRACE_MISS);
+			} else {
+				count_hit(c, ch);
+			}
 			return 0;
 		}
 		/* the file vanished under us: answer without it */
@@ -340,7 +369,7 @@ static void open_after_reval(struct cache *cache, void *arg, int err)
 		else if (err < 0)
 			reply_reval_err(c, TC_OP_OPEN, p->id, t.ds, t.rest, err);
 		else
-			open_reply(c, p->id, p->flags & TC_F_WANT_CHUNK0, t.ds, e);
+			open_reply(c, p->id, p->flags & (TC_F_WANT_CHUNK0 | HANDLERS_OPEN_OWN_FILL), t.ds, e);
 	}
 	free(p->path);
 	conn_put(c);
@@ -366,11 +395,14 @@ static void op_open(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 				       t.ds->name);
 		return;
 	}
-	/* a slow stat ahead: let the first chunk's read overlap it */
-	if (!cold_has_cheap_stat(&t.ds->cold) &&
-	    dataset_entry_stale(t.ds, e, cache_now_ns()))
-		prefetch_open_ahead(conn_api(c)->plans->pf, t.ds, t.rest, &e->st);
-	int rv = revalidate(c, h, &t, e, open_after_reval);
+	/* a slow stat ahead: let the first chunk's read overlap it (then
+	 * finding the chunk after the stat is this open's own miss) */
+	struct tc_hdr hr = *h;
+	hr.aux &= TC_F_WANT_CHUNK0;
+	if (!cold_has_cheap_stat(&t.ds->cold) && dataset_entry_stale(t.ds, e, cache_now_ns()) &&
+	    prefetch_open_ahead(conn_api(c)->plans->pf, t.ds, t.rest, &e->st))
+		hr.aux |= HANDLERS_OPEN_OWN_FILL;
+	int rv = revalidate(c, &hr, &t, e, open_after_reval);
 	if (rv < 0) {
 		reply_reval_err(c, h->op, h->id, t.ds, t.rest, rv);
 		return;
@@ -521,7 +553,7 @@ static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 			if (rc < 0) {
 				session_reply_full(c, h->op, h->id, rc);
 			} else {
-				count_hit(c, ch);
+				count_resident(c, hd, idx, ch);
 				conn_reply(c, h->op, h->id, &w, fd);
 			}
 			proto_wr_free(&w);
@@ -533,7 +565,7 @@ static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 		p->verifying = verify_inflight(conn_api(c)->cache, chunk_key(hd->ds->name, hd->path,
 									     &hd->src, idx));
 		if (!p->verifying)
-			count_miss(conn_api(c)->cache, hd->ds);
+			count_filling(c, hd, idx);
 		conn_get(c);
 	} else {
 		free(p);
@@ -715,13 +747,13 @@ static void read_step(struct pending *p)
 	if (rc >= 0)
 		prefetch_readahead(conn_api(c)->plans->pf, hd->ds, hd->path, &hd->src, idx, hd->nchunks);
 	if (rc == 1) {
-		count_hit(c, ch);
+		count_resident(c, hd, idx, ch);
 		read_have_chunk(p, ch);
 	} else if (rc == 0) {
 		p->verifying = verify_inflight(conn_api(c)->cache, chunk_key(hd->ds->name, hd->path,
 									     &hd->src, idx));
 		if (!p->verifying)
-			count_miss(conn_api(c)->cache, hd->ds);
+			count_filling(c, hd, idx);
 	} else {
 		read_finish(p, rc == -EHOSTDOWN ? -EIO : rc);
 	}

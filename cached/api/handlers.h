@@ -48,6 +48,14 @@ void handlers_open_many(struct conn *c, const struct tc_hdr *h, struct proto_rd 
  * nor count the hit now; the caller does it when the client uses the file
  * (open-ahead: handlers_count_access). */
 #define HANDLERS_OPEN_NO_ACCESS 0x80000000u
+/* handlers_open_record flag (never on the wire): this open started chunk
+ * 0's fill itself, overlapping its revalidation (prefetch_open_ahead), so
+ * finding the chunk resident is the open's own miss, not a hit. */
+#define HANDLERS_OPEN_OWN_FILL 0x40000000u
+/* handlers_open_record flag (never on the wire): the caller starts chunk
+ * 0's fill itself when the record goes without it (open_many), so its
+ * first read is that miss. */
+#define HANDLERS_OPEN_FILLS_ABSENT 0x20000000u
 /* handlers.c: the client read chunk 0 of hd through a descriptor handed
  * earlier: the access the OPEN would have been (plans, policy, hit). */
 void handlers_count_access(struct conn *c, struct handle *hd);

@@ -42,6 +42,7 @@ struct om_item {
 	struct mf_entry *e;
 	char *path;          /* "dataset/path" as checked, for after a wait */
 	int reval_err;       /* < 0: its revalidation on a worker said no */
+	bool own_fill;       /* it started chunk 0's fill (HANDLERS_OPEN_OWN_FILL) */
 };
 
 struct om_batch {
@@ -153,7 +154,9 @@ static void batch_answer(struct om_batch *b)
 		if (!it->err.err) {
 			size_t mark = w.len;
 			proto_wr_u32(&w, 0);
-			int rc = handlers_open_record(c, &w, b->flags, it->ds, it->e, &fd);
+			uint32_t fl = b->flags | (it->own_fill ? HANDLERS_OPEN_OWN_FILL : 0) |
+				      ((b->flags & TC_F_WANT_CHUNK0) ? HANDLERS_OPEN_FILLS_ABSENT : 0);
+			int rc = handlers_open_record(c, &w, fl, it->ds, it->e, &fd);
 			if (rc < 0) {
 				w.len = mark;
 				session_reply_full(c, TC_OP_OPEN_MANY, b->id, rc); /* to the sink */
@@ -244,7 +247,7 @@ static void item_check(struct conn *c, struct om_batch *b, uint32_t i, struct pr
 		return;
 	}
 	/* a slow stat ahead: let the first chunk's read overlap it */
-	prefetch_open_ahead(conn_api(c)->plans->pf, t.ds, t.rest, &e->st);
+	it->own_fill = prefetch_open_ahead(conn_api(c)->plans->pf, t.ds, t.rest, &e->st);
 	struct om_reval *rv = malloc(sizeof(*rv));
 	if (!rv) {
 		conn_reply_err(c, h.op, h.id, ENOMEM, "out of memory");

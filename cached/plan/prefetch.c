@@ -289,20 +289,22 @@ void prefetch_readahead(struct prefetch *pf, struct dataset *ds, const char *pat
 	}
 }
 
-void prefetch_open_ahead(struct prefetch *pf, struct dataset *ds, const char *path,
+bool prefetch_open_ahead(struct prefetch *pf, struct dataset *ds, const char *path,
 			 const struct cold_stat *src)
 {
 	/* a file of one chunk only: any read of it needs that chunk, while a
 	 * larger file may be read anywhere (only the chunks asked for) */
 	if (!pf || !pf->cache->cfg->readahead_chunks || pf->cache->stopping || src->size == 0 ||
 	    src->size > ds->conf.chunk_size || pf->inflight >= pf->cache->cfg->prefetch_inflight)
-		return;
+		return false;
 	uint64_t key = chunk_key(ds->name, path, src, 0);
 	if (chunk_find(&pf->cache->chunks, key) || plans_hold(pf->reg, key))
-		return;
-	if (pf_room(pf, ds, key, (uint32_t)src->size) &&
-	    pf_issue(pf, ds, path, src, 0, (uint32_t)src->size, 0) == 1)
-		pf->open_ahead++;
+		return false;
+	if (!pf_room(pf, ds, key, (uint32_t)src->size) ||
+	    pf_issue(pf, ds, path, src, 0, (uint32_t)src->size, 0) != 1)
+		return false;
+	pf->open_ahead++;
+	return true;
 }
 
 void prefetch_report(struct prefetch *pf, struct proto_rs *rs)

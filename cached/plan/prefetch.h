@@ -60,7 +60,7 @@ void prefetch_readahead(struct prefetch *pf, struct dataset *ds, const char *pat
  * the read overlap instead of costing two round trips in turn. The cold
  * read asserts that version: if the file changed, the fill fails (ESTALE)
  * or lands as a chunk of the old version nobody asks for. */
-void prefetch_open_ahead(struct prefetch *pf, struct dataset *ds, const char *path,
+bool prefetch_open_ahead(struct prefetch *pf, struct dataset *ds, const char *path,
 			 const struct cold_stat *src);
 /* A prefetched chunk nobody read is leaving the cache. */
 void prefetch_chunk_dropped(struct prefetch *pf, const struct chunk *c);

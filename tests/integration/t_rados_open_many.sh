@@ -13,14 +13,28 @@ P="${RD_PREFIX}om/"
 rd_dataset rp "$P" plain 1M
 mkdir -p "$T/src/d"
 for i in $(seq -w 0 79); do head -c $((2000 + 10#$i * 1733)) /dev/urandom >"$T/src/d/f$i"; done
+mkdir -p "$T/src/e"
+for i in $(seq -w 0 19); do head -c $((3000 + 10#$i * 977)) /dev/urandom >"$T/src/e/g$i"; done
 tc_start || exit 1
-check "import uploads the 80 files" [ "$(rd_import "$T/src" rp)" = "80 0 0" ]
+check "import uploads the 100 files" [ "$(rd_import "$T/src" rp)" = "100 0 0" ]
+# hits / misses: "H M"
+hm() { tc_json "'%d %d' % (s['counters']['hits_hot'] + s['counters']['hits_warm'], s['counters']['misses'])"; }
 
 "$OM" dir rp/d "$T/src/d" 80 >"$T/out" 2>&1
 cat "$T/out"
 check "80 files, every open revalidated, every byte equal" \
 	grep -qx "opened=80 errors=0 mismatched=0" "$T/out"
 check "two OPEN_MANY frames" [ "$(tc_json "s['counters']['open_many_frames']")" -eq 2 ]
+# each open started its chunk's fill while its stat ran: a miss, found
+# resident or not when the stat came back
+check "the first read of 80 files counts 80 misses and no hit ($(hm))" [ "$(hm)" = "0 80" ]
+# the same for single opens (TC_OP_OPEN), one file at a time
+ok_e=0
+for i in $(seq -w 0 19); do
+	"$TC_BIN/tierctl" cat "rp/e/g$i" | cmp -s - "$T/src/e/g$i" && ok_e=$((ok_e + 1))
+done
+check "20 single opens, every byte equal ($ok_e)" [ "$ok_e" = 20 ]
+check "...20 more misses and still no hit ($(hm))" [ "$(hm)" = "0 100" ]
 
 # one removed, one rewritten in the pool: each answered on its own
 rd_rados rm "${P}d/f03"
