@@ -21,6 +21,8 @@
  *   --compute-ms-per-mb F   after each file, each reader waits F ms per MB
  *                  it read: the training step that consumes the sample,
  *                  which sets the job's consumption rate
+ *   --cpu          at exit, print "cpu_ns N": this process's CPU time (all
+ *                  threads, user + system, ns) on stdout (stderr with --json)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -185,15 +187,17 @@ int main(int argc, char **argv)
 		{"plan", required_argument, NULL, 'p'},   {"local", required_argument, NULL, 'l'},
 		{"compute-ms-per-mb", required_argument, NULL, 'c'},
 		{"plan-next-seed", required_argument, NULL, 'n'}, {"plan-continue", no_argument, NULL, 'C'},
+		{"cpu", no_argument, NULL, 'u'},
 		{NULL, 0, NULL, 0},
 	};
 	int epochs = 3, threads = 4, json = 0, o;
 	unsigned long long seed = 1, job = 0, next_seed = 0;
-	int plan_continue = 0;
+	int plan_continue = 0, cpu = 0;
 	const char *local = NULL;
 	double compute_ms = 0;
-	while ((o = getopt_long(argc, argv, "e:t:s:jp:l:c:n:C", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "e:t:s:jp:l:c:n:Cu", opts, NULL)) != -1) {
 		switch (o) {
+		case 'u': cpu = 1; break;
 		case 'n': next_seed = strtoull(optarg, NULL, 10); break;
 		case 'C': plan_continue = 1; break;
 		case 'p': job = strtoull(optarg, NULL, 10); break;
@@ -298,6 +302,10 @@ int main(int argc, char **argv)
 		printf("]\n");
 	if (errors)
 		fprintf(stderr, "epoch_reader: %d read errors\n", errors);
+	struct timespec cts;
+	if (cpu && clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cts) == 0)
+		fprintf(json ? stderr : stdout, "cpu_ns %llu\n",
+			(unsigned long long)cts.tv_sec * 1000000000ull + (unsigned long long)cts.tv_nsec);
 	bench_list_free(&files);
 	free(order);
 	free(tids);
