@@ -77,41 +77,10 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# memstore keeps everything in RAM, at about twice the bytes stored
-export CEPH_STORE_BYTES=${CEPH_STORE_BYTES:-$(((2 * MB + 1024) * 1048576))}
-if ! tests/ceph/start-ceph.sh "$B/ceph" >/dev/null 2>"$B/start-ceph.log"; then
-	echo "bench/rados.sh: the Ceph cluster did not start:"
-	cat "$B/start-ceph.log"
-	exit 0
-fi
-# shellcheck disable=SC1091
-. "$B/ceph/ceph-env.sh"
-
+. "$ROOT/bench/lib_ceph.sh"
+bench_ceph_start bench/rados.sh "$MB"
 # BENCH_PIN=1: the cluster on CPU 0, the node side on CPU 1 (see the top)
-PINNED=
-if [ "${BENCH_PIN:-}" = 1 ]; then
-	if ! command -v taskset >/dev/null; then
-		echo "bench/rados.sh: BENCH_PIN=1 ignored: taskset is not installed (util-linux); running unpinned"
-	elif ! taskset -c 0,1 true 2>/dev/null; then
-		echo "bench/rados.sh: BENCH_PIN=1 ignored: CPUs 0 and 1 are not both usable here; running unpinned"
-	else
-		PINNED=1
-		for f in "$CEPH_DIR"/run/*.pid; do
-			p=$(cat "$f" 2>/dev/null)
-			# only a daemon of this bench's cluster: its command line names our ceph.conf
-			if [ -z "$p" ] || ! tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF "$CEPH_CONF"; then
-				echo "bench/rados.sh: BENCH_PIN=1: $f names no running daemon of this cluster; not pinned"
-				PINNED=
-				continue
-			fi
-			taskset -a -p -c 0 "$p" >/dev/null ||
-				{ echo "bench/rados.sh: BENCH_PIN=1: cannot pin $(basename "$f" .pid) (pid $p) to CPU 0"; PINNED=; }
-		done
-		taskset -p -c 1 $$ >/dev/null ||
-			{ echo "bench/rados.sh: BENCH_PIN=1: cannot pin the node side to CPU 1"; PINNED=; }
-		[ -n "$PINNED" ] || echo "bench/rados.sh: BENCH_PIN=1: pinning incomplete (see above); numbers are not a clean split"
-	fi
-fi
+bench_ceph_pin bench/rados.sh
 
 export TIERCACHE_SOCKET=$B/sock
 cat >"$B/tc.conf" <<CONF

@@ -126,30 +126,10 @@ PY
 DATA=$(du -sb "$B/src" | cut -f1)
 DATA_MB=$((DATA / 1048576))
 
-# memstore keeps everything in RAM, at about twice the bytes stored
-export CEPH_STORE_BYTES=${CEPH_STORE_BYTES:-$(((2 * DATA_MB + 1024) * 1048576))}
-if ! tests/ceph/start-ceph.sh "$B/ceph" >/dev/null 2>"$B/start-ceph.log"; then
-	echo "$ME: the Ceph cluster did not start:"
-	cat "$B/start-ceph.log"
-	exit 0
-fi
-# shellcheck disable=SC1091
-. "$B/ceph/ceph-env.sh"
+. "$ROOT/bench/lib_ceph.sh"
+bench_ceph_start "$ME" "$DATA_MB"
 OSD_PID=$(cat "$CEPH_DIR/run/osd.0.pid")
-
-PINNED=
-if [ "${BENCH_PIN:-}" = 1 ]; then
-	if command -v taskset >/dev/null && taskset -c 0,1 true 2>/dev/null; then
-		PINNED=1
-		for f in "$CEPH_DIR"/run/*.pid; do
-			taskset -a -p -c 0 "$(cat "$f")" >/dev/null || PINNED=
-		done
-		taskset -p -c 1 $$ >/dev/null || PINNED=
-		[ -n "$PINNED" ] || echo "$ME: BENCH_PIN=1: pinning incomplete; numbers are not a clean split"
-	else
-		echo "$ME: BENCH_PIN=1 ignored: needs taskset and CPUs 0 and 1; running unpinned"
-	fi
-fi
+bench_ceph_pin "$ME"
 
 export TIERCACHE_SOCKET=$B/sock
 # conf THRESHOLD HOT [WARM]: $B/tc.conf for one configuration
