@@ -154,6 +154,14 @@ int segstore_assign(struct segstore *s, uint32_t len, struct segment **seg, uint
 {
 	if (s->open && s->open->size + len > s->seg_size && s->open->size > 0)
 		seg_seal(s, s->open);
+	if (s->open && s->open->wfd < 0) {
+		/* closed while idle (segstore_idle_close): open it again; if that
+		 * fails (removed, read-only), seal it and start a new one, whose
+		 * creation reports the error if the tier cannot be written */
+		s->open->wfd = open(s->open->path, O_WRONLY | O_CLOEXEC);
+		if (s->open->wfd < 0)
+			seg_seal(s, s->open);
+	}
 	if (!s->open) {
 		int rc = seg_create(s, &s->open);
 		if (rc < 0)
@@ -166,6 +174,15 @@ int segstore_assign(struct segstore *s, uint32_t len, struct segment **seg, uint
 	g->writers++;
 	s->bytes_dead += len; /* dead until written and live */
 	return 0;
+}
+
+void segstore_idle_close(struct segstore *s)
+{
+	struct segment *g = s->open;
+	if (g && !g->writers && g->wfd >= 0) {
+		close(g->wfd);
+		g->wfd = -1;
+	}
 }
 
 static bool seg_empty_sealed(const struct segment *g)

@@ -80,6 +80,11 @@ int segstore_assign(struct segstore *s, uint32_t len, struct segment **seg, uint
 /* A worker finished writing an item (ok: it is now live; else its bytes
  * are dead). Returns true if the segment became empty and was unlinked. */
 bool segment_write_end(struct segstore *s, struct segment *seg, uint32_t len, bool ok);
+/* Close the open segment's write descriptor if no append is in flight
+ * (segstore_assign opens it again): an idle daemon keeps no tier file open
+ * for writing, so an admin can remount a tier read-only (a remount fails
+ * with EBUSY while any file on it is open for writing). */
+void segstore_idle_close(struct segstore *s);
 /* Seal the open segment (it takes no more items). */
 void segstore_seal_open(struct segstore *s);
 /* A live item died. Returns true if its segment is now sealed and empty
