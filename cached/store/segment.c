@@ -113,6 +113,11 @@ static int seg_create(struct segstore *s, struct segment **out)
 		return -ENOMEM;
 	/* O_EXCL: never append to a file we did not start */
 	g->wfd = open(g->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	if (g->wfd < 0 && errno == ENOENT && mkdir(s->dir, 0750) == 0) {
+		/* the tier directory was removed and recreated while running
+		 * (tier_health re-made chunks/ and tmp/): segments/ too */
+		g->wfd = open(g->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	}
 	if (g->wfd >= 0)
 		g->rfd = open(g->path, O_RDONLY | O_CLOEXEC);
 	if (g->wfd < 0 || g->rfd < 0) {

@@ -3,6 +3,7 @@
 #  (a) the test fills the tmpfs behind the daemon's back, so segment
 #      appends fail with ENOSPC; then frees it again;
 #  (b) the tmpfs is remounted read-only, then read-write;
+#  (e) the tier directory is removed, then recreated;
 #  (c) the hot tier is full of live items (capacity 4M, nothing dead to
 #      reclaim) while 3x that is read through it;
 #  (d) kill -9 after all that, restart.
@@ -117,6 +118,21 @@ sleep 1.1
 : >"$T/verify.err"
 check "(b) after: 20 new reads, all bytes correct (failures: $(read_set r))" [ ! -s "$T/verify.err" ]
 check "(b) after: hot takes items into segments again" wait_for 10 '[ "$(segs_newer "$T/before_r")" -gt 0 ]'
+synced
+
+# (e) the tier directory removed while running, then recreated
+rm -rf "$MNT/hot"
+: >"$T/verify.err"
+check "(e) hot removed: resident and 20 new reads, all bytes correct (failures: $(read_set r)+$(read_set e))" [ ! -s "$T/verify.err" ]
+check "(e) status: hot failed" wait_for 10 '[ "$(tier state)" = failed ]'
+check "(e) status: no bytes counted on it" wait_for 10 '[ "$(tier segment_bytes_live)" = 0 ]'
+mkdir "$MNT/hot"
+check "(e) recreated: hot comes back (within 15 s)" wait_for 15 '[ "$(tier state)" = ok ]'
+touch "$T/before_e"
+sleep 1.1
+: >"$T/verify.err"
+check "(e) after: 20 reads, all bytes correct (failures: $(read_set b))" [ ! -s "$T/verify.err" ]
+check "(e) after: hot takes items into segments again" wait_for 10 '[ "$(segs_newer "$T/before_e")" -gt 0 ]'
 synced
 tc_stop || fail "daemon stop"
 
