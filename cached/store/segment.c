@@ -58,6 +58,15 @@ int segstore_init(struct segstore *s, const char *tier_path, const char *tier_na
 	return 0;
 }
 
+uint64_t segment_size_for(uint64_t configured, uint64_t capacity)
+{
+	uint64_t size = configured ? configured : SEGMENT_SIZE_DEFAULT;
+	uint64_t part = capacity / SEGMENT_TIER_SHARE;
+	if (part < SEGMENT_SIZE_MIN)
+		part = SEGMENT_SIZE_MIN;
+	return size < part ? size : part;
+}
+
 static void seg_close_fds(struct segment *g)
 {
 	if (g->wfd >= 0)

@@ -67,6 +67,15 @@ struct segstore {
 #define SEGMENT_DIR "segments"
 #define SEGMENT_SIZE_DEFAULT (64ull << 20)
 
+/* The segment size for a tier of this capacity: the configured size, but
+ * at most 1/SEGMENT_TIER_SHARE of the tier (not below SEGMENT_SIZE_MIN).
+ * Only sealed segments are reclaimed, so on a tier not much larger than
+ * one segment the open one would gather every dead byte and never give
+ * them back. */
+#define SEGMENT_TIER_SHARE 16
+#define SEGMENT_SIZE_MIN (1ull << 20)
+uint64_t segment_size_for(uint64_t configured, uint64_t capacity);
+
 /* Set up the store of a tier whose path is tier_path (creates
  * TIER/segments). 0 or -errno. */
 int segstore_init(struct segstore *s, const char *tier_path, const char *tier_name, uint64_t seg_size);
