@@ -85,7 +85,7 @@ void segstore_free(struct segstore *s)
 		free(g);
 		g = next;
 	}
-	s->list = s->open = NULL;
+	s->list = s->opens = NULL;
 }
 
 static struct segment *seg_new(struct segstore *s, uint64_t id)
@@ -114,7 +114,7 @@ static void seg_remove_from_list(struct segstore *s, struct segment *g)
 		}
 }
 
-static int seg_create(struct segstore *s, struct segment **out)
+static int seg_create(struct segstore *s, uint64_t domain, struct segment **out)
 {
 	uint64_t id = s->next_id;
 	struct segment *g = seg_new(s, id);
@@ -140,6 +140,9 @@ static int seg_create(struct segstore *s, struct segment **out)
 		return rc;
 	}
 	s->created++;
+	g->domain = domain;
+	g->next_open = s->opens;
+	s->opens = g;
 	*out = g;
 	return 0;
 }
@@ -150,8 +153,12 @@ static void seg_seal(struct segstore *s, struct segment *g)
 		return;
 	g->sealed = true;
 	s->sealed++;
-	if (s->open == g)
-		s->open = NULL;
+	for (struct segment **p = &s->opens; *p; p = &(*p)->next_open)
+		if (*p == g) {
+			*p = g->next_open;
+			break;
+		}
+	g->next_open = NULL;
 	if (!g->writers && g->wfd >= 0) {
 		close(g->wfd);
 		g->wfd = -1;
@@ -160,28 +167,35 @@ static void seg_seal(struct segstore *s, struct segment *g)
 
 void segstore_seal_open(struct segstore *s)
 {
-	if (s->open)
-		seg_seal(s, s->open);
+	while (s->opens)
+		seg_seal(s, s->opens);
 }
 
-int segstore_assign(struct segstore *s, uint32_t len, struct segment **seg, uint64_t *off)
+int segstore_assign(struct segstore *s, uint64_t domain, uint32_t len, struct segment **seg,
+		    uint64_t *off)
 {
-	if (s->open && s->open->size + len > s->seg_size && s->open->size > 0)
-		seg_seal(s, s->open);
-	if (s->open && s->open->wfd < 0) {
+	struct segment *g = s->opens;
+	while (g && g->domain != domain)
+		g = g->next_open;
+	if (g && g->size + len > s->seg_size && g->size > 0) {
+		seg_seal(s, g);
+		g = NULL;
+	}
+	if (g && g->wfd < 0) {
 		/* closed while idle (segstore_idle_close): open it again; if that
 		 * fails (removed, read-only), seal it and start a new one, whose
 		 * creation reports the error if the tier cannot be written */
-		s->open->wfd = open(s->open->path, O_WRONLY | O_CLOEXEC);
-		if (s->open->wfd < 0)
-			seg_seal(s, s->open);
+		g->wfd = open(g->path, O_WRONLY | O_CLOEXEC);
+		if (g->wfd < 0) {
+			seg_seal(s, g);
+			g = NULL;
+		}
 	}
-	if (!s->open) {
-		int rc = seg_create(s, &s->open);
+	if (!g) {
+		int rc = seg_create(s, domain, &g);
 		if (rc < 0)
 			return rc;
 	}
-	struct segment *g = s->open;
 	*seg = g;
 	*off = g->size;
 	g->size += len;
@@ -192,11 +206,11 @@ int segstore_assign(struct segstore *s, uint32_t len, struct segment **seg, uint
 
 void segstore_idle_close(struct segstore *s)
 {
-	struct segment *g = s->open;
-	if (g && !g->writers && g->wfd >= 0) {
-		close(g->wfd);
-		g->wfd = -1;
-	}
+	for (struct segment *g = s->opens; g; g = g->next_open)
+		if (!g->writers && g->wfd >= 0) {
+			close(g->wfd);
+			g->wfd = -1;
+		}
 }
 
 static bool seg_empty_sealed(const struct segment *g)
@@ -243,7 +257,7 @@ void segment_unlink(struct segstore *s, struct segment *g)
 {
 	if (!g->named)
 		return;
-	if (s->open == g)
+	if (!g->sealed)
 		seg_seal(s, g);
 	if (unlink(g->path) < 0 && errno != ENOENT)
 		log_warn("op=segment_unlink path=%s err=\"%s\"", g->path, strerror(errno));
