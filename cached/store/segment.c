@@ -292,13 +292,21 @@ struct segment *segstore_reclaim_candidate(struct segstore *s, unsigned max_live
 {
 	struct segment *best = NULL;
 	for (struct segment *g = s->list; g; g = g->next) {
-		if (!g->named || !g->sealed || g->writers || !g->size)
+		if (!g->named || g->writers || !g->size)
 			continue;
+		/* an open one too, if it has dead bytes: on a small tier (or one
+		 * whose capacity a reload lowered) its dead bytes could
+		 * otherwise hold the tier over its marks; it is sealed when
+		 * chosen */
+		if (!g->sealed && (g->size == g->live || !g->items))
+			continue; /* (an empty one goes with its next item's death) */
 		if (g->live * 100 > g->size * max_live_pct)
 			continue;
 		if (!best || g->size - g->live > best->size - best->live)
 			best = g;
 	}
+	if (best && !best->sealed)
+		seg_seal(s, best);
 	return best;
 }
 

@@ -115,8 +115,9 @@ void segment_unlink(struct segstore *s, struct segment *seg);
  * is freed; segment_unref returns true then. */
 void segment_ref(struct segment *seg);
 bool segment_unref(struct segstore *s, struct segment *seg);
-/* The named segment with the most dead bytes that is sealed and has no
- * writer, with at most max_live_pct % of its size live; NULL if none. */
+/* The named segment with the most dead bytes that has no writer, with at
+ * most max_live_pct % of its size live; NULL if none. An open segment
+ * (with dead bytes) is sealed when chosen. */
 struct segment *segstore_reclaim_candidate(struct segstore *s, unsigned max_live_pct);
 struct segment *segstore_find(const struct segstore *s, uint64_t id);
 /* A new read-only descriptor of the segment (for a client). */

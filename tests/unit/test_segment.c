@@ -144,9 +144,19 @@ static void test_dead_and_unlink(void **state)
 	assert_memory_equal(want, got, sizeof(got));
 	close(held);
 	assert_true(segment_unref(&s, first));
-	/* the open segment is not a candidate: it takes items */
+	/* the open segment with no live item is not a candidate (its bytes go
+	 * with the segment, after its next item dies) */
 	assert_false(segment_item_dead(&s, g[3], 30000));
 	assert_null(segstore_reclaim_candidate(&s, 100));
+	/* with a live item and dead bytes it is, and is sealed when chosen */
+	uint64_t o;
+	struct segment *n = append(&s, 40, 10000, &o);
+	assert_ptr_equal(n, g[3]);
+	assert_false(n->sealed);
+	assert_null(segstore_reclaim_candidate(&s, 10));
+	assert_ptr_equal(segstore_reclaim_candidate(&s, 50), n);
+	assert_true(n->sealed);
+	assert_true(segment_item_dead(&s, n, 10000)); /* last item: unlinked */
 	segstore_free(&s);
 }
 
