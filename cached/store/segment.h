@@ -74,12 +74,13 @@ struct segstore {
 #define SEGMENT_SIZE_DEFAULT (64ull << 20)
 
 /* The segment size for a tier of this capacity: the configured size, but
- * at most 1/SEGMENT_TIER_SHARE of the tier (not below SEGMENT_SIZE_MIN).
+ * at most 1/SEGMENT_TIER_SHARE of the tier, not below SEGMENT_SIZE_MIN (an
+ * item larger than that gets a segment of its own).
  * Only sealed segments are reclaimed, so on a tier not much larger than
  * one segment the open one would gather every dead byte and never give
  * them back. */
 #define SEGMENT_TIER_SHARE 16
-#define SEGMENT_SIZE_MIN (1ull << 20)
+#define SEGMENT_SIZE_MIN (64ull << 10)
 uint64_t segment_size_for(uint64_t configured, uint64_t capacity);
 
 /* Set up the store of a tier whose path is tier_path (creates

@@ -273,13 +273,14 @@ static void test_domains_apart(void **state)
 	segstore_free(&s);
 }
 
-/* The segment size follows the tier: at most 1/16 of it, at least 1M. */
+/* The segment size follows the tier: at most 1/16 of it, at least 64K. */
 static void test_size_for_tier(void **state)
 {
 	(void)state;
 	assert_int_equal(segment_size_for(64ull << 20, 1ull << 40), 64ull << 20);
 	assert_int_equal(segment_size_for(64ull << 20, 64ull << 20), 4ull << 20);
-	assert_int_equal(segment_size_for(64ull << 20, 4ull << 20), 1ull << 20);
+	assert_int_equal(segment_size_for(64ull << 20, 4ull << 20), 256ull << 10);
+	assert_int_equal(segment_size_for(64ull << 20, 512ull << 10), 64ull << 10);
 	assert_int_equal(segment_size_for(0, 1ull << 40), SEGMENT_SIZE_DEFAULT);
 }
 
