@@ -1,5 +1,5 @@
 # Helpers for tests that look at tier files when small chunks are items of
-# segment files (segment_threshold, default 512K; docs/architecture.md,
+# segment files (segment_threshold; docs/architecture.md,
 # "Segments"). Sourced after lib.sh.
 
 # seg_flip TIERDIR SRC OFF LEN [AT]: invert the byte AT (default LEN/2)

@@ -1,7 +1,7 @@
 # Admin residency commands against the real daemon: pin survives eviction
 # pressure and a restart and cannot exceed what the tiers can pin; evict and
 # demote move exactly what was asked; verify finds a chunk corrupted on
-# disk (an item of a segment file: segments are on by default), drops it,
+# disk (an item of a segment file: this test turns segments on), drops it,
 # and the next read returns the source bytes; a non-admin
 # gets EPERM; bad input gets clear errors.
 . "$(dirname "$0")/lib.sh"
@@ -41,7 +41,9 @@ read_bulk() {
 }
 
 # hot 4M (pins up to 3.6M), warm 4M; bulk is 12M: far more than both
-tc_config 4M 4M 256K
+# segments on (as they would be by default at 512K): the verify section
+# corrupts a segment item
+TC_DAEMON_CONF="segment_threshold = 512K" tc_config 4M 4M 256K
 tc_start || exit 1
 
 # --- pin ---

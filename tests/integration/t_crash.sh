@@ -1,7 +1,7 @@
 # kill -9 at any moment: during fills, during demotions. A restarted daemon
 # reconciles index and tier directories and serves only correct bytes; the
 # files on disk (chunk files and segment files: 256K chunks are segment
-# items by default) match its accounting.
+# items when segment_threshold is set) match its accounting.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_segments.sh"
 disk_bytes() { seg_disk_bytes "$T/$1"; }

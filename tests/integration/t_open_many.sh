@@ -28,8 +28,8 @@ chmod 0600 "$C/secret"
 tc_start || exit 1
 
 frames() { tc_json "s['counters']['open_many_frames']"; }
-# chunks resident on the tiers (chunk files or segment items: small chunks
-# are segment items by default)
+# chunks resident on the tiers (chunk files or segment items, when
+# segment_threshold is set)
 chunk_files() { tc_json "sum(t['chunks'] for t in s['tiers'])"; }
 
 # ---- a mixed batch ----

@@ -60,7 +60,7 @@ print("  samples=%d over_capacity=%d" % (n, bad))
 sys.exit(1 if bad or n == 0 else 0)
 PY
 }
-# chunk files and segment files (small chunks are segment items by default)
+# chunk files and segment files (small chunks are segment items when segment_threshold is set)
 disk_bytes() { seg_disk_bytes "$T/$1"; }
 
 tc_config 1M 2M 64K

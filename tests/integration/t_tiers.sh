@@ -28,7 +28,7 @@ open(sys.argv[1] + ".held", "w").write(str(held))
 sys.exit(1 if bad or n == 0 else 0)
 PY
 }
-# chunk files and segment files (small chunks are segment items by default)
+# chunk files and segment files (small chunks are segment items when segment_threshold is set)
 disk_bytes() { seg_disk_bytes "$T/$1"; }
 
 mkdir -p "$T/cold"

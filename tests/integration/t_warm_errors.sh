@@ -21,7 +21,7 @@ trap mount_cleanup EXIT
 CS=262144
 flip() { # flip FILE: flip a byte in the middle of FILE's first chunk on hot
 	# (a chunk file, or an item of a segment: 256K chunks are segment
-	# items by default)
+	# items when segment_threshold is set)
 	local f
 	f=$(find "$T/hot/chunks" -name '*.chunk' -size +1k | head -1)
 	if [ -n "$f" ]; then
