@@ -292,7 +292,7 @@ int cache_init(struct cache *cache, const struct config *cfg, struct event_base 
 		if (!cache->tiers[t].present)
 			continue;
 		rc = segstore_init(&cache->segs[t], cache->tiers[t].path, cache->tiers[t].name,
-				   cfg->segment_size);
+				   segment_size_for(cfg->segment_size, cache->tiers[t].capacity));
 		if (rc < 0) {
 			snprintf(err, errlen, "tier %s: cannot create %s/" SEGMENT_DIR ": %s",
 				 cache->tiers[t].name, cache->tiers[t].path, strerror(-rc));

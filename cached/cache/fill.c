@@ -53,6 +53,7 @@
 #include "manifest.h"
 #include "mover.h"
 #include "policy_glue.h"
+#include "seg_place.h"
 #include "tier_health.h"
 #include "verify.h"
 #include "workers.h"
@@ -714,8 +715,7 @@ int fill_get(struct cache *cache, struct dataset *ds, const char *path, const st
 		tier_tmp_path(&cache->tiers[f->tier], key, f->tmp, sizeof(f->tmp));
 		tier_chunk_path(&cache->tiers[f->tier], key, f->final, sizeof(f->final));
 	}
-	if (f->keep && cache->seg_threshold && len <= cache->seg_threshold &&
-	    segstore_assign(&cache->segs[f->tier], len, &f->seg, &f->seg_off) == 0)
+	if (f->keep && seg_place(cache, ds, f->tier, len, &f->seg, &f->seg_off))
 		f->seg_wfd = f->seg->wfd; /* else: its own file, as a large chunk */
 	f->job.done = fill_done;
 	u64h_add(&cache->fills.h, &f->hn);

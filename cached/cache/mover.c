@@ -26,6 +26,7 @@
 #include "log.h"
 #include "loop.h"
 #include "policy_glue.h"
+#include "seg_place.h"
 #include "reclaim.h"
 #include "tier_health.h"
 #include "workers.h"
@@ -320,8 +321,7 @@ static int move_start(struct cache *cache, struct chunk *c, uint8_t to, mover_do
 	m->src_seg = c->file->seg != NULL;
 	tier_tmp_path(&cache->tiers[to], c->key, m->tmp, sizeof(m->tmp));
 	tier_chunk_path(&cache->tiers[to], c->key, m->dst, sizeof(m->dst));
-	if (cache->seg_threshold && c->len <= cache->seg_threshold &&
-	    segstore_assign(&cache->segs[to], c->len, &m->dseg, &m->doff) == 0) {
+	if (seg_place(cache, c->ds, to, c->len, &m->dseg, &m->doff)) {
 		m->dwfd = m->dseg->wfd;
 		snprintf(m->dst, sizeof(m->dst), "%s", m->dseg->path);
 	}

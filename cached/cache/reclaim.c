@@ -167,7 +167,11 @@ void reclaim_step(struct cache *cache, enum tier_id t)
 	struct segstore *ss = &cache->segs[t];
 	struct segment *g;
 	if (!r->id) {
-		g = segstore_reclaim_candidate(ss, RECLAIM_LIVE_PCT);
+		/* a tier over its high mark (dead bytes count in its used:
+		 * they are disk space) reclaims fuller segments too; each
+		 * still gives back at least a quarter of itself */
+		g = segstore_reclaim_candidate(ss, tier_over_high(&cache->tiers[t]) ? RECLAIM_LIVE_PCT_OVER
+									    : RECLAIM_LIVE_PCT);
 		if (!g || tr_start(cache, t, r, g) < 0)
 			return;
 		log_debug("tier=%s op=segment_reclaim segment=%llx live=%llu size=%llu items=%zu",

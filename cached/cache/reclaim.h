@@ -1,8 +1,9 @@
 /*
  * Reclaiming mostly dead segments, keeping what the policy keeps.
  *
- * A sealed segment with at most RECLAIM_LIVE_PCT % of its bytes live is
- * reclaimed whole: each live item is either copied into the open segment
+ * A sealed segment with at most RECLAIM_LIVE_PCT % of its bytes live
+ * (RECLAIM_LIVE_PCT_OVER % while the tier's used bytes, dead ones
+ * included, are over its high mark) is reclaimed whole: each live item is either copied into the open segment
  * of the tier the policy glue names (policy_glue_reclaim: its own tier,
  * or warm for a hot item the placement demotes) or dropped (the cold store
  * has it). Copies are the mover's (mover_copy): read, checksum checked (a
@@ -27,6 +28,7 @@
 #include "cache.h"
 
 #define RECLAIM_LIVE_PCT 25u
+#define RECLAIM_LIVE_PCT_OVER 75u /* while the tier is over its high mark */
 #define RECLAIM_STEP 32u
 #define RECLAIM_COPIES 8u
 

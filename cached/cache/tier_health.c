@@ -269,6 +269,8 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	struct tier_health *h = cache->health;
 	if (cache->stopping || !cache->workers)
 		return;
+	for (int t = 0; t < TIER_COUNT; t++)
+		segstore_idle_close(&cache->segs[t]); /* see segment.h */
 	if (h->inflight) {
 		h->again = true;
 		return;

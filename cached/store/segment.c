@@ -58,6 +58,15 @@ int segstore_init(struct segstore *s, const char *tier_path, const char *tier_na
 	return 0;
 }
 
+uint64_t segment_size_for(uint64_t configured, uint64_t capacity)
+{
+	uint64_t size = configured ? configured : SEGMENT_SIZE_DEFAULT;
+	uint64_t part = capacity / SEGMENT_TIER_SHARE;
+	if (part < SEGMENT_SIZE_MIN)
+		part = SEGMENT_SIZE_MIN;
+	return size < part ? size : part;
+}
+
 static void seg_close_fds(struct segment *g)
 {
 	if (g->wfd >= 0)
@@ -76,7 +85,7 @@ void segstore_free(struct segstore *s)
 		free(g);
 		g = next;
 	}
-	s->list = s->open = NULL;
+	s->list = s->opens = NULL;
 }
 
 static struct segment *seg_new(struct segstore *s, uint64_t id)
@@ -105,7 +114,7 @@ static void seg_remove_from_list(struct segstore *s, struct segment *g)
 		}
 }
 
-static int seg_create(struct segstore *s, struct segment **out)
+static int seg_create(struct segstore *s, uint64_t domain, struct segment **out)
 {
 	uint64_t id = s->next_id;
 	struct segment *g = seg_new(s, id);
@@ -113,6 +122,11 @@ static int seg_create(struct segstore *s, struct segment **out)
 		return -ENOMEM;
 	/* O_EXCL: never append to a file we did not start */
 	g->wfd = open(g->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	if (g->wfd < 0 && errno == ENOENT && mkdir(s->dir, 0750) == 0) {
+		/* the tier directory was removed and recreated while running
+		 * (tier_health re-made chunks/ and tmp/): segments/ too */
+		g->wfd = open(g->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	}
 	if (g->wfd >= 0)
 		g->rfd = open(g->path, O_RDONLY | O_CLOEXEC);
 	if (g->wfd < 0 || g->rfd < 0) {
@@ -126,6 +140,9 @@ static int seg_create(struct segstore *s, struct segment **out)
 		return rc;
 	}
 	s->created++;
+	g->domain = domain;
+	g->next_open = s->opens;
+	s->opens = g;
 	*out = g;
 	return 0;
 }
@@ -136,8 +153,12 @@ static void seg_seal(struct segstore *s, struct segment *g)
 		return;
 	g->sealed = true;
 	s->sealed++;
-	if (s->open == g)
-		s->open = NULL;
+	for (struct segment **p = &s->opens; *p; p = &(*p)->next_open)
+		if (*p == g) {
+			*p = g->next_open;
+			break;
+		}
+	g->next_open = NULL;
 	if (!g->writers && g->wfd >= 0) {
 		close(g->wfd);
 		g->wfd = -1;
@@ -146,26 +167,50 @@ static void seg_seal(struct segstore *s, struct segment *g)
 
 void segstore_seal_open(struct segstore *s)
 {
-	if (s->open)
-		seg_seal(s, s->open);
+	while (s->opens)
+		seg_seal(s, s->opens);
 }
 
-int segstore_assign(struct segstore *s, uint32_t len, struct segment **seg, uint64_t *off)
+int segstore_assign(struct segstore *s, uint64_t domain, uint32_t len, struct segment **seg,
+		    uint64_t *off)
 {
-	if (s->open && s->open->size + len > s->seg_size && s->open->size > 0)
-		seg_seal(s, s->open);
-	if (!s->open) {
-		int rc = seg_create(s, &s->open);
+	struct segment *g = s->opens;
+	while (g && g->domain != domain)
+		g = g->next_open;
+	if (g && g->size + len > s->seg_size && g->size > 0) {
+		seg_seal(s, g);
+		g = NULL;
+	}
+	if (g && g->wfd < 0) {
+		/* closed while idle (segstore_idle_close): open it again; if that
+		 * fails (removed, read-only), seal it and start a new one, whose
+		 * creation reports the error if the tier cannot be written */
+		g->wfd = open(g->path, O_WRONLY | O_CLOEXEC);
+		if (g->wfd < 0) {
+			seg_seal(s, g);
+			g = NULL;
+		}
+	}
+	if (!g) {
+		int rc = seg_create(s, domain, &g);
 		if (rc < 0)
 			return rc;
 	}
-	struct segment *g = s->open;
 	*seg = g;
 	*off = g->size;
 	g->size += len;
 	g->writers++;
 	s->bytes_dead += len; /* dead until written and live */
 	return 0;
+}
+
+void segstore_idle_close(struct segstore *s)
+{
+	for (struct segment *g = s->opens; g; g = g->next_open)
+		if (!g->writers && g->wfd >= 0) {
+			close(g->wfd);
+			g->wfd = -1;
+		}
 }
 
 static bool seg_empty_sealed(const struct segment *g)
@@ -212,7 +257,7 @@ void segment_unlink(struct segstore *s, struct segment *g)
 {
 	if (!g->named)
 		return;
-	if (s->open == g)
+	if (!g->sealed)
 		seg_seal(s, g);
 	if (unlink(g->path) < 0 && errno != ENOENT)
 		log_warn("op=segment_unlink path=%s err=\"%s\"", g->path, strerror(errno));
@@ -247,13 +292,21 @@ struct segment *segstore_reclaim_candidate(struct segstore *s, unsigned max_live
 {
 	struct segment *best = NULL;
 	for (struct segment *g = s->list; g; g = g->next) {
-		if (!g->named || !g->sealed || g->writers || !g->size)
+		if (!g->named || g->writers || !g->size)
 			continue;
+		/* an open one too, if it has dead bytes: on a small tier (or one
+		 * whose capacity a reload lowered) its dead bytes could
+		 * otherwise hold the tier over its marks; it is sealed when
+		 * chosen */
+		if (!g->sealed && (g->size == g->live || !g->items))
+			continue; /* (an empty one goes with its next item's death) */
 		if (g->live * 100 > g->size * max_live_pct)
 			continue;
 		if (!best || g->size - g->live > best->size - best->live)
 			best = g;
 	}
+	if (best && !best->sealed)
+		seg_seal(s, best);
 	return best;
 }
 

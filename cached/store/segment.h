@@ -3,7 +3,10 @@
  * miss of a small object costs no file creation, rename or unlink.
  *
  * A tier holds segment files `TIER/segments/seg-<tier>-<16 hex id>`. One
- * segment per tier is open: the loop assigns each new item an offset in it
+ * segment per tier and *domain* is open: a client handed a segment's
+ * descriptor can read every byte of it, so items whose readers differ
+ * (the caller's domain: one per dataset) never share a segment. The loop
+ * assigns each new item an offset in its domain's open segment
  * (segstore_assign) and a worker pwrites the item's bytes there
  * (segment_pwrite). Bytes once written are never written again: an item
  * handed to a client as (descriptor, base, len) reads the same bytes for as
@@ -38,6 +41,9 @@
 struct segment {
 	struct segment *next;    /* the store's list */
 	uint64_t id;
+	uint64_t domain;         /* who may read it (segstore_assign); 0 for
+				  * segments found at start (sealed) */
+	struct segment *next_open; /* the store's open segments */
 	uint64_t size;           /* bytes assigned (written or being written) */
 	uint64_t live;           /* bytes of live items */
 	uint32_t items;          /* live items */
@@ -56,7 +62,7 @@ struct segstore {
 	char tier_name[16];
 	uint64_t seg_size;       /* seal at this size */
 	uint64_t next_id;
-	struct segment *open;    /* the one taking items, or NULL */
+	struct segment *opens;   /* those taking items: one per domain at most */
 	struct segment *list;    /* every segment still named or referenced */
 	/* counters (status, metrics) */
 	uint64_t nsegs;          /* named segments */
@@ -67,20 +73,38 @@ struct segstore {
 #define SEGMENT_DIR "segments"
 #define SEGMENT_SIZE_DEFAULT (64ull << 20)
 
+/* The segment size for a tier of this capacity: the configured size, but
+ * at most 1/SEGMENT_TIER_SHARE of the tier, not below SEGMENT_SIZE_MIN (an
+ * item larger than that gets a segment of its own).
+ * Only sealed segments are reclaimed, so on a tier not much larger than
+ * one segment the open one would gather every dead byte and never give
+ * them back. */
+#define SEGMENT_TIER_SHARE 16
+#define SEGMENT_SIZE_MIN (64ull << 10)
+uint64_t segment_size_for(uint64_t configured, uint64_t capacity);
+
 /* Set up the store of a tier whose path is tier_path (creates
  * TIER/segments). 0 or -errno. */
 int segstore_init(struct segstore *s, const char *tier_path, const char *tier_name, uint64_t seg_size);
 /* Close every descriptor and free every segment (the files stay). */
 void segstore_free(struct segstore *s);
 
-/* A place for an item of len bytes: in the open segment, or a new one
- * (the full one is sealed). The segment counts one more writer until
- * segment_write_end. 0 or -errno (a new segment could not be created). */
-int segstore_assign(struct segstore *s, uint32_t len, struct segment **seg, uint64_t *off);
+/* A place for an item of len bytes: in the open segment of its domain (an
+ * id of who may read it: every item of a segment can be read by whoever
+ * holds its descriptor), or a new one (the full one is sealed). The
+ * segment counts one more writer until segment_write_end. 0 or -errno (a
+ * new segment could not be created). */
+int segstore_assign(struct segstore *s, uint64_t domain, uint32_t len, struct segment **seg,
+		    uint64_t *off);
 /* A worker finished writing an item (ok: it is now live; else its bytes
  * are dead). Returns true if the segment became empty and was unlinked. */
 bool segment_write_end(struct segstore *s, struct segment *seg, uint32_t len, bool ok);
-/* Seal the open segment (it takes no more items). */
+/* Close each open segment's write descriptor if no append is in flight
+ * (segstore_assign opens it again): an idle daemon keeps no tier file open
+ * for writing, so an admin can remount a tier read-only (a remount fails
+ * with EBUSY while any file on it is open for writing). */
+void segstore_idle_close(struct segstore *s);
+/* Seal the open segments (they take no more items). */
 void segstore_seal_open(struct segstore *s);
 /* A live item died. Returns true if its segment is now sealed and empty
  * and was unlinked (the caller moves its bytes out of `used`, or into
@@ -92,8 +116,9 @@ void segment_unlink(struct segstore *s, struct segment *seg);
  * is freed; segment_unref returns true then. */
 void segment_ref(struct segment *seg);
 bool segment_unref(struct segstore *s, struct segment *seg);
-/* The named segment with the most dead bytes that is sealed and has no
- * writer, with at most max_live_pct % of its size live; NULL if none. */
+/* The named segment with the most dead bytes that has no writer, with at
+ * most max_live_pct % of its size live; NULL if none. An open segment
+ * (with dead bytes) is sealed when chosen. */
 struct segment *segstore_reclaim_candidate(struct segstore *s, unsigned max_live_pct);
 struct segment *segstore_find(const struct segstore *s, uint64_t id);
 /* A new read-only descriptor of the segment (for a client). */

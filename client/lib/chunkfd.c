@@ -98,13 +98,14 @@ int tiercache_chunk_fd(struct tiercache *tc, int h, uint64_t off, uint64_t *fd_o
 			goto out;
 		}
 	}
+	uint64_t base = c->base; /* c may be freed by the put */
 	tc_chunk_put(tc, hd, c);
 	if (rc < 0) {
 		if (fd >= 0)
 			close(fd);
 		goto out;
 	}
-	*fd_off = c->base + (off - start);
+	*fd_off = base + (off - start);
 	*len = (size_t)(clen - (off - start));
 	tc_handle_put(tc, hd);
 	return fd;

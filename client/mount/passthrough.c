@@ -53,6 +53,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -486,6 +487,19 @@ static bool pt_err_final(int err)
 	       err == ELOOP;
 }
 
+/* Is fd a chunk file of a tier (TIER/chunks/XX/KEY.chunk)? */
+static bool pt_is_chunk_file(int fd)
+{
+	char link[64], path[PATH_MAX];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0 || (size_t)n >= sizeof(path) - 1)
+		return false;
+	path[n] = '\0';
+	static const char suffix[] = ".chunk";
+	return (size_t)n > sizeof(suffix) - 1 && strcmp(path + n - (sizeof(suffix) - 1), suffix) == 0;
+}
+
 /* The chunk file of a one-chunk file, or -1 (then: no passthrough). */
 static int pt_chunk_fd(struct tiercache *tc, int h, uint64_t size)
 {
@@ -498,9 +512,13 @@ static int pt_chunk_fd(struct tiercache *tc, int h, uint64_t size)
 		return -1;
 	struct stat st;
 	/* the kernel reads the backing file at the file's offsets, to the
-	 * backing file's end: it must be exactly the file */
+	 * backing file's end: it must be exactly the file, and stay so. A
+	 * segment (the daemon's packed small chunks, docs/architecture.md)
+	 * whose first item is this file has its size now, but grows as
+	 * items are appended: reads would run on into the next item. Only a
+	 * chunk file (named *.chunk, never written again) is passed through. */
 	if (fd_off != 0 || len != size || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size != size) {
+	    (uint64_t)st.st_size != size || !pt_is_chunk_file(fd)) {
 		close(fd);
 		return -1;
 	}

@@ -1,9 +1,11 @@
 # Admin residency commands against the real daemon: pin survives eviction
 # pressure and a restart and cannot exceed what the tiers can pin; evict and
-# demote move exactly what was asked; verify finds a chunk file corrupted on
-# disk, drops it, and the next read returns the source bytes; a non-admin
+# demote move exactly what was asked; verify finds a chunk corrupted on
+# disk (an item of a segment file: this test turns segments on), drops it,
+# and the next read returns the source bytes; a non-admin
 # gets EPERM; bad input gets clear errors.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_segments.sh"
 
 CS=262144
 mkdir -p "$T/cold/keep" "$T/cold/bulk" "$T/cold/mid"
@@ -39,7 +41,9 @@ read_bulk() {
 }
 
 # hot 4M (pins up to 3.6M), warm 4M; bulk is 12M: far more than both
-tc_config 4M 4M 256K
+# segments on (as they would be by default at 512K): the verify section
+# corrupts a segment item
+TC_DAEMON_CONF="segment_threshold = 512K" tc_config 4M 4M 256K
 tc_start || exit 1
 
 # --- pin ---
@@ -126,20 +130,18 @@ check "demote --to hot is a usage error" [ $? -eq 2 ]
 tierctl demote ds/c.bin >/dev/null 2>"$T/dm2.err"
 check "demote without --to is a usage error" [ $? -eq 2 ]
 
-# --- verify: a chunk file corrupted on disk ---
+# --- verify: a chunk corrupted on disk (c's 5000-byte tail, a segment item) ---
 tierctl evict ds >/dev/null
 "$TC_TESTS/tcverify" file ds/c.bin "$T/cold/c.bin" >/dev/null
 idle
-mapfile -t files < <(find "$T/hot/chunks" -type f)
-check "c's 2 chunks are the only chunk files" [ "${#files[@]}" = 2 ]
-victim=${files[0]}
-for f in "${files[@]}"; do [ "$(stat -c %s "$f")" = 5000 ] && victim=$f; done
-printf 'rot' | dd of="$victim" bs=1 seek=100 conv=notrunc status=none
+check "c's 2 chunks are the only ones resident" [ "$(rj "r['checked_chunks']" verify ds)" = 2 ]
+check "no chunk files: small chunks are segment items" [ "$(find "$T/hot/chunks" -type f | wc -l)" = 0 ]
+check "a byte of c's tail flipped in its segment" seg_flip "$T/hot" "$T/cold/c.bin" "$CS" 5000 100
 tierctl verify ds >"$T/v.out" 2>"$T/v.err"
 check "verify with a bad chunk exits 1" [ $? -eq 1 ]
 check "verify checked 2 chunks" grep -qE "checked +2 chunks" "$T/v.out"
 check "... and found 1 bad" grep -qE "bad \(dropped\) +1 chunks" "$T/v.out"
-check "the bad chunk file is gone" [ ! -e "$victim" ]
+check "the bad chunk is no longer resident" [ "$(rj "r['checked_chunks']" verify ds)" = 1 ]
 check "checksum_errors counted" [ "$(tc_json "s['counters']['checksum_errors']")" = 1 ]
 check "the next read returns the source bytes" "$TC_TESTS/tcverify" file ds/c.bin "$T/cold/c.bin"
 check "verify is clean now" [ "$(rj "r['bad_chunks']" verify ds)" = 0 ]

@@ -1,8 +1,10 @@
 # kill -9 at any moment: during fills, during demotions. A restarted daemon
 # reconciles index and tier directories and serves only correct bytes; the
-# files on disk match its accounting.
+# files on disk (chunk files and segment files: 256K chunks are segment
+# items when segment_threshold is set) match its accounting.
 . "$(dirname "$0")/lib.sh"
-disk_bytes() { find "$T/$1/chunks" -type f -printf '%s\n' | awk '{s+=$1} END {print s+0}'; }
+. "$(dirname "$0")/lib_segments.sh"
+disk_bytes() { seg_disk_bytes "$T/$1"; }
 mkdir -p "$T/cold/a" "$T/cold/b"
 for i in $(seq 1 30); do head -c $((100000 + i * 7919)) /dev/urandom >"$T/cold/a/f$i.bin"; done
 for i in 1 2 3; do head -c $((3 * 1048576 + i)) /dev/urandom >"$T/cold/b/shard$i.bin"; done
@@ -27,13 +29,17 @@ for delay in 0.05 0.2 0.4 0.7; do
 	tc_kill9
 done
 # a corrupt tier file is caught by its checksum when it moves, never served
-# after the move: overwrite one hot chunk with garbage of the same size,
-# then force demotion by reading more
+# after the move: zero one hot segment (or chunk file), then force
+# demotion by reading more
 tc_start || exit 1
-f=$(find "$T/hot/chunks" -type f | head -1)
+f=$(find "$T/hot/segments" "$T/hot/chunks" -type f 2>/dev/null | head -1)
+check "a hot tier file to corrupt" [ -n "$f" ]
 if [ -n "$f" ]; then
 	sz=$(stat -c %s "$f")
-	head -c "$sz" /dev/zero >"$f"
-	for i in $(seq 1 30); do "$TC_TESTS/tcverify" file ds/a/f$i.bin "$T/cold/a/f$i.bin" >/dev/null; done
+	head -c "$sz" /dev/zero | dd of="$f" conv=notrunc status=none
+	bad=0
+	for i in $(seq 1 30); do "$TC_TESTS/tcverify" file ds/a/f$i.bin "$T/cold/a/f$i.bin" >/dev/null || bad=$((bad + 1)); done
+	check "after the corruption every file reads the source's bytes ($bad failed)" [ "$bad" = 0 ]
+	check "... and the whole tree too" "$TC_TESTS/tcverify" tree ds "$T/cold" 9
 fi
 finish

@@ -6,13 +6,16 @@
 # the files on disk match the accounting. After kill -9 the chunks still
 # waiting are orphans, removed at startup and read again; chunks evicted
 # before their turn are never synced.
+# This test is about chunk files (orphans, one file per chunk), so it turns
+# segments off; t_segments_crash covers the same for segment items.
 . "$(dirname "$0")/lib.sh"
+NOSEG="segment_threshold = 0"
 disk_bytes() { find "$T/$1/chunks" -type f -printf '%s\n' | awk '{s+=$1} END {print s+0}'; }
 disk_files() { find "$T/hot/chunks" "$T/warm/chunks" -type f | wc -l; }
 reconcile() { grep 'op=reconcile chunks=' "$T/daemon.log" | tail -n 1; }
 mkdir -p "$T/cold"
 for i in $(seq 1 6); do head -c $((2 * 1048576 + i * 4099)) /dev/urandom >"$T/cold/f$i.bin"; done
-tc_config 64M 64M 256K
+TC_DAEMON_CONF="$NOSEG" tc_config 64M 64M 256K
 tc_start || exit 1
 check "first read: every byte matches" "$TC_TESTS/tcverify" tree ds "$T/cold" 1
 check "stopped cleanly" tc_stop
@@ -48,7 +51,8 @@ nchunks=$((6 * 9)) # 6 files of 2 MiB + a bit, 256 KiB chunks: 9 chunks each
 tc_stop
 # a long delay: nothing is synced while the daemon runs
 rm -rf "$T/hot" "$T/warm" "$T/state"
-TC_DAEMON_CONF="sync_delay = 1h" tc_config 64M 64M 256K
+TC_DAEMON_CONF="$NOSEG
+sync_delay = 1h" tc_config 64M 64M 256K
 tc_start || exit 1
 check "sync_delay 1h: every byte matches" "$TC_TESTS/tcverify" tree ds "$T/cold" 5
 check "...every chunk waits for its sync" [ "$(pending)" = $nchunks ]
@@ -70,7 +74,8 @@ check "...all hits, nothing read from cold" [ "$(counter cold_reads)" = 0 ]
 tc_stop
 # sync_delay 0: every fill is synced at once; kill -9 then loses nothing
 rm -rf "$T/hot" "$T/warm" "$T/state"
-TC_DAEMON_CONF="sync_delay = 0" tc_config 64M 64M 256K
+TC_DAEMON_CONF="$NOSEG
+sync_delay = 0" tc_config 64M 64M 256K
 tc_start || exit 1
 check "sync_delay 0: every byte matches" "$TC_TESTS/tcverify" tree ds "$T/cold" 8
 for _ in $(seq 1 200); do [ "$(counter chunks_synced)" = $nchunks ] && break; sleep 0.05; done
@@ -84,7 +89,7 @@ tc_stop
 # a backlog of one chunk: waiting chunks are synced oldest first past it,
 # long before the delay
 rm -rf "$T/hot" "$T/warm" "$T/state"
-TC_DAEMON_CONF=$'sync_delay = 1h\nsync_backlog = 256K' tc_config 64M 64M 256K
+TC_DAEMON_CONF="$NOSEG"$'\nsync_delay = 1h\nsync_backlog = 256K' tc_config 64M 64M 256K
 tc_start || exit 1
 check "sync_backlog 256K: every byte matches" "$TC_TESTS/tcverify" tree ds "$T/cold" 9
 for _ in $(seq 1 200); do [ "$(counter chunks_synced)" -ge $((nchunks - 1)) ] && break; sleep 0.05; done
@@ -94,7 +99,7 @@ tc_stop
 # a hot tier of 4 chunks, no warm tier, a backlog of 8 chunks: chunks are
 # evicted before their turn comes, and those are never synced
 rm -rf "$T/hot" "$T/warm" "$T/state"
-TC_DAEMON_CONF=$'sync_delay = 1h\nsync_backlog = 2M' tc_config 1M none 256K
+TC_DAEMON_CONF="$NOSEG"$'\nsync_delay = 1h\nsync_backlog = 2M' tc_config 1M none 256K
 tc_start || exit 1
 check "evicted before the sync: every byte matches" "$TC_TESTS/tcverify" tree ds "$T/cold" 10
 for _ in $(seq 1 200); do [ "$(counter syncs_skipped)" -gt 0 ] && break; sleep 0.05; done

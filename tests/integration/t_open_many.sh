@@ -28,7 +28,9 @@ chmod 0600 "$C/secret"
 tc_start || exit 1
 
 frames() { tc_json "s['counters']['open_many_frames']"; }
-chunk_files() { find "$T/hot/chunks" "$T/warm/chunks" -name '*.chunk' 2>/dev/null | wc -l; }
+# chunks resident on the tiers (chunk files or segment items, when
+# segment_threshold is set)
+chunk_files() { tc_json "sum(t['chunks'] for t in s['tiers'])"; }
 
 # ---- a mixed batch ----
 for i in 0 1 2 3; do "$TC" cat "ds/small/f0$i" >/dev/null; done
@@ -73,7 +75,7 @@ before=$(chunk_files)
 "$OM" check ds/small/f30 ds/small/f31 ds/small/f32 ds/small/f33 ds/small/f34 >"$T/out" 2>&1
 check "fill: five files opened, none read" [ "$(grep -c ' opened$' "$T/out")" -eq 5 ]
 for _ in $(seq 1 100); do [ "$(chunk_files)" -ge $((before + 5)) ] && break; sleep 0.1; done
-check "fill: their chunks became resident ($before -> $(chunk_files) chunk files)" \
+check "fill: their chunks became resident ($before -> $(chunk_files) chunks)" \
 	[ "$(chunk_files)" -ge $((before + 5)) ]
 
 # ---- frames: 64 files one frame, 200 files four ----

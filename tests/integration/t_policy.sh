@@ -6,6 +6,7 @@
 # exceed their capacity; and on an epoch workload with the dataset about
 # twice hot + warm, `epoch` gets more hits than `lru` in epochs 2 and 3.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_segments.sh"
 
 TCTL=$TC_BIN/tierctl
 mkdir -p "$T/cold"
@@ -59,7 +60,8 @@ print("  samples=%d over_capacity=%d" % (n, bad))
 sys.exit(1 if bad or n == 0 else 0)
 PY
 }
-disk_bytes() { find "$T/$1/chunks" -type f -printf '%s\n' | awk '{s+=$1} END {print s+0}'; }
+# chunk files and segment files (small chunks are segment items when segment_threshold is set)
+disk_bytes() { seg_disk_bytes "$T/$1"; }
 
 tc_config 1M 2M 64K
 tc_start || exit 1

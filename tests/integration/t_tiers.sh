@@ -3,6 +3,7 @@
 # tier's capacity; hot demotes to warm, warm evicts, warm hits promote; bytes
 # stay correct throughout; files on disk match the accounting.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_segments.sh"
 
 sample() { # record every status sample; fail if any tier is over capacity
 	while [ -f "$T/sampling" ]; do
@@ -27,7 +28,8 @@ open(sys.argv[1] + ".held", "w").write(str(held))
 sys.exit(1 if bad or n == 0 else 0)
 PY
 }
-disk_bytes() { find "$T/$1/chunks" -type f -printf '%s\n' | awk '{s+=$1} END {print s+0}'; }
+# chunk files and segment files (small chunks are segment items when segment_threshold is set)
+disk_bytes() { seg_disk_bytes "$T/$1"; }
 
 mkdir -p "$T/cold"
 for i in $(seq -w 1 40); do head -c 204800 /dev/urandom >"$T/cold/f$i.bin"; done

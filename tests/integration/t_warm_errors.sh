@@ -9,6 +9,7 @@
 #    and demote of a chunk whose copy fails its checksum: each failure
 #    counted with its reason, exit 1; the bytes read after are the source's.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_segments.sh"
 TC=$TC_BIN/tierctl
 MNT=$T/warm
 mount_cleanup() {
@@ -18,11 +19,16 @@ mount_cleanup() {
 trap mount_cleanup EXIT
 
 CS=262144
-flip() { # flip a byte in the middle of one chunk file of the tier dir $1
+flip() { # flip FILE: flip a byte in the middle of FILE's first chunk on hot
+	# (a chunk file, or an item of a segment: 256K chunks are segment
+	# items when segment_threshold is set)
 	local f
-	f=$(find "$1/chunks" -name '*.chunk' -size +1k | head -1)
-	[ -n "$f" ] || return 1
-	printf '\x5a' | dd of="$f" bs=1 seek=$((CS / 2)) conv=notrunc status=none
+	f=$(find "$T/hot/chunks" -name '*.chunk' -size +1k | head -1)
+	if [ -n "$f" ]; then
+		printf '\x5a' | dd of="$f" bs=1 seek=$((CS / 2)) conv=notrunc status=none
+		return
+	fi
+	seg_flip "$T/hot" "$T/cold/$1" 0 "$CS" >/dev/null
 }
 
 mkdir -p "$T/cold" "$MNT"
@@ -36,7 +42,7 @@ tc_start || exit 1
 
 # --- warm --verify: a flipped byte is found and read again ---
 check "warm f.bin" "$TC" warm ds/f.bin
-check "a byte of f.bin flipped on hot" flip "$T/hot"
+check "a byte of f.bin flipped on hot" flip f.bin
 "$TC" warm --verify ds/f.bin >"$T/w1.out" 2>"$T/w1.err"
 rc=$?
 cat "$T/w1.out" "$T/w1.err"
@@ -51,7 +57,7 @@ check "f.bin reads back as the source" "$TC_TESTS/tcverify" file ds/f.bin "$T/co
 # --- ... and when the cold file cannot be read again ---
 "$TC" evict ds >/dev/null
 check "warm g.bin" "$TC" warm ds/g.bin
-check "a byte of g.bin flipped on hot" flip "$T/hot"
+check "a byte of g.bin flipped on hot" flip g.bin
 mv "$T/cold/g.bin" "$T/g.bin.real" && ln -s g.bin "$T/cold/g.bin"
 "$TC" warm --verify ds/g.bin >"$T/w2.out" 2>"$T/w2.err"
 rc=$?
@@ -86,7 +92,7 @@ check "h.bin reads back as the source" "$TC_TESTS/tcverify" file ds/h.bin "$T/co
 # --- demote of a chunk whose copy fails its checksum ---
 "$TC" evict ds >/dev/null
 check "warm i.bin onto hot" "$TC" warm --tier hot ds/i.bin
-check "a byte of i.bin flipped on hot" flip "$T/hot"
+check "a byte of i.bin flipped on hot" flip i.bin
 "$TC" demote ds/i.bin --to warm >"$T/d2.out" 2>"$T/d2.err"
 rc=$?
 cat "$T/d2.out" "$T/d2.err"

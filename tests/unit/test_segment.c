@@ -43,18 +43,24 @@ static void fill_pattern(char *buf, size_t n, unsigned seed)
 		buf[i] = (char)((i * 31 + seed * 7) & 0xff);
 }
 
-/* Append one item of n bytes; returns its segment and offset. */
-static struct segment *append(struct segstore *s, unsigned seed, uint32_t n, uint64_t *off)
+/* Append one item of n bytes in domain dom; returns its segment and offset. */
+static struct segment *append_in(struct segstore *s, uint64_t dom, unsigned seed, uint32_t n,
+				 uint64_t *off)
 {
 	struct segment *g;
 	char *buf = malloc(n);
 	assert_non_null(buf);
 	fill_pattern(buf, n, seed);
-	assert_int_equal(segstore_assign(s, n, &g, off), 0);
+	assert_int_equal(segstore_assign(s, dom, n, &g, off), 0);
 	assert_int_equal(segment_pwrite(g->wfd, buf, n, *off), 0);
 	segment_write_end(s, g, n, true);
 	free(buf);
 	return g;
+}
+
+static struct segment *append(struct segstore *s, unsigned seed, uint32_t n, uint64_t *off)
+{
+	return append_in(s, 1, seed, n, off);
 }
 
 static void check_item(const char *path, unsigned seed, uint32_t n, uint64_t off)
@@ -138,9 +144,19 @@ static void test_dead_and_unlink(void **state)
 	assert_memory_equal(want, got, sizeof(got));
 	close(held);
 	assert_true(segment_unref(&s, first));
-	/* the open segment is not a candidate: it takes items */
+	/* the open segment with no live item is not a candidate (its bytes go
+	 * with the segment, after its next item dies) */
 	assert_false(segment_item_dead(&s, g[3], 30000));
 	assert_null(segstore_reclaim_candidate(&s, 100));
+	/* with a live item and dead bytes it is, and is sealed when chosen */
+	uint64_t o;
+	struct segment *n = append(&s, 40, 10000, &o);
+	assert_ptr_equal(n, g[3]);
+	assert_false(n->sealed);
+	assert_null(segstore_reclaim_candidate(&s, 10));
+	assert_ptr_equal(segstore_reclaim_candidate(&s, 50), n);
+	assert_true(n->sealed);
+	assert_true(segment_item_dead(&s, n, 10000)); /* last item: unlinked */
 	segstore_free(&s);
 }
 
@@ -212,12 +228,70 @@ static void test_reload_after_crash(void **state)
 	segstore_free(&s);
 }
 
+/* Items of different domains (datasets) never share a segment: a
+ * descriptor of one reads no byte of the other's; each domain has its own
+ * open segment, sealed on its own; an idle close and the next append
+ * reopen the same segment. */
+static void test_domains_apart(void **state)
+{
+	(void)state;
+	struct segstore s;
+	char tp[256];
+	snprintf(tp, sizeof(tp), "%s/t4", dir);
+	mkdir(tp, 0750);
+	assert_int_equal(segstore_init(&s, tp, "hot", 100000), 0);
+	uint64_t oa[4], ob[4];
+	struct segment *a[4], *b[4];
+	for (unsigned i = 0; i < 4; i++) {
+		a[i] = append_in(&s, 11, i, 30000, &oa[i]);
+		b[i] = append_in(&s, 22, 10 + i, 30000, &ob[i]);
+	}
+	for (unsigned i = 0; i < 4; i++)
+		for (unsigned j = 0; j < 4; j++)
+			assert_ptr_not_equal(a[i], b[j]);
+	assert_ptr_equal(a[0], a[2]);
+	assert_ptr_equal(b[0], b[2]);
+	assert_int_equal(oa[1], 30000);
+	assert_int_equal(ob[1], 30000);
+	assert_int_equal(s.created, 4);
+	assert_int_equal(s.sealed, 2);
+	for (unsigned i = 0; i < 4; i++) {
+		check_item(a[i]->path, i, 30000, oa[i]);
+		check_item(b[i]->path, 10 + i, 30000, ob[i]);
+	}
+	/* idle: no write descriptor; the next append reopens the same one */
+	segstore_idle_close(&s);
+	assert_int_equal(a[3]->wfd, -1);
+	uint64_t o;
+	struct segment *g = append_in(&s, 11, 50, 1000, &o);
+	assert_ptr_equal(g, a[3]);
+	assert_int_equal(o, 30000);
+	check_item(g->path, 50, 1000, o);
+	check_item(a[3]->path, 3, 30000, oa[3]);
+	segstore_seal_open(&s);
+	assert_null(s.opens);
+	segstore_free(&s);
+}
+
+/* The segment size follows the tier: at most 1/16 of it, at least 64K. */
+static void test_size_for_tier(void **state)
+{
+	(void)state;
+	assert_int_equal(segment_size_for(64ull << 20, 1ull << 40), 64ull << 20);
+	assert_int_equal(segment_size_for(64ull << 20, 64ull << 20), 4ull << 20);
+	assert_int_equal(segment_size_for(64ull << 20, 4ull << 20), 256ull << 10);
+	assert_int_equal(segment_size_for(64ull << 20, 512ull << 10), 64ull << 10);
+	assert_int_equal(segment_size_for(0, 1ull << 40), SEGMENT_SIZE_DEFAULT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_append_seal_read),
 		cmocka_unit_test(test_dead_and_unlink),
 		cmocka_unit_test(test_reload_after_crash),
+		cmocka_unit_test(test_domains_apart),
+		cmocka_unit_test(test_size_for_tier),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
