@@ -118,6 +118,9 @@ quiet $(seq 1 $N)
 "$TC_BIN/tcp_floor" --write "$T/n1" "$SRC"/transfer/* "$SRC"/fill/* >/dev/null
 link=$("$TC_BIN/tcp_floor" "$SRC"/transfer/*)
 linkw=$("$TC_BIN/tcp_floor" --write "$T/n1" "$SRC"/transfer/*)
+# and what a fill that keeps a checked copy must add: a file per chunk,
+# its XXH3, a rename (no index, no sync)
+linkf=$("$TC_BIN/tcp_floor" --fill "$T/n1" "$SRC"/transfer/*)
 s0=$(sent_bytes 2 3 4)
 d0=$(cpu_ns $(node_pids 2 3 4)); n0=$(cpu_ns $(node_pids 1)); t0=$(now)
 rp=$(reader 1 transfer) || { echo "peer read failed" >&2; exit 1; }
@@ -135,7 +138,7 @@ SB=$((s1 - s0))
 peer_mbs=$(mbs "$t0" "$t1" "$TB")
 echo "peer read: $peer_mbs MB/s ($((SB * 100 / TB))% of the bytes from peers), local re-read: $(mbs "$t1q" "$t2" "$TB") MB/s"
 linkw_mbs=$(awk -v a="$(echo "$linkw" | awk '{print $3}')" -v b="$(echo "$linkw2" | awk '{print $3}')" 'BEGIN {printf "%.0f", (a + b) / 2}')
-echo "loopback TCP, 1 MiB chunks: ${link#tcp_floor }; with the copy written: ${linkw#tcp_floor } before, ${linkw2#tcp_floor } after the peer read"
+echo "loopback TCP, 1 MiB chunks: ${link#tcp_floor }; with the copy written: ${linkw#tcp_floor } before, ${linkw2#tcp_floor } after the peer read; as a fill (a file per chunk, XXH3, rename): ${linkf#tcp_floor }"
 echo "transfer_ratio_to_local $(awk -v a="$t1" -v b="$t0" -v q="$t1q" -v c="$t2" 'BEGIN {printf "%.2f", (c - q) / (a - b)}') (throughput of a peer read / a local read, same node, same bytes)"
 echo "transfer_ratio_to_link $(ratio "$peer_mbs" "$linkw_mbs") (peer read / loopback TCP writing the copy, mean of before and after: $linkw_mbs MB/s; goal >= 0.9)"
 # sender: the serving daemons' CPU per GB they sent, against a local read

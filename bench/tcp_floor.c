@@ -2,14 +2,18 @@
  * tcp_floor: what loopback TCP allows for moving chunks from one process to
  * another, the floor of the cluster's peer path (bench/cluster.sh).
  *
- *   tcp_floor [--chunk BYTES] [--write DIR] FILE...
+ *   tcp_floor [--chunk BYTES] [--write DIR | --fill DIR] FILE...
  *
  * A sender sendfile()s every FILE, chunk by chunk, over one loopback TCP
  * connection to a receiver (a child process) that recv()s each chunk into
  * a buffer, as the peer client does; with --write the receiver also writes
  * each file to a new file in DIR, kept until every file is in (as a
  * fill keeps its copy: the pages are new ones, not recycled) and then
- * unlinked. Request and reply per chunk, as the peer protocol does: the
+ * unlinked. With --fill the receiver does what any fill that keeps a
+ * checked copy must: each chunk goes to a file of its own, written under a
+ * temporary name, its XXH3 computed, then renamed to its final name (the
+ * peer client's fill also records it in the index and syncs it later; not
+ * here). Request and reply per chunk, as the peer protocol does: the
  * receiver asks for the next chunk with one byte when the last one is in.
  * Prints one line: "tcp_floor MB/s M cpu_s_per_gb C" (C: both processes,
  * user + system).
@@ -19,6 +23,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +34,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <xxhash.h>
 
 #include "lib_bench.h"
 
@@ -52,8 +59,24 @@ static int recv_all(int fd, char *p, size_t n)
 	return 0;
 }
 
+/* --fill: chunk k of file f as a file of its own, checked and renamed. */
+static void fill_chunk(const char *dir, unsigned f, uint64_t k, const char *buf, size_t n)
+{
+	char tmp[4096], path[4096];
+	snprintf(tmp, sizeof(tmp), "%s/tcp_floor.%d.%u.%llu.tmp", dir, (int)getpid(), f, (unsigned long long)k);
+	snprintf(path, sizeof(path), "%s/tcp_floor.%d.%u.%llu", dir, (int)getpid(), f, (unsigned long long)k);
+	int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (out < 0 || write(out, buf, n) != (ssize_t)n)
+		die(tmp);
+	volatile XXH64_hash_t h = XXH3_64bits(buf, n);
+	(void)h;
+	close(out);
+	if (rename(tmp, path) < 0)
+		die(path);
+}
+
 /* The receiver: for each file, its size (u64) then its chunks. */
-static int receive(int fd, size_t chunk, const char *dir)
+static int receive(int fd, size_t chunk, const char *dir, bool fill)
 {
 	char *buf = malloc(chunk);
 	unsigned files = 0;
@@ -65,7 +88,7 @@ static int receive(int fd, size_t chunk, const char *dir)
 			break; /* the sender is done */
 		int out = -1;
 		char path[4096];
-		if (dir) {
+		if (dir && !fill) {
 			snprintf(path, sizeof(path), "%s/tcp_floor.%d.%u", dir, (int)getpid(), k);
 			out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 			if (out < 0)
@@ -77,6 +100,8 @@ static int receive(int fd, size_t chunk, const char *dir)
 				die("receive a chunk");
 			if (out >= 0 && pwrite(out, buf, n, (off_t)off) != (ssize_t)n)
 				die("write the copy");
+			if (fill)
+				fill_chunk(dir, k, off / chunk, buf, n);
 		}
 		if (out >= 0)
 			close(out);
@@ -86,6 +111,12 @@ static int receive(int fd, size_t chunk, const char *dir)
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/tcp_floor.%d.%u", dir, (int)getpid(), k);
 		unlink(path);
+		for (uint64_t c = 0; fill; c++) {
+			snprintf(path, sizeof(path), "%s/tcp_floor.%d.%u.%llu", dir, (int)getpid(), k,
+				 (unsigned long long)c);
+			if (unlink(path) < 0)
+				break;
+		}
 	}
 	free(buf);
 	return 0;
@@ -95,17 +126,20 @@ int main(int argc, char **argv)
 {
 	size_t chunk = 1u << 20;
 	const char *dir = NULL;
+	bool fill = false;
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--chunk") && i + 1 < argc)
 			chunk = strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--write") && i + 1 < argc)
 			dir = argv[++i];
+		else if (!strcmp(argv[i], "--fill") && i + 1 < argc)
+			dir = argv[++i], fill = true;
 		else
 			break;
 	}
 	if (i >= argc || chunk == 0 || chunk > (64u << 20)) {
-		fprintf(stderr, "usage: tcp_floor [--chunk BYTES] [--write DIR] FILE...\n");
+		fprintf(stderr, "usage: tcp_floor [--chunk BYTES] [--write DIR | --fill DIR] FILE...\n");
 		return 2;
 	}
 	int ls = socket(AF_INET, SOCK_STREAM, 0);
@@ -121,7 +155,7 @@ int main(int argc, char **argv)
 		int fd = accept(ls, NULL, NULL);
 		if (fd < 0)
 			die("accept");
-		_exit(receive(fd, chunk, dir) < 0 ? 1 : 0);
+		_exit(receive(fd, chunk, dir, fill) < 0 ? 1 : 0);
 	}
 	close(ls);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
