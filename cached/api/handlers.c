@@ -18,18 +18,17 @@
 
 #include "access.h"
 #include "chunk.h"
+#include "counts.h"
 #include "dataset.h"
 #include "fill.h"
 #include "log.h"
 #include "manifest.h"
-#include "mover.h"
 #include "plans.h"
 #include "policy_glue.h"
 #include "prefetch.h"
 #include "handlers.h"
 #include "load_wait.h"
 #include "target.h"
-#include "trace_rec.h"
 #include "status.h"
 #include "verify.h"
 #include "workers.h"
@@ -89,72 +88,6 @@ static struct handle *handle_for_read(struct conn *c, const struct tc_hdr *h, ui
 		return NULL;
 	}
 	return hd;
-}
-
-/* ---- hits ---- */
-
-/* An access served to c, for a trace that records (trace_rec.h). */
-static void trace_served(struct conn *c, const struct chunk *ch, enum trace_result res)
-{
-	if (trace_rec_on(conn_api(c)->cache))
-		trace_rec_note(conn_api(c)->cache, ch->ds->name, ch->path, ch->idx, ch->len, res,
-			       &conn_sess(c)->job);
-}
-
-/* A hit on tier of chunk idx (len bytes) of ds/path: counted and traced. */
-static void note_hit(struct conn *c, struct dataset *ds, const char *path, uint32_t idx, uint32_t len,
-		     uint8_t tier)
-{
-	struct cache *cache = conn_api(c)->cache;
-	if (trace_rec_on(cache))
-		trace_rec_note(cache, ds->name, path, idx, len, tier == TIER_HOT ? TRACE_HOT : TRACE_WARM,
-			       &conn_sess(c)->job);
-	if (tier == TIER_HOT)
-		cache->ctr.hits_hot++;
-	else
-		cache->ctr.hits_warm++;
-	ds->hits++;
-}
-
-static void count_hit(struct conn *c, struct chunk *ch)
-{
-	struct cache *cache = conn_api(c)->cache;
-	note_hit(c, ch->ds, ch->path, ch->idx, ch->len, ch->tier);
-	ch->atime_s = cache_wall_s();
-	/* a chunk being moved is in no policy until the move ends */
-	if (ch->state != CHUNK_RESIDENT)
-		return;
-	/* only a real hit promotes, and only if hot's policy wants it: a fill
-	 * that landed on warm is not evidence that the chunk is hot */
-	if (policy_glue_hit(cache, ch) == TIER_HOT && ch->tier == TIER_WARM)
-		mover_promote(cache, ch);
-}
-
-static void count_miss(struct cache *cache, struct dataset *ds)
-{
-	cache->ctr.misses++;
-	ds->misses++;
-}
-
-/* Chunk idx of hd found resident for a read: a hit, unless its open
- * started this very fill (own_fill0), which makes it the open's miss. */
-static void count_resident(struct conn *c, struct handle *hd, uint32_t idx, struct chunk *ch)
-{
-	if (idx == 0 && hd->own_fill0) {
-		hd->own_fill0 = false;
-		count_miss(conn_api(c)->cache, hd->ds);
-		trace_served(c, ch, TRACE_MISS);
-		return;
-	}
-	count_hit(c, ch);
-}
-
-/* Chunk idx of hd is being read from the cold store for a read: a miss. */
-static void count_filling(struct conn *c, struct handle *hd, uint32_t idx)
-{
-	if (idx == 0)
-		hd->own_fill0 = false;
-	count_miss(conn_api(c)->cache, hd->ds);
 }
 
 /* Write a chunk record (protocol.h) and open the chunk's fd. */
@@ -237,10 +170,10 @@ int handlers_open_record(struct conn *c, struct proto_wr *w, uint32_t flags, str
 			const struct read_ctx rc_open = conn_read_ctx(c);
 			policy_glue_access(conn_api(c)->cache, ch->key, &rc_open);
 			if (flags & HANDLERS_OPEN_OWN_FILL) {
-				count_miss(conn_api(c)->cache, ds);
-				trace_served(c, ch, TRACE_MISS);
+				counts_miss(conn_api(c)->cache, ds);
+				counts_trace(c, ch, TRACE_MISS);
 			} else {
-				count_hit(c, ch);
+				counts_hit(c, ch);
 			}
 			return 0;
 		}
@@ -249,25 +182,6 @@ int handlers_open_record(struct conn *c, struct proto_wr *w, uint32_t flags, str
 	}
 	proto_wr_u8(w, 0);
 	return 0;
-}
-
-void handlers_count_access(struct conn *c, struct handle *hd)
-{
-	struct cache *cache = conn_api(c)->cache;
-	uint64_t key = chunk_key(hd->ds->name, hd->path, &hd->src, 0);
-	const struct read_ctx rc_open = conn_read_ctx(c);
-	policy_glue_access(cache, key, &rc_open);
-	struct chunk *ch = chunk_find(&cache->chunks, key);
-	if (ch) {
-		count_hit(c, ch);
-		return;
-	}
-	/* evicted since the record was handed (open-ahead counts at close):
-	 * the client read it through the descriptor it held, a hit on the
-	 * tier it was on (an unkept chunk's miss was counted at its fill) */
-	const struct cfile *f = hd->nheld && hd->held[0].idx == 0 ? hd->held[0].f : NULL;
-	if (f && f->fd < 0)
-		note_hit(c, hd->ds, hd->path, 0, f->len, f->tier);
 }
 
 static void open_reply(struct conn *c, uint32_t id, uint32_t flags, struct dataset *ds, struct mf_entry *e)
@@ -430,9 +344,9 @@ static void chunk_waited(struct cache *cache, struct waiter *w, struct chunk *ch
 			conn_reply_err(c, TC_OP_CHUNK, p->id, EBADF, "handle closed while its chunk was read");
 		} else {
 			if (p->verifying)
-				count_hit(c, ch);
+				counts_hit(c, ch);
 			else /* counted as a miss when it was asked for */
-				trace_served(c, ch, ch->state == CHUNK_UNKEPT ? TRACE_UNKEPT : TRACE_MISS);
+				counts_trace(c, ch, ch->state == CHUNK_UNKEPT ? TRACE_UNKEPT : TRACE_MISS);
 			struct proto_wr pw;
 			int fd;
 			proto_wr_init(&pw);
@@ -553,7 +467,7 @@ static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 			if (rc < 0) {
 				session_reply_full(c, h->op, h->id, rc);
 			} else {
-				count_resident(c, hd, idx, ch);
+				counts_resident(c, hd, idx, ch);
 				conn_reply(c, h->op, h->id, &w, fd);
 			}
 			proto_wr_free(&w);
@@ -565,7 +479,7 @@ static void op_chunk(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 		p->verifying = verify_inflight(conn_api(c)->cache, chunk_key(hd->ds->name, hd->path,
 									     &hd->src, idx));
 		if (!p->verifying)
-			count_filling(c, hd, idx);
+			counts_filling(c, hd, idx);
 		conn_get(c);
 	} else {
 		free(p);
@@ -720,9 +634,9 @@ static void read_waited(struct cache *cache, struct waiter *w, struct chunk *ch,
 		read_finish(p, err);
 	} else {
 		if (p->verifying)
-			count_hit(p->c, ch);
+			counts_hit(p->c, ch);
 		else
-			trace_served(p->c, ch, ch->state == CHUNK_UNKEPT ? TRACE_UNKEPT : TRACE_MISS);
+			counts_trace(p->c, ch, ch->state == CHUNK_UNKEPT ? TRACE_UNKEPT : TRACE_MISS);
 		read_have_chunk(p, ch);
 	}
 }
@@ -747,13 +661,13 @@ static void read_step(struct pending *p)
 	if (rc >= 0)
 		prefetch_readahead(conn_api(c)->plans->pf, hd->ds, hd->path, &hd->src, idx, hd->nchunks);
 	if (rc == 1) {
-		count_resident(c, hd, idx, ch);
+		counts_resident(c, hd, idx, ch);
 		read_have_chunk(p, ch);
 	} else if (rc == 0) {
 		p->verifying = verify_inflight(conn_api(c)->cache, chunk_key(hd->ds->name, hd->path,
 									     &hd->src, idx));
 		if (!p->verifying)
-			count_filling(c, hd, idx);
+			counts_filling(c, hd, idx);
 	} else {
 		read_finish(p, rc == -EHOSTDOWN ? -EIO : rc);
 	}
