@@ -205,3 +205,29 @@ tc_start_traced() {
 	tc_start || return 1
 	"$TC_BIN/tierctl" trace start "$2" >/dev/null
 }
+
+# tc_tmpfs_mount SIZE: a tmpfs of SIZE at $T/hotmnt (MNT) for a tier the
+# test breaks (fills, remounts, removes); at exit the daemon stops before
+# the mount goes, then tc_cleanup. Needs root: without it the test fails
+# saying so.
+tc_tmpfs_mount() {
+	if [ "$(id -u)" != 0 ]; then
+		fail "needs root for tmpfs mounts"
+		finish
+	fi
+	MNT=$T/hotmnt
+	trap tc_tmpfs_cleanup EXIT
+	mkdir -p "$MNT"
+	mount -t tmpfs -o size="$1" tmpfs "$MNT" || { fail "mount tmpfs"; finish; }
+}
+tc_tmpfs_cleanup() {
+	if [ -n "$TC_PID" ] && kill -0 "$TC_PID" 2>/dev/null; then
+		kill -TERM "$TC_PID" 2>/dev/null
+		wait "$TC_PID" 2>/dev/null
+	fi
+	TC_PID=
+	if mountpoint -q "$MNT" 2>/dev/null; then
+		umount "$MNT" 2>/dev/null || umount -l "$MNT"
+	fi
+	tc_cleanup
+}

@@ -14,26 +14,7 @@
 # root (tmpfs mounts).
 . "$(dirname "$0")/lib.sh"
 
-if [ "$(id -u)" != 0 ]; then
-	fail "needs root for tmpfs mounts"
-	finish
-fi
-MNT=$T/hotmnt
-faults_cleanup() {
-	# the daemon first (it holds the mount), then the mount, then lib.sh's
-	if [ -n "$TC_PID" ] && kill -0 "$TC_PID" 2>/dev/null; then
-		kill -TERM "$TC_PID" 2>/dev/null
-		wait "$TC_PID" 2>/dev/null
-	fi
-	TC_PID=
-	if mountpoint -q "$MNT" 2>/dev/null; then
-		umount "$MNT" 2>/dev/null || umount -l "$MNT"
-	fi
-	tc_cleanup
-}
-trap faults_cleanup EXIT
-mkdir -p "$MNT"
-mount -t tmpfs -o size=8m tmpfs "$MNT" || { fail "mount tmpfs"; finish; }
+tc_tmpfs_mount 8m
 
 KiB=1024
 MiB=1048576
