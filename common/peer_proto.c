@@ -293,7 +293,9 @@ int peer_enc_error(struct proto_wr *w, uint32_t id, int err, const char *detail)
 		detail = "";
 	proto_wr_begin(w);
 	proto_wr_strn(w, detail, strnlen(detail, PEER_DETAIL_MAX));
-	return finish(w, PEER_OP_ERROR, id, (uint32_t)(err < 0 ? -err : err));
+	/* the code's magnitude, negated as unsigned: INT_MIN has no int negation */
+	uint32_t code = err < 0 ? 0u - (uint32_t)err : (uint32_t)err;
+	return finish(w, PEER_OP_ERROR, id, code);
 }
 
 static bool detail_ok(const char *s, size_t n)
