@@ -68,6 +68,7 @@ socket = $B/sock
 state_dir = $B/state
 log_level = warn
 workers = 4
+prefetch_inflight = ${EPOCHS_PREFETCH_INFLIGHT:-8}
 [tier hot]
 path = $B/hot
 capacity = $HOT
@@ -207,7 +208,28 @@ if opt:
     line += "; OPT %6d: daemon/OPT %.2f" % (opt[0]["hits"], hits / opt[0]["hits"] if opt[0]["hits"] else 0)
 print(line + " (%d accesses)" % len(rows))
 PY
-	[ -n "${EPOCHS_TRACE_DIR:-}" ] && cp "$B/trace-$p.csv" "$EPOCHS_TRACE_DIR/"
+	# the same with the prefetch's loads timed (tiercache-sim
+	# --prefetch-rate): the cold store brings them in at the rate this
+	# daemon filled epoch 1 on this machine (every byte from cold), so
+	# daemon/sim there asks whether the prefetcher did what that rate
+	# allows; daemon/sim above (instant loads) is the best case
+	if [ ${#pfw[@]} -gt 0 ]; then
+		rate=$(awk -v p="$p" -v b="$bytes" '$1 == p && $2 == 1 && $3 > 0 { printf "%d", b / $3 }' "$B/rows")
+		if [ -n "$rate" ]; then
+			"$O/bin/tiercache-sim" --trace "$B/trace-$p.csv" --hot "${lw% *}" --warm "${lw#* }" \
+				--policy "$p" "${pfw[@]}" --prefetch-rate "$rate" --no-opt --json \
+				>"$B/simt-$p.json" 2>"$B/simt-$p.err" || cat "$B/simt-$p.err"
+			python3 - "$B/trace-$p.csv" "$B/simt-$p.json" "$p" "$rate" <<'PY' | tee -a "$B/replay"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+hits = sum(r["result"] in ("hot", "warm") for r in rows)
+sim = [x for x in json.load(open(sys.argv[2]))["results"] if x["policy"] == sys.argv[3]][0]
+print("replay %-11s daemon %6d hits, timed simulator %6d: %.2f (loads at %.0f MB/s, epoch 1's; %d late in the model)" % (
+    sys.argv[3], hits, sim["hits"], hits / sim["hits"] if sim["hits"] else 0, int(sys.argv[4]) / 1e6, sim["prefetch_late"]))
+PY
+		fi
+	fi
+	if [ -n "${EPOCHS_TRACE_DIR:-}" ]; then mkdir -p "$EPOCHS_TRACE_DIR" && cp "$B/trace-$p.csv" "$EPOCHS_TRACE_DIR/"; fi
 	kill -TERM "$pid"
 	wait "$pid" || true
 	pid=

@@ -22,9 +22,12 @@
 /* Reads ahead to prefetch (a power of two). */
 #define SIM_PREFETCH 16
 
+/* An entry whose timed prefetch load is in flight (on no tier yet). */
+#define SIM_LOADING TIER_COUNT
+
 struct sim_ent {
 	struct pol_entry e; /* first: a pol_entry * is a sim_ent * */
-	int tier;           /* TIER_NONE, TIER_HOT, TIER_WARM */
+	int tier;           /* TIER_NONE, TIER_HOT, TIER_WARM, SIM_LOADING */
 };
 
 /* Each job's reads as keys, with where each of its epochs starts. */
@@ -48,11 +51,23 @@ struct sim_prefetch {
 	uint64_t window;    /* bytes: prefetch_window x the job's ranks */
 };
 
+/* Timed prefetch: the loads in flight, a ring in the order issued (the
+ * cold store serves them one after another, so they land in that order). */
+struct sim_loads {
+	uint32_t *obj;
+	uint64_t *done_ns;
+	uint32_t head, n, cap; /* cap 0: loads are instant */
+	uint64_t free_ns;      /* when the cold store is done with the last one */
+	uint64_t bytes;        /* in flight: room they hold on hot */
+	double ns_per_byte;
+};
+
 struct sim_run {
 	const struct trace *t;
 	struct sim_ent *ents;
 	struct placement pl;
 	uint64_t cap[TIER_COUNT];
+	struct sim_loads loads;
 };
 
 /* Replay touches the object table at random: with 4 KiB pages every read
@@ -205,7 +220,7 @@ static bool sim_prefetch_room(struct sim_run *s, struct plan_store *ps, uint64_t
 			      uint64_t size, uint64_t now)
 {
 	struct policy *hot = s->pl.tier[TIER_HOT];
-	if (hot->bytes + size <= s->cap[TIER_HOT])
+	if (hot->bytes + s->loads.bytes + size <= s->cap[TIER_HOT])
 		return true;
 	struct pol_entry *v = policy_victim(hot, now);
 	if (!v)
@@ -213,10 +228,46 @@ static bool sim_prefetch_room(struct sim_run *s, struct plan_store *ps, uint64_t
 	return plan_use_displaces(plan_store_next_use(ps, v->key), plan_store_next_use(ps, key));
 }
 
+/* A load on hot: it landed (timed) or was issued (instant). */
+static void sim_prefetch_land(struct sim_run *s, struct sim_ent *se, uint64_t now)
+{
+	policy_insert(s->pl.tier[TIER_HOT], &se->e, now);
+	se->tier = TIER_HOT;
+	sim_make_room(s, TIER_HOT, now);
+}
+
+/* Timed: land every load the cold store is done with by now_ns. */
+static void sim_loads_land(struct sim_run *s, uint64_t now_ns, uint64_t now)
+{
+	struct sim_loads *l = &s->loads;
+	while (l->n && l->done_ns[l->head] <= now_ns) {
+		struct sim_ent *se = &s->ents[l->obj[l->head]];
+		l->bytes -= se->e.size;
+		l->head = (l->head + 1) % l->cap;
+		l->n--;
+		sim_prefetch_land(s, se, now);
+	}
+}
+
+/* Timed: queue a load of se issued at now_ns. */
+static void sim_loads_issue(struct sim_run *s, struct sim_ent *se, uint64_t now_ns)
+{
+	struct sim_loads *l = &s->loads;
+	uint64_t start = l->free_ns > now_ns ? l->free_ns : now_ns;
+	l->free_ns = start + (uint64_t)((double)se->e.size * l->ns_per_byte);
+	uint32_t at = (l->head + l->n) % l->cap;
+	l->obj[at] = (uint32_t)(se - s->ents);
+	l->done_ns[at] = l->free_ns;
+	l->n++;
+	l->bytes += se->e.size;
+	se->tier = SIM_LOADING;
+}
+
 /* After a read of job j: follow the cursor, then load the job's window
- * (the daemon's prefetch_pump, with loads that complete at once). */
+ * (the daemon's prefetch_pump; loads land at once, or when the timed
+ * cold store is done with them). */
 static void sim_prefetch_pump(struct sim_run *s, struct sim_plans *sp, uint32_t j,
-			      struct sim_result *r, uint64_t now)
+			      struct sim_result *r, uint64_t now, uint64_t now_ns)
 {
 	struct sim_prefetch *f = &sp->pf[j];
 	uint64_t cur = plan_store_cursor(sp->ps, j);
@@ -232,15 +283,18 @@ static void sim_prefetch_pump(struct sim_run *s, struct sim_plans *sp, uint32_t 
 	while (f->next < f->published && f->ahead < f->window) {
 		struct sim_ent *se = &s->ents[f->objs[f->next]];
 		if (se->tier == TIER_NONE) {
+			if (s->loads.cap && s->loads.n == s->loads.cap)
+				break; /* every slot busy: the next pump goes on */
 			if (!sim_prefetch_room(s, sp->ps, se->e.key, se->e.size, now)) {
 				r->prefetch_stalls++;
 				break;
 			}
-			policy_insert(s->pl.tier[TIER_HOT], &se->e, now);
-			se->tier = TIER_HOT;
 			r->prefetched++;
 			r->prefetch_bytes += se->e.size;
-			sim_make_room(s, TIER_HOT, now);
+			if (s->loads.cap)
+				sim_loads_issue(s, se, now_ns);
+			else
+				sim_prefetch_land(s, se, now);
 		}
 		f->ahead += se->e.size;
 		f->next++;
@@ -334,6 +388,25 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 		s.ents[o].e.size = t->size[o];
 		s.ents[o].tier = TIER_NONE;
 	}
+	if (cfg->prefetch_rate && sp.pf) {
+		if (!t->time_us) {
+			snprintf(err, errlen, "a timed prefetch needs the trace's time_us column "
+					      "(tierctl trace records it)");
+			rc = -EINVAL;
+			goto out;
+		}
+		struct sim_loads *l = &s.loads;
+		l->cap = cfg->prefetch_inflight ? cfg->prefetch_inflight : 8;
+		l->ns_per_byte = 1e9 / (double)cfg->prefetch_rate;
+		l->obj = calloc(l->cap, sizeof(*l->obj));
+		l->done_ns = calloc(l->cap, sizeof(*l->done_ns));
+		if (!l->obj || !l->done_ns) {
+			snprintf(err, errlen, "out of memory");
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
+	uint64_t now_ns = 0;
 
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
@@ -351,7 +424,7 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 				__builtin_prefetch(ahead->e.next);
 			/* and what the policy will look at: the instance
 			 * holding it, or the ones a miss asks */
-			if (ahead->tier != TIER_NONE) {
+			if (ahead->tier == TIER_HOT || ahead->tier == TIER_WARM) {
 				policy_prefetch(tier[ahead->tier], &ahead->e);
 			} else {
 				for (int k = 0; k < TIER_COUNT; k++)
@@ -362,6 +435,12 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 		uint32_t o = t->obj[i];
 		struct sim_ent *se = &s.ents[o];
 		uint64_t size = se->e.size, now = i;
+		if (s.loads.cap) {
+			/* the trace's clock (never backwards), and what landed by then */
+			uint64_t ns = t->time_us[i] * 1000;
+			now_ns = ns > now_ns ? ns : now_ns;
+			sim_loads_land(&s, now_ns, now);
+		}
 		if (sp.ps) {
 			uint32_t j = t->job[i];
 			if (sp.ahead && t->epoch[i] != sp.cur_ep[j]) {
@@ -378,7 +457,12 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 		ec->accesses++;
 		ec->bytes += size;
 		int to;
-		if (se->tier != TIER_NONE) {
+		if (se->tier == SIM_LOADING) {
+			/* late: waits for the load in flight, a miss that reads
+			 * nothing more from cold; the load places it */
+			r->prefetch_late++;
+			to = TIER_NONE;
+		} else if (se->tier != TIER_NONE) {
 			int from = se->tier;
 			ec->hits++;
 			ec->hit_bytes += size;
@@ -397,7 +481,7 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 			sim_make_room(&s, to, now);
 		}
 		if (sp.pf)
-			sim_prefetch_pump(&s, &sp, t->job[i], r, now);
+			sim_prefetch_pump(&s, &sp, t->job[i], r, now, now_ns);
 	}
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
 	r->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -412,6 +496,8 @@ out:
 	policy_destroy(tier[TIER_HOT]);
 	policy_destroy(tier[TIER_WARM]);
 	sim_free_huge(s.ents, (t->nobj ? t->nobj : 1) * sizeof(*s.ents));
+	free(s.loads.obj);
+	free(s.loads.done_ns);
 	sim_plans_free(&sp);
 	return rc;
 }

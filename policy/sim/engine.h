@@ -19,8 +19,18 @@
  * victim is next needed later than the entry (or by no plan); otherwise
  * the window stalls there until a later read. Loads are not reads: no
  * admit, no hit, no cold bytes counted as a miss (prefetch_bytes instead).
- * The daemon's loads take time (at most prefetch_inflight in flight); the
- * model's are instant, so it is the daemon's best case.
+ * The daemon's loads take time (at most prefetch_inflight in flight). By
+ * default the model's are instant, the daemon's best case. With
+ * prefetch_rate (bytes/s; the trace must have time_us) they take time too:
+ * the cold store is one queue that serves loads in the order issued at
+ * that rate, a load starting when the read that issued it happened (its
+ * time_us) or when the one before it is done, at most prefetch_inflight
+ * loads in flight, the rest of the window waiting for a slot. A load holds
+ * its room on hot until it lands; a read of it before then is late: a miss
+ * that waits for the load (no second cold read), as the daemon joins a
+ * prefetch in flight. Demand misses are not queued (a best case still):
+ * the model asks whether the daemon's prefetcher did what a cold store of
+ * that rate allows.
  *
  * Single-threaded. Allocates per run, never per access.
  */
@@ -44,6 +54,7 @@ struct sim_result {
 	uint64_t cold_bytes; /* bytes read from cold: every miss */
 	uint64_t prefetched, prefetch_bytes; /* plan prefetch loads (not reads) */
 	uint64_t prefetch_stalls;            /* windows stopped by a victim needed sooner */
+	uint64_t prefetch_late;              /* timed: reads that found their load in flight */
 	struct sim_counts *epoch; /* nepochs entries */
 	uint32_t nepochs;
 	double seconds; /* CPU time of the replay loop alone (this thread) */
@@ -53,6 +64,8 @@ struct sim_config {
 	uint64_t hot, warm;     /* bytes; warm 0: one tier */
 	uint32_t plan_epochs;   /* clairvoyant: epochs of plan known ahead; 0 = all */
 	uint64_t prefetch_window; /* plan prefetch: bytes per rank's plan; 0 = off */
+	uint64_t prefetch_rate;   /* bytes/s prefetch loads arrive at; 0 = instant */
+	uint32_t prefetch_inflight; /* timed loads in flight at most (0: 8, the daemon's) */
 	const char *tunables;   /* "k=v ..." for the policy, NULL: none */
 	const char *placement;  /* "k=v ..." for placement, NULL: none */
 };

@@ -53,6 +53,11 @@ static void usage(FILE *f)
 "  --prefetch-window SIZE  model the daemon's plan prefetch (the trace as the plan), loading\n"
 "                        each rank's next SIZE bytes of plan onto hot ahead of its reads\n"
 "                        (the daemon's window_bytes; capped at half of hot; default 0: off)\n"
+"  --prefetch-rate RATE  the prefetch's loads take time: the cold store brings them in one\n"
+"                        after another at RATE bytes/s (200M), from the time of the read\n"
+"                        that issued them (the trace's time_us); a read before its load\n"
+"                        lands is late, a miss (default: loads land at once)\n"
+"  --prefetch-inflight N timed loads in flight at most (default 8, the daemon's)\n"
 "  --no-opt              skip the OPT reference\n"
 "\n"
 "output:\n"
@@ -72,7 +77,7 @@ struct cli {
 	char tunables[MAX_POLICIES][512];
 	char placement[512];
 	uint32_t plan_epochs, repeat;
-	uint64_t prefetch_window;
+	uint64_t prefetch_window, prefetch_rate, prefetch_inflight;
 	bool no_opt, epochs, json;
 	struct curve_cli curve; /* --curve and its options (curve_cli.h) */
 };
@@ -140,7 +145,8 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 	enum {
 		O_TRACE = 256, O_GEN, O_OBJECTS, O_EPOCH_COUNT, O_RANKS, O_RANK, O_JOBS, O_ACCESSES,
 		O_ALPHA, O_SHARDS, O_CHUNKS, O_READERS, O_SIZE, O_SEED, O_WRITE, O_HOT, O_WARM,
-		O_POLICY, O_SET, O_PLACEMENT, O_PLAN_EPOCHS, O_PREFETCH_WINDOW, O_NO_OPT, O_EPOCHS, O_JSON, O_REPEAT,
+		O_POLICY, O_SET, O_PLACEMENT, O_PLAN_EPOCHS, O_PREFETCH_WINDOW, O_PREFETCH_RATE,
+		O_PREFETCH_INFLIGHT, O_NO_OPT, O_EPOCHS, O_JSON, O_REPEAT,
 		O_HELP, O_CURVE_BASE,
 	};
 	static const struct option opts[] = {
@@ -166,6 +172,8 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 		{ "placement", required_argument, NULL, O_PLACEMENT },
 		{ "plan-epochs", required_argument, NULL, O_PLAN_EPOCHS },
 		{ "prefetch-window", required_argument, NULL, O_PREFETCH_WINDOW },
+		{ "prefetch-rate", required_argument, NULL, O_PREFETCH_RATE },
+		{ "prefetch-inflight", required_argument, NULL, O_PREFETCH_INFLIGHT },
 		{ "no-opt", no_argument, NULL, O_NO_OPT },
 		{ "epochs", no_argument, NULL, O_EPOCHS },
 		{ "json", no_argument, NULL, O_JSON },
@@ -219,6 +227,7 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 		NUM(O_SEED, 0, UINT64_MAX, c->gen.seed)
 		NUM(O_PLAN_EPOCHS, 0, 1000000, c->plan_epochs)
 		NUM(O_REPEAT, 1, 101, c->repeat)
+		NUM(O_PREFETCH_INFLIGHT, 1, 256, c->prefetch_inflight)
 #undef NUM
 		case O_RANK:
 			if (strcmp(a, "all") == 0)
@@ -249,6 +258,13 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 			if (!gen_parse_bytes(a, &c->prefetch_window)) {
 				fprintf(stderr, "tiercache-sim: --prefetch-window: \"%s\" is not a size "
 						"(16M, 1G, 0 = off)\n", a);
+				return -EINVAL;
+			}
+			break;
+		case O_PREFETCH_RATE:
+			if (!gen_parse_bytes(a, &c->prefetch_rate) || !c->prefetch_rate) {
+				fprintf(stderr, "tiercache-sim: --prefetch-rate: \"%s\" is not a rate in "
+						"bytes/s (200M, 1G)\n", a);
 				return -EINVAL;
 			}
 			break;
@@ -293,6 +309,16 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 	}
 	if (!c->hot && !c->curve.on) {
 		fprintf(stderr, "tiercache-sim: --hot SIZE is required (bytes or a %% of the data set)\n");
+		return -EINVAL;
+	}
+	if ((c->prefetch_rate || c->prefetch_inflight) && !c->prefetch_window) {
+		fprintf(stderr, "tiercache-sim: --prefetch-rate and --prefetch-inflight time the plan "
+				"prefetch: give --prefetch-window too\n");
+		return -EINVAL;
+	}
+	if (c->prefetch_rate && c->curve.on) {
+		fprintf(stderr, "tiercache-sim: --curve models instant prefetch loads: leave out "
+				"--prefetch-rate\n");
 		return -EINVAL;
 	}
 	if (!c->npolicies) {
@@ -409,7 +435,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	struct sim_config cfg = { .plan_epochs = c.plan_epochs, .placement = c.placement,
-				  .prefetch_window = c.prefetch_window };
+				  .prefetch_window = c.prefetch_window,
+				  .prefetch_rate = c.prefetch_rate,
+				  .prefetch_inflight = (uint32_t)c.prefetch_inflight };
 	if (!parse_capacity(c.hot, t.dataset_bytes, &cfg.hot) || !cfg.hot) {
 		fprintf(stderr, "tiercache-sim: --hot: \"%s\" is not a size (64G, 512M, 12.5%%)\n",
 			c.hot);
@@ -459,6 +487,7 @@ int main(int argc, char **argv)
 		.opt = opt,
 		.plan_epochs = c.plan_epochs,
 		.prefetch_window = c.prefetch_window,
+		.prefetch_rate = c.prefetch_rate,
 	};
 	if (c.json)
 		report_json(stdout, &ri, res, nres, c.epochs);

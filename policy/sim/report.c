@@ -42,6 +42,10 @@ void report_table(FILE *f, const struct report_info *ri, const struct sim_result
 		char w[32];
 		report_bytes(w, sizeof(w), ri->prefetch_window);
 		fprintf(f, "  plan prefetch: %s per rank", w);
+		if (ri->prefetch_rate) {
+			report_bytes(w, sizeof(w), ri->prefetch_rate);
+			fprintf(f, ", loads at %s/s", w);
+		}
 	}
 	fprintf(f, "\n\n");
 	fprintf(f, "%-12s %8s %8s", "policy", "hit%", "bytehit%");
@@ -66,9 +70,12 @@ void report_table(FILE *f, const struct report_info *ri, const struct sim_result
 		if (r->prefetched || r->prefetch_stalls) {
 			char pb[32];
 			report_bytes(pb, sizeof(pb), r->prefetch_bytes);
-			fprintf(f, "%-12s (prefetched %llu chunks, %s, ahead of their reads; %llu stalls)\n",
+			fprintf(f, "%-12s (prefetched %llu chunks, %s, ahead of their reads; %llu stalls",
 				"", (unsigned long long)r->prefetched, pb,
 				(unsigned long long)r->prefetch_stalls);
+			if (ri->prefetch_rate)
+				fprintf(f, "; %llu reads late", (unsigned long long)r->prefetch_late);
+			fprintf(f, ")\n");
 		}
 	}
 	if (ri->opt) {
@@ -139,10 +146,12 @@ void report_json(FILE *f, const struct report_info *ri, const struct sim_result 
 	report_json_trace(f, ri);
 	fprintf(f,
 		"\"cache\":{\"hot_bytes\":%llu,\"warm_bytes\":%llu,\"hot_fraction\":%.6f,"
-		"\"warm_fraction\":%.6f,\"plan_epochs\":%u,\"prefetch_window\":%llu},",
+		"\"warm_fraction\":%.6f,\"plan_epochs\":%u,\"prefetch_window\":%llu,"
+		"\"prefetch_rate\":%llu},",
 		(unsigned long long)ri->hot, (unsigned long long)ri->warm,
 		sim_ratio(ri->hot, t->dataset_bytes), sim_ratio(ri->warm, t->dataset_bytes),
-		ri->plan_epochs, (unsigned long long)ri->prefetch_window);
+		ri->plan_epochs, (unsigned long long)ri->prefetch_window,
+		(unsigned long long)ri->prefetch_rate);
 	fprintf(f, "\"results\":[");
 	for (size_t i = 0; i < n; i++) {
 		const struct sim_result *r = &res[i];
@@ -154,13 +163,14 @@ void report_json(FILE *f, const struct report_info *ri, const struct sim_result 
 			",\"cold_bytes\":%llu,\"hot_hits\":%llu,\"warm_hits\":%llu,"
 			"\"vs_opt\":%.6f,\"byte_vs_opt\":%.6f,\"seconds\":%.6f,"
 			"\"accesses_per_sec\":%.0f,\"prefetched\":%llu,\"prefetch_bytes\":%llu,"
-			"\"prefetch_stalls\":%llu",
+			"\"prefetch_stalls\":%llu,\"prefetch_late\":%llu",
 			(unsigned long long)r->cold_bytes, (unsigned long long)r->tier_hits[0],
 			(unsigned long long)r->tier_hits[1],
 			ri->opt ? sim_ratio(r->all.hits, ri->opt->all.hits) : 0.0,
 			ri->opt ? sim_ratio(r->all.hit_bytes, ri->opt->all.hit_bytes) : 0.0,
 			r->seconds, report_rate(r), (unsigned long long)r->prefetched,
-			(unsigned long long)r->prefetch_bytes, (unsigned long long)r->prefetch_stalls);
+			(unsigned long long)r->prefetch_bytes, (unsigned long long)r->prefetch_stalls,
+			(unsigned long long)r->prefetch_late);
 		if (epochs) {
 			fprintf(f, ",\"per_epoch\":[");
 			for (uint32_t e = 0; e < r->nepochs; e++) {

@@ -20,6 +20,7 @@ struct report_info {
 	const struct sim_result *opt; /* NULL if not run */
 	uint32_t plan_epochs;
 	uint64_t prefetch_window; /* plan prefetch per rank's plan, 0: off */
+	uint64_t prefetch_rate;   /* timed loads: bytes/s, 0: instant */
 };
 
 void report_table(FILE *f, const struct report_info *ri, const struct sim_result *res, size_t n,

@@ -22,6 +22,7 @@ void trace_free(struct trace *t)
 	free(t->job);
 	free(t->rank);
 	free(t->epoch);
+	free(t->time_us);
 	free(t->size);
 	free(t->key);
 	keymap_free(&t->names);
@@ -58,6 +59,12 @@ int64_t trace_object_add(struct trace *t, uint64_t size)
 
 int trace_push(struct trace *t, uint32_t obj, uint32_t job, uint32_t rank, uint32_t epoch)
 {
+	return trace_push_at(t, obj, job, rank, epoch, 0);
+}
+
+int trace_push_at(struct trace *t, uint32_t obj, uint32_t job, uint32_t rank, uint32_t epoch,
+		  uint64_t time_us)
+{
 	if (t->n >= TRACE_MAX_ACCESSES || job >= TRACE_MAX_JOBS || rank > UINT16_MAX)
 		return -E2BIG;
 	if (t->n == t->cap) {
@@ -65,10 +72,13 @@ int trace_push(struct trace *t, uint32_t obj, uint32_t job, uint32_t rank, uint3
 		if (trace_grow((void **)&t->obj, sizeof(*t->obj), n) < 0 ||
 		    trace_grow((void **)&t->job, sizeof(*t->job), n) < 0 ||
 		    trace_grow((void **)&t->rank, sizeof(*t->rank), n) < 0 ||
-		    trace_grow((void **)&t->epoch, sizeof(*t->epoch), n) < 0)
+		    trace_grow((void **)&t->epoch, sizeof(*t->epoch), n) < 0 ||
+		    (t->has_time && trace_grow((void **)&t->time_us, sizeof(*t->time_us), n) < 0))
 			return -ENOMEM;
 		t->cap = n;
 	}
+	if (t->has_time)
+		t->time_us[t->n] = time_us;
 	t->obj[t->n] = obj;
 	t->job[t->n] = (uint16_t)job;
 	t->rank[t->n] = (uint16_t)rank;
@@ -159,8 +169,11 @@ static bool trace_field_u64(const char *s, const char *e, uint64_t max, uint64_t
 }
 
 /* The columns the simulator uses, in the positional format's order. */
-enum { COL_OBJECT, COL_SIZE, COL_RANK, COL_JOB, COL_EPOCH, COL_USED };
-static const char *const col_name[COL_USED] = { "object", "size", "rank", "job", "epoch" };
+enum { COL_OBJECT, COL_SIZE, COL_RANK, COL_JOB, COL_EPOCH, COL_TIME, COL_USED };
+/* columns a line without a header may have: the first five, in order */
+#define COL_POSITIONAL COL_TIME
+static const char *const col_name[COL_USED] = { "object", "size", "rank", "job", "epoch",
+						"time_us" };
 
 /* How a file's fields map to the columns: col[k] is the field of column k
  * (-1: absent); nfields the fields every line has (0: not known yet). */
@@ -229,9 +242,9 @@ int trace_read_csv_stream(struct trace *t, FILE *f, const char *name, char *err,
 	uint64_t lineno = 0;
 	int rc = 0;
 	bool epochs_all = true; /* every line gave its epoch */
-	struct csv_map m = { .col = { 0, 1, -1, -1, -1 }, .nfields = 0, .named = false };
+	struct csv_map m = { .col = { 0, 1, -1, -1, -1, -1 }, .nfields = 0, .named = false };
 	static const uint64_t max[COL_USED] = { 0, UINT64_MAX / 4, UINT16_MAX, TRACE_MAX_JOBS - 1,
-						UINT32_MAX - 1 };
+						UINT32_MAX - 1, UINT64_MAX / 4 };
 
 	while ((len = getline(&line, &linecap, f)) >= 0) {
 		lineno++;
@@ -246,10 +259,12 @@ int trace_read_csv_stream(struct trace *t, FILE *f, const char *name, char *err,
 			rc = csv_header(&m, s, name, err, errlen);
 			if (rc < 0)
 				goto out;
+			/* times are kept only for a trace read from empty */
+			t->has_time = m.col[COL_TIME] >= 0 && !t->n;
 			continue;
 		}
 		const char *fs[TRACE_CSV_FIELDS_MAX], *fe[TRACE_CSV_FIELDS_MAX];
-		int limit = m.named ? m.nfields : COL_USED;
+		int limit = m.named ? m.nfields : COL_POSITIONAL;
 		int nf = 0;
 		const char *p = s;
 		for (;;) {
@@ -279,7 +294,7 @@ int trace_read_csv_stream(struct trace *t, FILE *f, const char *name, char *err,
 		}
 		if (!m.nfields) {
 			m.nfields = nf;
-			for (int k = COL_RANK; k < COL_USED; k++)
+			for (int k = COL_RANK; k < COL_POSITIONAL; k++)
 				m.col[k] = k < nf ? k : -1;
 		} else if (nf != m.nfields) {
 			snprintf(err, errlen, "%s:%llu: %d fields, %s %d", name,
@@ -288,7 +303,7 @@ int trace_read_csv_stream(struct trace *t, FILE *f, const char *name, char *err,
 			rc = -EINVAL;
 			goto out;
 		}
-		uint64_t v[COL_USED] = { 0, 0, 0, 0, 0 };
+		uint64_t v[COL_USED] = { 0, 0, 0, 0, 0, 0 };
 		for (int k = COL_SIZE; k < COL_USED; k++) {
 			int i = m.col[k];
 			if (i < 0) {
@@ -296,7 +311,7 @@ int trace_read_csv_stream(struct trace *t, FILE *f, const char *name, char *err,
 					epochs_all = false;
 				continue;
 			}
-			if (k != COL_SIZE && field_blank(fs[i], fe[i])) {
+			if (k != COL_SIZE && k != COL_TIME && field_blank(fs[i], fe[i])) {
 				/* empty: unknown (rank and job 0; epoch inferred) */
 				if (k == COL_EPOCH)
 					epochs_all = false;
@@ -344,8 +359,8 @@ int trace_read_csv_stream(struct trace *t, FILE *f, const char *name, char *err,
 			id = (uint32_t)r;
 			t->key[id] = h;
 		}
-		rc = trace_push(t, id, (uint32_t)v[COL_JOB], (uint32_t)v[COL_RANK],
-				(uint32_t)v[COL_EPOCH]);
+		rc = trace_push_at(t, id, (uint32_t)v[COL_JOB], (uint32_t)v[COL_RANK],
+				   (uint32_t)v[COL_EPOCH], v[COL_TIME]);
 		if (rc < 0) {
 			snprintf(err, errlen, "%s:%llu: trace too long", name,
 				 (unsigned long long)lineno);

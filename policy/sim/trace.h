@@ -6,9 +6,10 @@
  * CSV format (docs/simulator.md): one access per line, either positional
  *     object,size[,rank[,job[,epoch]]]
  * or, when the first line is a header (it starts with "object"), columns
- * by the header's names: object and size are required, rank, job and epoch
- * used when present, any other column (the daemon's time_us, dataset,
- * chunk, result: `tierctl trace`) ignored; every line then has the
+ * by the header's names: object and size are required, rank, job, epoch
+ * and time_us (microseconds; the timed prefetch model needs it) used when
+ * present, any other column (the daemon's dataset, chunk, result: `tierctl
+ * trace`) ignored; every line then has the
  * header's number of fields. object is any token without a comma (a name,
  * a number, the daemon's escaped DATASET/PATH#CHUNK), size a byte count;
  * rank, job and epoch are small non-negative integers, or empty for
@@ -40,6 +41,7 @@ struct trace {
 	uint16_t *job;
 	uint16_t *rank;
 	uint32_t *epoch;
+	uint64_t *time_us; /* NULL unless the header named time_us */
 	size_t n, cap;
 	/* per object */
 	uint64_t *size;
@@ -51,6 +53,7 @@ struct trace {
 	uint32_t nepochs;    /* max epoch + 1 */
 	uint64_t dataset_bytes; /* sum of every object's size */
 	bool has_epochs;
+	bool has_time; /* time_us per access (set before the first push) */
 };
 
 void trace_init(struct trace *t);
@@ -59,6 +62,9 @@ void trace_free(struct trace *t);
 int64_t trace_object_add(struct trace *t, uint64_t size);
 /* Append one access. 0, -ENOMEM or -E2BIG. */
 int trace_push(struct trace *t, uint32_t obj, uint32_t job, uint32_t rank, uint32_t epoch);
+/* The same with its time, kept when has_time is set. */
+int trace_push_at(struct trace *t, uint32_t obj, uint32_t job, uint32_t rank, uint32_t epoch,
+		  uint64_t time_us);
 /* After the last push: totals, and epochs for traces that had none. */
 void trace_finish(struct trace *t);
 
