@@ -12,11 +12,14 @@ stop_daemon() {
 }
 
 # start_daemon NAME: start tiercached on $B/tc.conf (log in $B/daemon.log)
-# and wait until every dataset is available; if it does not come up, print
+# and wait until every dataset is available (the binary is $TIERCACHED if
+# set, else $O/bin/tiercached; $TIERCACHED_ENV: VAR=VALUE words for its
+# environment, for A/B runs); if it does not come up, print
 # the log's tail and end the benchmark (exit 0: a benchmark never fails
 # the build)
 start_daemon() {
-	"$O/bin/tiercached" -c "$B/tc.conf" >>"$B/daemon.log" 2>&1 &
+	# shellcheck disable=SC2086
+	env ${TIERCACHED_ENV:-} "${TIERCACHED:-$O/bin/tiercached}" -c "$B/tc.conf" >>"$B/daemon.log" 2>&1 &
 	pid=$!
 	for _ in $(seq 1 300); do
 		if "$O/bin/tierctl" status --json 2>/dev/null | python3 -c '

@@ -55,7 +55,11 @@
 #      repetition's cold epochs (DIR/cold-KIND-THRESHOLD-N.data) and the
 #      mount's epochs 1 and 2 (DIR/mount-E.data),
 #      BENCH_PIN=1: the cluster's mon and OSD on CPU 0, everything else on
-#      CPU 1 (as bench/rados.sh; needs taskset and 2 CPUs).
+#      CPU 1 (as bench/rados.sh; needs taskset and 2 CPUs),
+#      BENCH_VARIANTS="NAME=BINARY[,VAR=VALUE...] ...": part lib runs each
+#      configuration once per variant (a tiercached binary, e.g. one built
+#      from another commit, with extra environment), alternating within
+#      each repetition, labelled CONFIG@NAME: an A/B in the same run.
 set -uo pipefail
 O=${1:-build/default}
 cd "$(dirname "$0")/.." || exit 1
@@ -263,6 +267,33 @@ if len(sys.argv) > 2 and os.path.exists(sys.argv[2]):
 json.dump(now, open(sys.argv[1], "w"))' "$@"
 }
 
+# the lib part's labels: CONFIG, or CONFIG@NAME for each of BENCH_VARIANTS
+LABELS=
+for c in $CONFIGS; do
+	if [ -n "${BENCH_VARIANTS:-}" ]; then
+		for v in $BENCH_VARIANTS; do LABELS="$LABELS $c@${v%%=*}"; done
+	else
+		LABELS="$LABELS $c"
+	fi
+done
+# variant LABEL: the daemon binary and environment of LABEL's variant
+# (TIERCACHED, TIERCACHED_ENV, VNAME; none for a label without @)
+variant() {
+	local v spec
+	TIERCACHED=
+	TIERCACHED_ENV=
+	VNAME=
+	[[ "$1" == *@* ]] || return 0
+	VNAME=${1##*@}
+	for v in $BENCH_VARIANTS; do
+		[ "${v%%=*}" = "$VNAME" ] || continue
+		spec=${v#*=}
+		TIERCACHED=${spec%%,*}
+		[[ "$spec" == *,* ]] && TIERCACHED_ENV=${spec#*,} && TIERCACHED_ENV=${TIERCACHED_ENV//,/ }
+	done
+	[ -x "$TIERCACHED" ] || { echo "$ME: variant $VNAME: $TIERCACHED is not an executable"; exit 0; }
+}
+
 if [[ " $PARTS " == *" lib "* ]]; then
 	echo
 	echo "== cold misses through libtiercache vs direct librados"
@@ -272,7 +303,9 @@ if [[ " $PARTS " == *" lib "* ]]; then
 			read -r df dc dosd <<<"$(direct "$n")"
 			echo "direct $n $r $df $dc 0 $dosd $NF 0" >>"$B/lib.res"
 			printf 'rep %d  %d reader(s)  direct %7.0f files/s\n' "$r" "$n" "$df"
-			for c in $CONFIGS; do
+			for cv in $LABELS; do
+				c=${cv%@*}
+				variant "$cv"
 				kind=${c%%:*}
 				th=${c#*:}
 				if [ "$kind" = evict ]; then
@@ -281,7 +314,7 @@ if [[ " $PARTS " == *" lib "* ]]; then
 					fresh "$th" "$((2 * DATA_MB + 64))M"
 				fi
 				counters "$B/ctr.0"
-				[ "$r" = 1 ] && perf_on "$PERF/cold-$kind-$th-$n.data"
+				[ "$r" = 1 ] && perf_on "$PERF/cold-$kind-$th${VNAME:+-$VNAME}-$n.data"
 				read -r f rc dmc oc mi er <<<"$(epoch "$n" "$r")"
 				perf_off
 				# misses = reads from the cold store: an open that revalidates
@@ -289,18 +322,19 @@ if [[ " $PARTS " == *" lib "* ]]; then
 				# joins it is not counted as a miss
 				counters "$B/ctr.1"
 				mi=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[2]))["cold_reads"] - json.load(open(sys.argv[1]))["cold_reads"])' "$B/ctr.0" "$B/ctr.1")
-				echo "$c $n $r $f $rc $dmc $oc $mi $er" >>"$B/lib.res"
+				echo "$cv $n $r $f $rc $dmc $oc $mi $er" >>"$B/lib.res"
 				printf '        %-11s cold %7.0f files/s  (%.2f of direct)  cold reads %d  errors %d  daemon %.0f us/miss\n' \
-					"$c" "$f" "$(awk -v a="$f" -v b="$df" 'BEGIN{print b ? a / b : 0}')" "$mi" "$er" \
+					"$cv" "$f" "$(awk -v a="$f" -v b="$df" 'BEGIN{print b ? a / b : 0}')" "$mi" "$er" \
 					"$(awk -v d="$dmc" -v m="$mi" 'BEGIN{print m ? d / m / 1000 : 0}')"
 			done
+			variant ""
 		done
 	done
 	echo
 	echo "medians of $REPS (date $(date -u +%F), $DATA_MB MiB, hot+warm for evict: $EVICT_HOT + $EVICT_WARM)"
 	echo "cold/dir: ratio of the medians; per-rep: median of each repetition's cold/direct"
 	echo "CPU us per file: reader = epoch_reader or rados_direct (whole process), daemon = tiercached per miss, osd"
-	python3 - "$B/lib.res" "$READERS" "$CONFIGS" <<'EOF'
+	python3 - "$B/lib.res" "$READERS" "$LABELS" <<'EOF'
 import statistics as st, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 med = st.median

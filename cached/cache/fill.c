@@ -60,6 +60,10 @@
 
 /* Memory for unkept chunks when no tier has band left (see above). */
 #define UNKEPT_RAM_MAX (256ull << 20)
+/* A segment item at most this large is written on the cold backend's
+ * completion thread (fill_io_done); a larger one (segment_threshold may be
+ * up to 64M) goes to a worker, so that thread never holds a long write. */
+#define FILL_INLINE_MAX (1u << 20)
 /* fill.tried: a tier, or memory, whose write failed for this fill */
 #define FILL_TRIED(tier) (1u << ((tier) == CFILE_IN_RAM ? TIER_COUNT : (tier)))
 
@@ -218,11 +222,24 @@ static void fill_work_write(struct job *j)
 	fill_write((struct fill *)j);
 }
 
-/* Backend completion thread (async backends): hand over to a worker. */
+/* Backend completion thread (async backends). A small chunk bound for a
+ * segment (at most FILL_INLINE_MAX bytes: a checksum and one pwrite into
+ * the page cache, tens of microseconds) and a failed read (nothing to
+ * write) go straight to the loop from here: one thread hand-off fewer per
+ * miss than through a worker, which is most of a small miss's cost over
+ * RADOS (docs/ceph.md, "Measured: small files from RADOS"). Everything
+ * else (a chunk file of its own, an unkept chunk) is written by a worker,
+ * so that the backend's thread never waits on a file create or a large
+ * write. */
 static void fill_io_done(struct cold_io *io)
 {
 	struct fill *f = io->arg;
 	fill_check_read(f, io->result);
+	if (f->err || (f->seg && f->len <= FILL_INLINE_MAX)) {
+		fill_write(f);
+		workers_post(f->cache->workers, &f->job);
+		return;
+	}
 	f->job.work = fill_work_write;
 	workers_submit(f->cache->workers, &f->job);
 }

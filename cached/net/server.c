@@ -70,6 +70,8 @@ struct server {
 	void *arg;
 	uint64_t bad_frames;
 	uint64_t frames; /* parsed, for the loop's busy poll */
+	uint64_t awaited; /* parsed frames that want a reply (no TC_F_NOREPLY) */
+	uint64_t replies; /* frames queued to clients */
 	int lfd;
 	struct event *lev;
 	char path[108];
@@ -108,6 +110,16 @@ void conn_count_bad_frame(struct conn *c)
 uint64_t server_frames(const struct server *s)
 {
 	return s->frames;
+}
+
+uint64_t server_awaited(const struct server *s)
+{
+	return s->awaited;
+}
+
+uint64_t server_replies(const struct server *s)
+{
+	return s->replies;
 }
 
 uint64_t server_bad_frames(const struct server *s)
@@ -299,6 +311,7 @@ static void queue(struct conn *c, uint8_t *buf, size_t len, const int *fds, unsi
 			o->fds[n++] = fds[i];
 	*c->oqtail = o;
 	c->oqtail = &o->next;
+	c->srv->replies++;
 	c->oqbytes += len;
 	c->oqfds += n;
 	conn_flush(c);
@@ -455,6 +468,8 @@ static void conn_parse(struct conn *c)
 		if (c->inlen - at < TC_HDR_SIZE + h.len)
 			break;
 		c->srv->frames++;
+		if (!(h.aux & TC_F_NOREPLY))
+			c->srv->awaited++;
 		c->srv->ops->frame(c->srv->arg, c, &h, c->in + at + TC_HDR_SIZE);
 		at += TC_HDR_SIZE + h.len;
 		/* backpressure (c->reading off): the rest stays buffered */

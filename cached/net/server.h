@@ -118,6 +118,10 @@ unsigned server_clients(const struct server *s);
 uint64_t server_bad_frames(const struct server *s);
 /* Frames parsed so far (all connections). */
 uint64_t server_frames(const struct server *s);
+/* Of those, frames that want a reply (requests without TC_F_NOREPLY). */
+uint64_t server_awaited(const struct server *s);
+/* Frames queued to clients so far (replies and errors). */
+uint64_t server_replies(const struct server *s);
 /* accept() failures (out of descriptors above all: the pending clients
  * were turned away and accepting paused, see on_accept). */
 uint64_t server_accept_errors(const struct server *s);
