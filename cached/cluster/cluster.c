@@ -295,8 +295,12 @@ int cluster_start(struct cluster *cl, char *err, size_t errlen)
 		rc = manifest_share_new(cl->cache, cl->redis, cl->mem, cc, &cl->mshare);
 	if (rc == 0)
 		rc = drain_new(&(struct drain_env){.cache = cl->cache, .mem = cl->mem, .cli = cl->cli,
-						   .self = cc->node_id, .heartbeat_ms = cc->heartbeat_ms},
+						   .self = cc->node_id, .cluster = cc->name,
+						   .heartbeat_ms = cc->heartbeat_ms},
 			       &cl->drain);
+	if (rc == 0 && drain_restore(cl->drain) < 0)
+		log_warn("op=cluster_start node=%s err=\"a drain recorded before the restart did not "
+			 "start again\": the node is a home", cc->node_id);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot start the cluster membership: %s", strerror(-rc));
 		return rc;
