@@ -233,7 +233,8 @@ static void persist(struct drain *d, bool on)
 {
 	struct index *ix = d->env.cache->ix;
 	const char *key = d->env.cluster ? d->env.cluster : "";
-	int rc = on ? index_kv_put(ix, DRAIN_INDEX_NS, key, "draining", 8) : index_kv_delete(ix, DRAIN_INDEX_NS, key);
+	int rc = on ? index_kv_put(ix, DRAIN_INDEX_NS, key, "draining", 8)
+		    : index_kv_delete(ix, DRAIN_INDEX_NS, key);
 	if (rc < 0 && !(rc == -ENOENT && !on))
 		log_warn("op=%s node=%s err=\"the index did not take the drain's record: %s\": a restart "
 			 "would make this node a home again; run tierctl cluster drain after a restart",

@@ -256,8 +256,9 @@ void prefetch_chunk_dropped(struct prefetch *pf, const struct chunk *c)
 /* In a cluster, is chunk idx of the file homed on another node (a miss
  * would ask it over the peer port)? Then a file read from its first chunk
  * is read ahead at once: a chunk-at-a-time round trip to a peer is what a
- * single reader waits for, and a wrong guess costs a peer transfer, never
- * a cold read here. */
+ * single reader waits for. A wrong guess (a reader that stops after the
+ * first chunk) costs the chunks read ahead: peer transfers, and cold reads
+ * of those homed here or not held by their homes. */
 static bool next_from_peer(struct prefetch *pf, struct dataset *ds, const char *path,
 			   const struct cold_stat *src, uint32_t idx)
 {
