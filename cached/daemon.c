@@ -121,6 +121,12 @@ static int hook_remote_read(void *arg, struct remote_read *rr)
 	return cluster_remote_read(d->cluster, rr);
 }
 
+static bool hook_remote_home(void *arg, uint64_t key)
+{
+	struct daemon *d = arg;
+	return !cluster_is_home(d->cluster, key);
+}
+
 static int hook_manifest_fetch(void *arg, struct manifest_fetch *f)
 {
 	struct daemon *d = arg;
@@ -204,6 +210,7 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 		if ((rc = cluster_start(d->cluster, err, errlen)) < 0)
 			return rc;
 		cache->hooks.remote_read = hook_remote_read;
+		cache->hooks.remote_home = hook_remote_home; /* readahead from a file's first chunk */
 		cache->hooks.manifest_fetch = hook_manifest_fetch; /* one listing per cluster */
 		cache->hooks.manifest_listed = hook_manifest_listed;
 		d->status->cluster = d->cluster;

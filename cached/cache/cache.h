@@ -273,6 +273,9 @@ struct cache_hooks {
 	 * they are written anywhere; a wrong answer, like no answer, sends
 	 * the fill to the cold store. */
 	int (*remote_read)(void *arg, struct remote_read *rr);
+	/* Would a miss of key be asked of another node (its home is a peer)?
+	 * Sequential readahead starts at a file's first chunk when so. */
+	bool (*remote_home)(void *arg, uint64_t key);
 	/* Before a (re)load lists the source: 0: it took f (f->done
 	 * follows); < 0: list as without it. */
 	int (*manifest_fetch)(void *arg, struct manifest_fetch *f);

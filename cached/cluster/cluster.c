@@ -57,6 +57,8 @@ struct cluster {
 	struct manifest_share *mshare;       /* shared manifests (manifest_share.h) */
 	struct drain *drain;                 /* tierctl cluster drain (drain.h) */
 	uint64_t prev_asked, prev_got;      /* misses asked of the chunk's previous home */
+	uint64_t prev_skipped;              /* ... not asked: the cluster had settled */
+	uint64_t changed_ms;                /* when the member list last changed (now_ms) */
 	struct plans *plans;                 /* the daemon's plans (cluster_set_plans) */
 	struct plan_share *pshare;           /* whole-job plans through Redis (plan_share.h) */
 	bool running;
@@ -171,9 +173,16 @@ int cluster_new(struct cache *cache, const struct cluster_conf *cc, struct clust
 
 /* ---- membership ---- */
 
+/* Monotonic milliseconds (the previous-home window's clock). */
+static uint64_t now_ms(void)
+{
+	return cache_now_ns() / 1000000u;
+}
+
 static void on_members_changed(void *arg)
 {
 	struct cluster *cl = arg;
+	cl->changed_ms = now_ms(); /* homes may have moved: ask previous homes a while */
 	size_t n;
 	const struct member *m = members_list(cl->mem, &n);
 	const char *ids[MEMBERS_MAX];
@@ -286,12 +295,17 @@ int cluster_start(struct cluster *cl, char *err, size_t errlen)
 		rc = manifest_share_new(cl->cache, cl->redis, cl->mem, cc, &cl->mshare);
 	if (rc == 0)
 		rc = drain_new(&(struct drain_env){.cache = cl->cache, .mem = cl->mem, .cli = cl->cli,
-						   .self = cc->node_id, .heartbeat_ms = cc->heartbeat_ms},
+						   .self = cc->node_id, .cluster = cc->name,
+						   .heartbeat_ms = cc->heartbeat_ms},
 			       &cl->drain);
+	if (rc == 0 && drain_restore(cl->drain) < 0)
+		log_warn("op=cluster_start node=%s err=\"a drain recorded before the restart did not "
+			 "start again\": the node is a home", cc->node_id);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot start the cluster membership: %s", strerror(-rc));
 		return rc;
 	}
+	cl->changed_ms = now_ms(); /* a start moves homes like a join */
 	cl->running = true;
 	log_info("op=cluster_start cluster=%s node=%s peer_listen=%s redis=%s", cc->name, cc->node_id,
 		 cc->peer_listen, cc->redis);
@@ -300,12 +314,26 @@ int cluster_start(struct cluster *cl, char *err, size_t errlen)
 
 /* ---- the engine's hook ---- */
 
+/* Is the cluster in motion (handover_asking)? */
+static bool asking_prev(struct cluster *cl)
+{
+	size_t n;
+	const struct member *m = members_list(cl->mem, &n);
+	return handover_asking(m, n < MEMBERS_MAX ? n : MEMBERS_MAX, now_ms(), cl->changed_ms,
+			       cl->cc->prev_home_window_ms);
+}
+
 /* This node reads the chunk itself: first from its previous home, which
- * may still hold it (handover.h), unless that is suspect. */
+ * may still hold it (handover.h), unless that is suspect or the cluster
+ * has settled (counted: prev_home_skipped). */
 static int ask_prev(struct cluster *cl, const struct member *m, int prev, struct remote_read *rr)
 {
 	if (prev < 0 || peer_client_suspect(cl->cli, m[prev].id))
 		return -ENOENT;
+	if (!asking_prev(cl)) {
+		cl->prev_skipped++;
+		return -ENOENT;
+	}
 	rr->flags |= READ_PREV_HOME;
 	if (peer_client_get(cl->cli, m[prev].id, m[prev].addr, rr) != 0) {
 		rr->flags &= ~READ_PREV_HOME;
@@ -533,6 +561,8 @@ void cluster_report(struct cluster *cl, struct proto_rs *rs)
 	proto_rs_u64(rs, "peer_bytes_received", bytes);
 	proto_rs_u64(rs, "prev_home_asked", cl->prev_asked);
 	proto_rs_u64(rs, "prev_home_got", cl->prev_got);
+	proto_rs_u64(rs, "prev_home_skipped", cl->prev_skipped);
+	proto_rs_bool(rs, "prev_home_asking", cl->mem && asking_prev(cl));
 	proto_rs_u64(rs, "prev_home_served", ss.prev_served);
 	proto_rs_u64(rs, "prev_home_not_held", ss.prev_misses);
 	proto_rs_u64(rs, "drain_chunks_taken", ss.takes);

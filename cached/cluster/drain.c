@@ -26,6 +26,7 @@
 
 #include "chunk.h"
 #include "handover.h"
+#include "index.h"
 #include "log.h"
 
 enum drain_phase {
@@ -52,6 +53,7 @@ struct drain {
 	size_t nkeys, next;
 	unsigned inflight;
 	bool closing;
+	bool restored;          /* the drain was recorded before this start */
 	uint64_t handed, failed, skipped;
 	char error[160];
 	struct home_node nodes[MEMBERS_MAX];
@@ -224,11 +226,50 @@ int drain_new(const struct drain_env *env, struct drain **out)
 	return 0;
 }
 
+/* Record (on) or forget (!on) the drain in the index, so that a restart
+ * keeps it. A failure is logged: the drain goes on, but a restart would
+ * bring the node back joining, then up (a home again). */
+static void persist(struct drain *d, bool on)
+{
+	struct index *ix = d->env.cache->ix;
+	const char *key = d->env.cluster ? d->env.cluster : "";
+	int rc = on ? index_kv_put(ix, DRAIN_INDEX_NS, key, "draining", 8)
+		    : index_kv_delete(ix, DRAIN_INDEX_NS, key);
+	if (rc < 0 && !(rc == -ENOENT && !on))
+		log_warn("op=%s node=%s err=\"the index did not take the drain's record: %s\": a restart "
+			 "would make this node a home again; run tierctl cluster drain after a restart",
+			 on ? "drain" : "undrain", d->env.self, strerror(-rc));
+}
+
+int drain_restore(struct drain *d)
+{
+	void *v = NULL;
+	size_t n = 0;
+	int rc = index_kv_get(d->env.cache->ix, DRAIN_INDEX_NS, d->env.cluster ? d->env.cluster : "", &v, &n);
+	free(v);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0) {
+		log_warn("op=drain_restore node=%s err=\"cannot read the drain's record from the index: %s\": "
+			 "the node starts as a home; run tierctl cluster drain if it was draining",
+			 d->env.self, strerror(-rc));
+		return rc;
+	}
+	log_info("op=drain_restore node=%s msg=\"drained before the restart: draining again (not a home); "
+		 "tierctl cluster undrain makes it a home\"", d->env.self);
+	rc = drain_set(d, true);
+	if (rc == 0)
+		d->restored = true;
+	return rc < 0 ? rc : 1;
+}
+
 int drain_set(struct drain *d, bool on)
 {
 	if (!on) {
 		if (d->phase != DRAIN_NONE)
 			log_info("op=undrain node=%s handed=%" PRIu64, d->env.self, d->handed);
+		persist(d, false);
+		d->restored = false;
 		evtimer_del(d->timer);
 		d->phase = DRAIN_NONE;
 		d->next = d->nkeys; /* requests in flight end on their own */
@@ -237,6 +278,7 @@ int drain_set(struct drain *d, bool on)
 	}
 	if (d->phase != DRAIN_NONE)
 		return 0;
+	persist(d, true);
 	struct cache *cache = d->env.cache;
 	size_t n = chunk_table_count(&cache->chunks);
 	uint64_t *keys = malloc((n ? n : 1) * sizeof(*keys));
@@ -278,6 +320,7 @@ void drain_report(const struct drain *d, struct proto_rs *rs)
 	proto_rs_u64(rs, "drain_chunks_skipped", skipped);
 	proto_rs_u64(rs, "drain_chunks_left", ph == DRAIN_NONE || ended >= total ? 0 : total - ended);
 	proto_rs_str(rs, "drain_error", d ? d->error : "");
+	proto_rs_bool(rs, "drain_restored", d && d->restored);
 }
 
 void drain_free(struct drain *d)

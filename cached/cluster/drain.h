@@ -10,6 +10,11 @@
  * cold store again. Progress (chunks handed over, failed, left) is in
  * the status section "cluster". Undrain (state up again) stops the walk.
  *
+ * A drain outlives a restart: it is recorded in the index (namespace
+ * DRAIN_INDEX_NS, keyed by the cluster's name) until undrain, and a node
+ * that starts with the record comes back draining, never a home, and walks
+ * its chunks again (those already handed over are hits at their new homes).
+ *
  * Loop thread only.
  */
 #ifndef TIERCACHE_DRAIN_H
@@ -27,12 +32,14 @@
  * no fallbacks). Above every READ_* bit. */
 #define READ_DRAIN_TAKE 0x10000u
 #define DRAIN_INFLIGHT 2u /* hand-over requests at once */
+#define DRAIN_INDEX_NS "cluster_drain"
 
 struct drain_env {
 	struct cache *cache;
 	struct members *mem;
 	struct peer_client *cli;
 	const char *self;      /* this node's id */
+	const char *cluster;   /* the cluster's name: the drain's index key */
 	uint64_t heartbeat_ms;
 };
 
@@ -42,6 +49,9 @@ int drain_new(const struct drain_env *env, struct drain **out);
 /* Drain (on) or undrain (!on). 0, or -ENOMEM. Draining again while
  * draining changes nothing. */
 int drain_set(struct drain *d, bool on);
+/* At start: drain again if a drain was recorded before a restart (and
+ * not undone). 1: draining, 0: no record, -errno: could not start it. */
+int drain_restore(struct drain *d);
 /* Has the walk ended (every chunk handed over, failed or gone)? */
 bool drain_done(const struct drain *d);
 /* Fields of the "cluster" record: drain, drain_chunks_*, drain_error. */

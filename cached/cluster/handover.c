@@ -21,3 +21,12 @@ void handover_choose(const struct member *m, size_t n, const char *self, uint64_
 	int unused;
 	home_pick(scratch, n, key, &out->prev, &unused);
 }
+
+bool handover_asking(const struct member *m, size_t n, uint64_t now_ms, uint64_t changed_ms,
+		     uint64_t window_ms)
+{
+	for (size_t i = 0; i < n; i++)
+		if (m[i].state == MEMBER_JOINING || m[i].state == MEMBER_DRAINING)
+			return true;
+	return now_ms < changed_ms || now_ms - changed_ms < window_ms;
+}

@@ -6,13 +6,15 @@
  * homes. When homes move, the node that becomes a chunk's home asks its
  * previous home, which still holds the chunk, before the cold store: the
  * previous home is the best among the members that may hold it (up or
- * draining) other than the new home itself.
+ * draining) other than the new home itself, while the cluster is in
+ * motion (handover_asking).
  *
  * Pure: no I/O, no state.
  */
 #ifndef TIERCACHE_HANDOVER_H
 #define TIERCACHE_HANDOVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,5 +31,15 @@ struct home_choice {
  * id; scratch holds n nodes. */
 void handover_choose(const struct member *m, size_t n, const char *self, uint64_t key,
 		     struct home_node *scratch, struct home_choice *out);
+
+/* Is the cluster in motion, so that a home's miss should ask the chunk's
+ * previous home first? Yes while a member of m[0..n) is joining or
+ * draining (a drain hands its chunks over through those asks), and for
+ * window_ms after the member list last changed (changed_ms, on the same
+ * clock as now_ms): homes moved then, and the previous homes still hold
+ * what was theirs. A settled cluster does not ask: the round trip would
+ * find nothing. */
+bool handover_asking(const struct member *m, size_t n, uint64_t now_ms, uint64_t changed_ms,
+		     uint64_t window_ms);
 
 #endif

@@ -91,6 +91,8 @@ struct cluster_conf {
 	uint64_t peer_suspect_ms;  /* a peer that failed is skipped this long */
 	unsigned peer_max_clients; /* incoming peer connections at once */
 	unsigned peer_conns;       /* outgoing connections to one peer at most */
+	uint64_t prev_home_window_ms; /* a home's miss asks the previous home this long
+				       * after the member list changed (handover.h) */
 	int line;
 };
 

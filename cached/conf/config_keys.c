@@ -152,6 +152,8 @@ const struct key_def config_keys[] = {
 	 .max = 4096, FIELD(struct config, cluster.peer_max_clients), RESTART},
 	{.sect = SECT_CLUSTER, .name = "peer_conns", .type = KEY_UINT, .def = "4", .min = 1,
 	 .max = 64, FIELD(struct config, cluster.peer_conns), RESTART},
+	{.sect = SECT_CLUSTER, .name = "prev_home_window", .type = KEY_DURATION, .def = "1m", .min = 0,
+	 .max = DAY_MS, FIELD(struct config, cluster.prev_home_window_ms), RESTART},
 
 	{.sect = SECT_DATASET, .name = "backend", .type = KEY_ENUM, .def = "posix",
 	 .values = backend_values, FIELD(struct dataset_conf, backend), SOURCE},

@@ -17,7 +17,10 @@
  * victim; a planned one never gives way to an unplanned readahead.
  *
  * Without a plan: a file read front to back (chunks 0 and 1, then on in
- * order) gets its next daemon.readahead_chunks chunks read ahead. A read
+ * order) gets its next daemon.readahead_chunks chunks read ahead; in a
+ * cluster, from chunk 0 on when chunk 1's home is another node (the
+ * cache's remote_home hook), so a single reader keeps several chunks in
+ * flight to their homes instead of one round trip at a time. A read
  * that starts elsewhere fetches only the chunks it covers. An open of a
  * one-chunk file that waits for a revalidation round trip starts its chunk
  * meanwhile (prefetch_open_ahead; off with readahead_chunks = 0 too).

@@ -87,6 +87,7 @@ static void test_defaults_and_forms(void **state)
 	assert_int_equal(cc->peer_suspect_ms, 10000);
 	assert_int_equal(cc->peer_max_clients, 64);
 	assert_int_equal(cc->peer_conns, 4);
+	assert_int_equal(cc->prev_home_window_ms, 60000);
 	assert_string_equal(cc->redis_password_file, "");
 	config_free(cfg);
 
@@ -120,7 +121,7 @@ static void test_no_section(void **state)
 			assert_int_equal(config_key_value(cfg, i, 0, buf, sizeof(buf), &dflt),
 					 -ENOENT);
 		}
-	assert_int_equal(ncluster, 16);
+	assert_int_equal(ncluster, 17);
 	config_free(cfg);
 }
 
@@ -179,7 +180,7 @@ static const struct {
 	 "@:9: cluster.peers: unknown key (keys of [cluster]: name, node_id, redis, redis_user, "
 	 "redis_password_file, peer_listen, key_file, heartbeat, lease, redis_timeout, "
 	 "peer_connect_timeout, peer_first_byte_timeout, peer_transfer_timeout, peer_suspect, "
-	 "peer_max_clients, peer_conns)\n"},
+	 "peer_max_clients, peer_conns, prev_home_window)\n"},
 	{HOT CLUSTER "[cluster]\n", "@:9: cluster: [cluster] appears twice (first at line 4; merge "
 				    "them)\n"},
 	{HOT "[cluster x]\n", "@:4: [cluster x]: [cluster] takes no name (use [cluster])\n"},

@@ -2,7 +2,8 @@
  * Unit tests of cached/cluster/handover.c: joining and draining members
  * are never homes; the previous home is the best member other than self
  * that may hold the chunk (up or draining), which is the old home after a
- * join (the newcomer's previous home) and the draining node after a drain.
+ * join (the newcomer's previous home) and the draining node after a drain;
+ * previous homes are asked only while the cluster is in motion.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -104,12 +105,34 @@ static void test_drain(void **state)
 	assert_true(moved > 0);
 }
 
+/* Previous homes are asked while a member joins or drains and within the
+ * window after the list changed; a settled cluster asks nobody. */
+static void test_asking(void **state)
+{
+	(void)state;
+	set(0, "a", MEMBER_UP);
+	set(1, "b", MEMBER_UP);
+	set(2, "c", MEMBER_UP);
+	assert_true(handover_asking(mem, 3, 1000, 1000, 500));   /* just changed */
+	assert_true(handover_asking(mem, 3, 1499, 1000, 500));   /* inside the window */
+	assert_false(handover_asking(mem, 3, 1500, 1000, 500));  /* settled */
+	assert_false(handover_asking(mem, 3, 99999, 1000, 500));
+	assert_false(handover_asking(mem, 3, 1000, 1000, 0));    /* window 0: never by time */
+	assert_true(handover_asking(mem, 3, 999, 1000, 500));    /* a clock before the change */
+	mem[1].state = MEMBER_JOINING;
+	assert_true(handover_asking(mem, 3, 99999, 1000, 0));    /* a join in progress */
+	mem[1].state = MEMBER_DRAINING;
+	assert_true(handover_asking(mem, 3, 99999, 1000, 0));    /* a drain hands over through asks */
+	assert_false(handover_asking(mem, 0, 99999, 1000, 500)); /* no list */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_not_homes),
 		cmocka_unit_test(test_join),
 		cmocka_unit_test(test_drain),
+		cmocka_unit_test(test_asking),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
