@@ -76,6 +76,7 @@ struct cfile {
 	uint8_t tier;
 	struct segment *seg; /* a small chunk: the segment holding it (a reference), else NULL */
 	uint64_t off;        /* ... at this offset (the chunk record's base) */
+	struct seg_link seg_link; /* in seg->items_live while a live item */
 };
 
 struct chunk {

@@ -135,16 +135,17 @@ void mover_evict(struct cache *cache, struct chunk *c)
 static bool reclaim_drop(struct cache *cache, enum tier_id t, struct segment *g)
 {
 	uint64_t id = g->id, size = g->size;
-	struct chunk_iter it;
 	bool kept = false;
-	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it))
-		if (c->file->seg == g && c->tier == t && c->state == CHUNK_RESIDENT &&
-		    policy_glue_reclaim_keeps(cache, c, size)) {
-			kept = true;
-			break;
-		}
-	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it)) {
-		if (c->file->seg != g || c->tier != t || c->state != CHUNK_RESIDENT)
+	/* its own list of live items: no walk of the chunk table */
+	for (struct seg_link *l = g->items_live.next; l != &g->items_live && !kept; l = l->next) {
+		struct chunk *c = chunk_of_seg_link(l);
+		kept = c && c->tier == t && c->state == CHUNK_RESIDENT &&
+		       policy_glue_reclaim_keeps(cache, c, size);
+	}
+	for (struct seg_link *l = g->items_live.next, *nx; l != &g->items_live; l = nx) {
+		nx = l->next;
+		struct chunk *c = chunk_of_seg_link(l);
+		if (!c || c->tier != t || c->state != CHUNK_RESIDENT)
 			continue;
 		if (kept && policy_glue_reclaim_keeps(cache, c, size))
 			continue;

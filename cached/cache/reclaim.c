@@ -79,18 +79,18 @@ void reclaim_free(struct cache *cache)
 }
 
 /* Start reclaiming g: note the keys of its live items. */
-static int tr_start(struct cache *cache, enum tier_id t, struct tier_reclaim *r, struct segment *g)
+static int tr_start(enum tier_id t, struct tier_reclaim *r, struct segment *g)
 {
 	size_t cap = g->items ? g->items : 1;
 	r->keys = calloc(cap, sizeof(*r->keys));
 	if (!r->keys)
 		return -ENOMEM;
 	r->n = r->next = 0;
-	struct chunk_iter it;
-	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c && r->n < cap;
-	     c = chunk_iter_next(&it))
-		if (c->file->seg == g && c->tier == t && c->state == CHUNK_RESIDENT)
+	for (struct seg_link *l = g->items_live.next; l != &g->items_live && r->n < cap; l = l->next) {
+		struct chunk *c = chunk_of_seg_link(l);
+		if (c && c->tier == t && c->state == CHUNK_RESIDENT)
 			r->keys[r->n++] = c->key;
+	}
 	r->id = g->id;
 	r->size = g->size;
 	return 0;
@@ -148,14 +148,14 @@ static void copy_item(struct cache *cache, enum tier_id t, struct chunk *c, enum
  * with its copies and the segment must go whole. */
 static void drop_rest(struct cache *cache, enum tier_id t, struct segment *g)
 {
-	struct chunk_iter it;
-	uint64_t id = g->id;
-	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it)) {
-		if (c->file->seg != g || c->tier != t || c->state != CHUNK_RESIDENT)
+	for (struct seg_link *l = g->items_live.next, *nx; l != &g->items_live; l = nx) {
+		nx = l->next;
+		struct chunk *c = chunk_of_seg_link(l);
+		if (!c || c->tier != t || c->state != CHUNK_RESIDENT)
 			continue;
 		bool last = g->items == 1;
 		drop_item(cache, c, "segment_reclaim_rest");
-		if (last || !segstore_find(&cache->segs[t], id))
+		if (last)
 			return; /* g is unlinked (and maybe freed) */
 	}
 }
@@ -172,7 +172,7 @@ void reclaim_step(struct cache *cache, enum tier_id t)
 		 * still gives back at least a quarter of itself */
 		g = segstore_reclaim_candidate(ss, tier_over_high(&cache->tiers[t]) ? RECLAIM_LIVE_PCT_OVER
 									    : RECLAIM_LIVE_PCT);
-		if (!g || tr_start(cache, t, r, g) < 0)
+		if (!g || tr_start(t, r, g) < 0)
 			return;
 		log_debug("tier=%s op=segment_reclaim segment=%llx live=%llu size=%llu items=%zu",
 			  cache->tiers[t].name, (unsigned long long)g->id,

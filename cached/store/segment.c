@@ -96,6 +96,7 @@ static struct segment *seg_new(struct segstore *s, uint64_t id)
 	g->id = id;
 	g->named = true;
 	g->wfd = g->rfd = -1;
+	seg_link_init(&g->items_live);
 	seg_path(s, id, g->path, sizeof(g->path));
 	g->next = s->list;
 	s->list = g;
