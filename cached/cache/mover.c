@@ -151,6 +151,7 @@ static bool reclaim_drop(struct cache *cache, enum tier_id t, struct segment *g)
 			continue;
 		cache->ctr.evictions++;
 		cache->ctr.segment_items_dropped++;
+		cache->ctr.segment_reclaim_dropped_bytes += c->len;
 		bool last = g->items == 1;
 		chunk_drop(cache, c, "segment_reclaim_for_room");
 		if (last)

@@ -98,6 +98,7 @@ static int tr_start(enum tier_id t, struct tier_reclaim *r, struct segment *g)
 
 struct copy_arg {
 	enum tier_id tier; /* whose reclaim */
+	uint32_t len;
 	bool same;         /* kept on its tier (else demoted) */
 };
 
@@ -106,10 +107,13 @@ static void copy_done(struct cache *cache, void *arg, int err)
 	struct copy_arg *a = arg;
 	if (cache->reclaim) {
 		cache->reclaim->t[a->tier].copies--;
-		if (!err) /* a failed copy: dropped by the mover (a bad checksum
-			   * counts in checksum_errors) or, if only the target
-			   * could not be written, left for drop_rest */
+		/* a failed copy: dropped by the mover (a bad checksum counts
+		 * in checksum_errors) or, if only the target could not be
+		 * written, left for drop_rest */
+		if (!err) {
 			cache->ctr.segment_items_kept++;
+			cache->ctr.segment_reclaim_copied_bytes += a->len;
+		}
 	}
 	free(a);
 	/* move_done kicks the mover: the reclaim goes on in its pass */
@@ -119,6 +123,7 @@ static void drop_item(struct cache *cache, struct chunk *c, const char *why)
 {
 	cache->ctr.evictions++;
 	cache->ctr.segment_items_dropped++;
+	cache->ctr.segment_reclaim_dropped_bytes += c->len;
 	chunk_drop(cache, c, why);
 }
 
@@ -132,6 +137,7 @@ static void copy_item(struct cache *cache, enum tier_id t, struct chunk *c, enum
 		return;
 	}
 	a->tier = t;
+	a->len = c->len;
 	a->same = to == t;
 	/* its own tier: only into room it has (the band under the high
 	 * watermark); warm: room made as for a demotion */
