@@ -27,6 +27,7 @@
 #include "loop.h"
 #include "policy_glue.h"
 #include "seg_place.h"
+#include "seg_sync.h"
 #include "reclaim.h"
 #include "tier_health.h"
 #include "workers.h"
@@ -50,6 +51,8 @@ struct move {
 	struct segment *dseg; /* a small chunk goes into the target's segment ... */
 	uint64_t doff;        /* ... at this offset */
 	int dwfd;
+	bool need_sync;       /* written into dseg, not yet synced (seg_sync.h) */
+	struct seg_sync_waiter sw;
 	char tmp[PATH_MAX + 96];
 	char dst[PATH_MAX + 96];
 };
@@ -60,6 +63,7 @@ struct mover {
 	unsigned moves_inflight;
 	uint64_t moving_bytes[TIER_COUNT]; /* bytes of this tier being moved out */
 	bool draining[TIER_COUNT];          /* past high water, until low water */
+	struct seg_syncs *syncs;            /* copies into segments: one sync covers many */
 };
 
 static void mover_run(evutil_socket_t fd, short what, void *arg);
@@ -71,7 +75,8 @@ int mover_init(struct cache *cache)
 		return -ENOMEM;
 	cache->mover = mv;
 	mv->ev = event_new(cache->base, -1, 0, mover_run, cache);
-	if (!mv->ev)
+	mv->syncs = seg_syncs_new();
+	if (!mv->ev || !mv->syncs)
 		return -ENOMEM;
 	return reclaim_init(cache);
 }
@@ -82,6 +87,7 @@ void mover_free(struct cache *cache)
 	if (!mv)
 		return;
 	reclaim_free(cache);
+	seg_syncs_free(mv->syncs);
 	if (mv->ev)
 		event_free(mv->ev);
 	free(mv);
@@ -220,10 +226,11 @@ static void move_work(struct job *j)
 	if (!m->err && chunk_checksum(buf, m->len) != m->checksum)
 		m->err = -EBADMSG;
 	if (!m->err && m->dseg) {
-		/* synced before the record names it, as a chunk file is */
+		/* synced before the record names it, as a chunk file is: by
+		 * the sync the loop starts for this segment's copies
+		 * (move_done, seg_sync.h) */
 		m->err = segment_pwrite(m->dwfd, buf, m->len, m->doff);
-		if (!m->err)
-			m->err = segment_sync(m->dst);
+		m->need_sync = !m->err;
 		m->write_failed = m->err < 0;
 	} else if (!m->err) {
 		m->err = tier_file_write(m->tmp, m->dst, buf, m->len, &fd);
@@ -234,11 +241,33 @@ static void move_work(struct job *j)
 	free(buf);
 }
 
+static void move_done(struct job *j);
+
+/* The sync that covers a copy's bytes in its segment ended. */
+static void move_synced(struct seg_sync_waiter *w, int err)
+{
+	struct move *m = (struct move *)((char *)w - offsetof(struct move, sw));
+	m->err = err;
+	m->write_failed = err < 0;
+	move_done(&m->job);
+}
+
 static void move_done(struct job *j)
 {
 	struct move *m = (struct move *)j;
 	struct cache *cache = m->cache;
 	struct chunk *c = m->c;
+	if (m->need_sync) {
+		m->need_sync = false;
+		m->sw.done = move_synced;
+		if (!c->doomed &&
+		    seg_sync_after_write(cache->mover->syncs, cache->workers, m->dseg, &m->sw) == 0)
+			return; /* move_synced goes on */
+		if (!c->doomed) { /* no memory for a batch: sync here */
+			m->err = segment_sync(m->dst);
+			m->write_failed = m->err < 0;
+		}
+	}
 	int err = m->err ? m->err : c->doomed ? -ENOENT : 0;
 	cache->mover->moves_inflight--;
 	cache->mover->moving_bytes[m->from] -= m->len;
