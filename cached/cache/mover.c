@@ -33,6 +33,10 @@
 #include "workers.h"
 
 #define MOVES_MAX 4
+/* ... not counting copies written and waiting for their segment's sync
+ * (seg_sync.h), of which there may be this many more: the longer a sync
+ * group, the fewer syncs */
+#define MOVES_SYNCING_MAX 32
 
 struct move {
 	struct job job;
@@ -61,12 +65,20 @@ struct move {
 struct mover {
 	struct event *ev;      /* a pass, coalesced */
 	unsigned moves_inflight;
+	unsigned moves_syncing;  /* ... of which written, waiting for a sync */
 	uint64_t moving_bytes[TIER_COUNT]; /* bytes of this tier being moved out */
 	bool draining[TIER_COUNT];          /* past high water, until low water */
 	struct seg_syncs *syncs;            /* copies into segments: one sync covers many */
 };
 
 static void mover_run(evutil_socket_t fd, short what, void *arg);
+
+/* No room for another demotion or promotion now. */
+static bool moves_full(const struct mover *mv)
+{
+	return mv->moves_inflight - mv->moves_syncing >= MOVES_MAX ||
+	       mv->moves_syncing >= MOVES_SYNCING_MAX;
+}
 
 int mover_init(struct cache *cache)
 {
@@ -75,7 +87,7 @@ int mover_init(struct cache *cache)
 		return -ENOMEM;
 	cache->mover = mv;
 	mv->ev = event_new(cache->base, -1, 0, mover_run, cache);
-	mv->syncs = seg_syncs_new();
+	mv->syncs = seg_syncs_new(&cache->ctr.segment_copy_syncs);
 	if (!mv->ev || !mv->syncs)
 		return -ENOMEM;
 	return reclaim_init(cache);
@@ -247,6 +259,7 @@ static void move_done(struct job *j);
 static void move_synced(struct seg_sync_waiter *w, int err)
 {
 	struct move *m = (struct move *)((char *)w - offsetof(struct move, sw));
+	m->cache->mover->moves_syncing--;
 	m->err = err;
 	m->write_failed = err < 0;
 	move_done(&m->job);
@@ -261,8 +274,11 @@ static void move_done(struct job *j)
 		m->need_sync = false;
 		m->sw.done = move_synced;
 		if (!c->doomed &&
-		    seg_sync_after_write(cache->mover->syncs, cache->workers, m->dseg, &m->sw) == 0)
+		    seg_sync_after_write(cache->mover->syncs, cache->workers, m->dseg, &m->sw) == 0) {
+			cache->mover->moves_syncing++;
+			mover_kick(cache); /* room for another copy to write */
 			return; /* move_synced goes on */
+		}
 		if (!c->doomed) { /* no memory for a batch: sync here */
 			m->err = segment_sync(m->dst);
 			m->write_failed = m->err < 0;
@@ -397,7 +413,7 @@ void mover_promote(struct cache *cache, struct chunk *c)
 	struct tier *hot = &cache->tiers[TIER_HOT];
 	if (c->tier != TIER_WARM || c->state != CHUNK_RESIDENT || cache->stopping)
 		return;
-	if (cache->mover->moves_inflight >= MOVES_MAX || !tier_reserve(hot, c->len))
+	if (moves_full(cache->mover) || !tier_reserve(hot, c->len))
 		return;
 	move_start(cache, c, TIER_HOT, NULL, NULL);
 }
@@ -421,7 +437,7 @@ enum give_up {
 static enum give_up give_up_one(struct cache *cache, enum tier_id t)
 {
 	bool warm = t == TIER_HOT && cache->tiers[TIER_WARM].present;
-	if (warm && cache->mover->moves_inflight >= MOVES_MAX)
+	if (warm && moves_full(cache->mover))
 		return GIVE_WAIT; /* before asking warm's policy: it counts the ask */
 	struct chunk *v = mover_victim(cache, t);
 	if (!v)

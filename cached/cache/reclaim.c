@@ -112,7 +112,8 @@ static void copy_done(struct cache *cache, void *arg, int err)
 		 * written, left for drop_rest */
 		if (!err) {
 			cache->ctr.segment_items_kept++;
-			cache->ctr.segment_reclaim_copied_bytes += a->len;
+			if (a->same) /* a demotion counts in demotions */
+				cache->ctr.segment_reclaim_copied_bytes += a->len;
 		}
 	}
 	free(a);

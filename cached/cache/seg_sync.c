@@ -30,12 +30,15 @@ struct seg_batch {
 
 struct seg_syncs {
 	struct seg_batch *batches;
-	uint64_t syncs, covered;
+	uint64_t *nsyncs;
 };
 
-struct seg_syncs *seg_syncs_new(void)
+struct seg_syncs *seg_syncs_new(uint64_t *nsyncs)
 {
-	return calloc(1, sizeof(struct seg_syncs));
+	struct seg_syncs *s = calloc(1, sizeof(*s));
+	if (s)
+		s->nsyncs = nsyncs;
+	return s;
 }
 
 void seg_syncs_free(struct seg_syncs *s)
@@ -48,16 +51,6 @@ void seg_syncs_free(struct seg_syncs *s)
 		free(b);
 	}
 	free(s);
-}
-
-uint64_t seg_syncs_done(const struct seg_syncs *s)
-{
-	return s ? s->syncs : 0;
-}
-
-uint64_t seg_syncs_covered(const struct seg_syncs *s)
-{
-	return s ? s->covered : 0;
 }
 
 /* Worker. */
@@ -91,7 +84,7 @@ static void batch_done(struct job *j)
 	struct seg_sync_waiter *w = b->syncing;
 	int err = b->err;
 	b->syncing = NULL;
-	s->syncs++;
+	(*s->nsyncs)++;
 	/* the next sync first, while the waiting copies still hold g: the
 	 * ones told below may end g's last write */
 	if (b->waiting)
@@ -101,7 +94,6 @@ static void batch_done(struct job *j)
 	bool gone = !b->waiting && !b->syncing;
 	while (w) {
 		struct seg_sync_waiter *next = w->next;
-		s->covered++;
 		w->done(w, err);
 		w = next;
 	}

@@ -30,7 +30,8 @@ struct seg_sync_waiter {
 	void (*done)(struct seg_sync_waiter *w, int err);
 };
 
-struct seg_syncs *seg_syncs_new(void);
+/* *nsyncs counts the syncs run (a counter of the cache's). */
+struct seg_syncs *seg_syncs_new(uint64_t *nsyncs);
 /* Nothing may be waiting (every sync job ended: workers stopped). */
 void seg_syncs_free(struct seg_syncs *s);
 /* w's bytes are written into g: call w->done after an fdatasync of g that
@@ -38,8 +39,5 @@ void seg_syncs_free(struct seg_syncs *s);
  * called: sync it yourself). */
 int seg_sync_after_write(struct seg_syncs *s, struct workers *workers, struct segment *g,
 			 struct seg_sync_waiter *w);
-/* Syncs run and copies they covered (status, bench). */
-uint64_t seg_syncs_done(const struct seg_syncs *s);
-uint64_t seg_syncs_covered(const struct seg_syncs *s);
 
 #endif
