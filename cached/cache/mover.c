@@ -187,7 +187,7 @@ bool mover_reclaim(struct cache *cache, enum tier_id t, uint64_t len)
 	/* dead bytes in segments come back only with their segment: reclaim
 	 * the deadest before giving up any live chunk */
 	while (tier_free(tr) < len && cache->segs[t].bytes_dead &&
-	       (g = segstore_reclaim_candidate(&cache->segs[t], 100)) && reclaim_drop(cache, t, g))
+	       (g = reclaim_choose(cache, t, 100)) && reclaim_drop(cache, t, g))
 		;
 	return tier_free(tr) >= len;
 }

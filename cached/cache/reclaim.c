@@ -96,6 +96,43 @@ static int tr_start(enum tier_id t, struct tier_reclaim *r, struct segment *g)
 	return 0;
 }
 
+/* The bytes of g's live items the policy keeps on tier t: what reclaiming
+ * g would copy into t (the others are demoted or dropped, as the policy
+ * would give them up anyway). */
+static uint64_t kept_bytes(struct cache *cache, enum tier_id t, struct segment *g)
+{
+	uint64_t kept = 0;
+	for (struct seg_link *l = g->items_live.next; l != &g->items_live; l = l->next) {
+		struct chunk *c = chunk_of_seg_link(l);
+		if (c && c->tier == t && c->state == CHUNK_RESIDENT &&
+		    policy_glue_reclaim_keeps(cache, c, g->size))
+			kept += c->len;
+	}
+	return kept;
+}
+
+struct segment *reclaim_choose(struct cache *cache, enum tier_id t, unsigned max_live_pct)
+{
+	struct segment *cand[RECLAIM_CHOICES];
+	size_t n = segstore_reclaim_candidates(&cache->segs[t], max_live_pct, cand, RECLAIM_CHOICES);
+	struct segment *best = NULL;
+	uint64_t best_kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t kept = kept_bytes(cache, t, cand[i]);
+		/* the fewest bytes copied per byte given back (its size);
+		 * ties: the deadest, first in cand */
+		if (!best || (unsigned __int128)kept * best->size < (unsigned __int128)best_kept * cand[i]->size) {
+			best = cand[i];
+			best_kept = kept;
+		}
+		if (!kept)
+			break; /* nothing to copy: the deadest of those */
+	}
+	if (best)
+		segment_seal(&cache->segs[t], best);
+	return best;
+}
+
 struct copy_arg {
 	enum tier_id tier; /* whose reclaim */
 	uint32_t len;
@@ -177,8 +214,8 @@ void reclaim_step(struct cache *cache, enum tier_id t)
 		/* a tier over its high mark (dead bytes count in its used:
 		 * they are disk space) reclaims fuller segments too; each
 		 * still gives back at least a quarter of itself */
-		g = segstore_reclaim_candidate(ss, tier_over_high(&cache->tiers[t]) ? RECLAIM_LIVE_PCT_OVER
-									    : RECLAIM_LIVE_PCT);
+		g = reclaim_choose(cache, t, tier_over_high(&cache->tiers[t]) ? RECLAIM_LIVE_PCT_OVER
+									      : RECLAIM_LIVE_PCT);
 		if (!g || tr_start(t, r, g) < 0)
 			return;
 		log_debug("tier=%s op=segment_reclaim segment=%llx live=%llu size=%llu items=%zu",

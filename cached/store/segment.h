@@ -149,6 +149,13 @@ bool segment_unref(struct segstore *s, struct segment *seg);
  * most max_live_pct % of its size live; NULL if none. An open segment
  * (with dead bytes) is sealed when chosen. */
 struct segment *segstore_reclaim_candidate(struct segstore *s, unsigned max_live_pct);
+/* Up to k segments segstore_reclaim_candidate could choose, the most dead
+ * bytes first (none is sealed): for a caller that ranks them by what their
+ * live items are worth. Returns how many. */
+size_t segstore_reclaim_candidates(struct segstore *s, unsigned max_live_pct, struct segment **out,
+				   size_t k);
+/* Take no more items (a chosen candidate that is still open). */
+void segment_seal(struct segstore *s, struct segment *g);
 struct segment *segstore_find(const struct segstore *s, uint64_t id);
 /* A new read-only descriptor of the segment (for a client). */
 int segment_open_fd(const struct segment *seg);
