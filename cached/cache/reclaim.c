@@ -211,12 +211,6 @@ void reclaim_step(struct cache *cache, enum tier_id t)
 	struct segstore *ss = &cache->segs[t];
 	struct segment *g;
 	if (!r->id) {
-		/* a tier under its low mark has room to spare: its dead
-		 * bytes cost nothing yet, and a reclaim now would only copy
-		 * live items (and race with moves an admin asked for) */
-		const struct tier *tr = &cache->tiers[t];
-		if (tr->used + tr->reserved <= tr->low_bytes)
-			return;
 		/* a tier over its high mark (dead bytes count in its used:
 		 * they are disk space) reclaims fuller segments too; each
 		 * still gives back at least a quarter of itself */
