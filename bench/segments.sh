@@ -7,6 +7,10 @@
 # Usage: bench/segments.sh [BUILD_DIR] [FILES] [RUNS] [TIER_ROOT]
 # Environment: THRESHOLDS (default "0 256K") to sweep; MIN_KB / MAX_KB the
 # file sizes (default 60 / 140; one 1M chunk each up to 1024).
+# Below each median, that run's reclaim and move figures: bytes reclaim
+# copied into the same tier and dropped per byte filled, copies (demotions,
+# promotions, reclaim's) per segment sync, demotions, fills placed on warm
+# because hot had no room then ("-" from a tree without those counters).
 set -u
 B=${1:-build/default}; N=${2:-2000}; RUNS=${3:-3}; ROOT=${4:-/tmp}
 W=$(mktemp -d "$ROOT/tcseg.XXXXXX")
@@ -51,11 +55,22 @@ CONF
 	TIERCACHE_SOCKET=$W/sock "$B/tests/tcverify" tree ds "$W/cold" 1 >/dev/null || echo "BYTES DIFFER" >&2
 	t1=$(date +%s.%N)
 	c1=$(awk '{print $14 + $15}' /proc/$PID/stat)
+	# what the moves and reclaims cost (a tree without these counters: -)
+	local extra
+	extra=$(TIERCACHE_SOCKET=$W/sock "$B/bin/tierctl" status --json 2>/dev/null | python3 -c '
+import json, sys
+c = json.load(sys.stdin)["counters"]
+f = max(c["bytes_from_cold"], 1)
+g = lambda k: c.get(k)
+cp, dr, sy = g("segment_reclaim_copied_bytes"), g("segment_reclaim_dropped_bytes"), g("segment_copy_syncs")
+moves = c["demotions"] + c["promotions"] + c["segment_items_kept"]
+print("%s %s %s %d %d" % ("-" if cp is None else "%.3f" % (cp / f), "-" if dr is None else "%.3f" % (dr / f),
+      "-" if not sy else "%.1f" % (moves / sy), c["demotions"], c["fills_instead"]))' 2>/dev/null)
 	kill $PID; wait $PID 2>/dev/null
-	python3 -c "import os; hz=os.sysconf('SC_CLK_TCK'); print('%.0f %.0f' % ($N/($t1-$t0), ($c1-$c0)/hz*1e6/$N))"
+	python3 -c "import os; hz=os.sysconf('SC_CLK_TCK'); print('%.0f %.0f ${extra:-- - - - -}' % ($N/($t1-$t0), ($c1-$c0)/hz*1e6/$N))"
 }
 echo "date=$(date -u +%F) files=$N sizes=${MIN_KB}-${MAX_KB}K data=$total hot=$hot warm=$warm root=$ROOT ($(df -T "$ROOT" | awk 'NR==2{print $2}')) load=shared"
 for th in ${THRESHOLDS:-0 256K}; do
 	rs=(); for i in $(seq 1 "$RUNS"); do rs+=("$(run $th)"); done
-	printf '%s\n' "${rs[@]}" | sort -n | awk -v th=$th -v n="$RUNS" '{f[NR]=$1; c[NR]=$2} END {m=int((n+1)/2); printf "segment_threshold=%s median files/s=%s daemon_cpu_us_per_miss=%s runs=%d\n", th, f[m], c[m], n}'
+	printf '%s\n' "${rs[@]}" | sort -n | awk -v th=$th -v n="$RUNS" '{f[NR]=$1; c[NR]=$2; x[NR]=sprintf("reclaim_copied_per_filled=%s reclaim_dropped_per_filled=%s copies_per_sync=%s demotions=%s fills_instead=%s", $3, $4, $5, $6, $7)} END {m=int((n+1)/2); printf "segment_threshold=%s median files/s=%s daemon_cpu_us_per_miss=%s runs=%d\n", th, f[m], c[m], n; printf "  (that run) %s\n", x[m]}'
 done

@@ -175,6 +175,20 @@ const struct counter_row counter_rows[] = {
 	 .metric = "tiercache_segment_items_dropped_total", .labels = "", .type = COUNTER_COUNTER,
 	 .help = "Live items of reclaimed segments dropped (the policy does not keep them, or no room).",
 	 CTR(segment_items_dropped)},
+	{.status = "segment_reclaim_copied_bytes", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_segment_reclaim_copied_bytes_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Bytes segment reclaims copied into their own tier (live items the policy keeps): "
+		 "writes reclaim adds to the fills' own; items it demotes count in demotions.",
+	 CTR(segment_reclaim_copied_bytes)},
+	{.status = "segment_reclaim_dropped_bytes", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_segment_reclaim_dropped_bytes_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Bytes of live items segment reclaims dropped (the cold store has them).",
+	 CTR(segment_reclaim_dropped_bytes)},
+	{.status = "segment_copy_syncs", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_segment_copy_syncs_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "fdatasyncs of segments for copies into them (demotions, promotions, reclaims); "
+		 "one covers every copy written before it started.",
+	 CTR(segment_copy_syncs)},
 
 	{.status = "cold_errors", .section = STATUS_COUNTERS,
 	 .metric = "tiercache_errors_total", .labels = "kind=\"cold_read\"", .type = COUNTER_COUNTER,

@@ -76,6 +76,7 @@ struct cfile {
 	uint8_t tier;
 	struct segment *seg; /* a small chunk: the segment holding it (a reference), else NULL */
 	uint64_t off;        /* ... at this offset (the chunk record's base) */
+	struct seg_link seg_link; /* in seg->items_live while a live item */
 };
 
 struct chunk {
@@ -162,6 +163,12 @@ struct counters {
 	uint64_t evictions, demotions, promotions;
 	uint64_t segment_items_kept;    /* live items a segment reclaim copied (reclaim.c) */
 	uint64_t segment_items_dropped; /* live items a segment reclaim dropped */
+	/* their bytes: what reclaim costs in writes (copied into its own
+	 * tier; a demotion counts in demotions) against what it gave up, per
+	 * byte filled (bytes_from_cold) */
+	uint64_t segment_reclaim_copied_bytes, segment_reclaim_dropped_bytes;
+	uint64_t segment_copy_syncs; /* fdatasyncs of segments for the mover's copies (seg_sync.c):
+				      * demotions + promotions + segment_items_kept per sync */
 	uint64_t cold_reads, cold_errors, stale_reads;
 	uint64_t stale_served;   /* opens served unchecked: store down, serve_stale_on_error */
 	uint64_t checksum_errors, fill_errors;

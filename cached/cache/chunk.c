@@ -228,6 +228,7 @@ static void cfile_detach(struct cache *cache, struct cfile *f)
 	struct tier *t = &cache->tiers[f->tier];
 	if (f->seg) {
 		/* its bytes stay in the segment, dead, until the segment goes */
+		seg_link_del(&f->seg_link);
 		f->chunk = NULL;
 		tier_item_dead(t);
 		chunk_segment_item_dead(cache, f->tier, f->seg, f->len);
@@ -323,6 +324,7 @@ void chunk_set_segment(struct chunk *c, struct segment *g, uint64_t off)
 	c->file->seg = g;
 	c->file->off = off;
 	segment_ref(g);
+	seg_link_add_tail(&g->items_live, &c->file->seg_link);
 }
 
 void chunk_loc_path(const struct cache *cache, const struct chunk *c, char *buf, size_t n)

@@ -84,6 +84,17 @@ static inline uint64_t chunk_base(const struct chunk *c)
 {
 	return c->file->seg ? c->file->off : 0;
 }
+/* The live items of a segment, oldest link first, without a walk of the
+ * chunk table:
+ *   for (struct seg_link *l = g->items_live.next, *nx; l != &g->items_live; l = nx) {
+ *           nx = l->next;
+ *           struct chunk *c = chunk_of_seg_link(l);
+ * c may be dropped before the next step; dropping the segment's last item
+ * may free g (stop then: g->items was 1). */
+static inline struct chunk *chunk_of_seg_link(struct seg_link *l)
+{
+	return ((struct cfile *)((char *)l - offsetof(struct cfile, seg_link)))->chunk;
+}
 /* The path of the file holding the chunk (its chunk file or segment). */
 void chunk_loc_path(const struct cache *cache, const struct chunk *c, char *buf, size_t n);
 /* An item of segment g on `tier` died; if that emptied a sealed segment,

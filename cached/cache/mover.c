@@ -27,11 +27,16 @@
 #include "loop.h"
 #include "policy_glue.h"
 #include "seg_place.h"
+#include "seg_sync.h"
 #include "reclaim.h"
 #include "tier_health.h"
 #include "workers.h"
 
 #define MOVES_MAX 4
+/* ... not counting copies written and waiting for their segment's sync
+ * (seg_sync.h), of which there may be this many more: the longer a sync
+ * group, the fewer syncs */
+#define MOVES_SYNCING_MAX 32
 
 struct move {
 	struct job job;
@@ -50,6 +55,8 @@ struct move {
 	struct segment *dseg; /* a small chunk goes into the target's segment ... */
 	uint64_t doff;        /* ... at this offset */
 	int dwfd;
+	bool need_sync;       /* written into dseg, not yet synced (seg_sync.h) */
+	struct seg_sync_waiter sw;
 	char tmp[PATH_MAX + 96];
 	char dst[PATH_MAX + 96];
 };
@@ -58,11 +65,20 @@ struct move {
 struct mover {
 	struct event *ev;      /* a pass, coalesced */
 	unsigned moves_inflight;
+	unsigned moves_syncing;  /* ... of which written, waiting for a sync */
 	uint64_t moving_bytes[TIER_COUNT]; /* bytes of this tier being moved out */
 	bool draining[TIER_COUNT];          /* past high water, until low water */
+	struct seg_syncs *syncs;            /* copies into segments: one sync covers many */
 };
 
 static void mover_run(evutil_socket_t fd, short what, void *arg);
+
+/* No room for another demotion or promotion now. */
+static bool moves_full(const struct mover *mv)
+{
+	return mv->moves_inflight - mv->moves_syncing >= MOVES_MAX ||
+	       mv->moves_syncing >= MOVES_SYNCING_MAX;
+}
 
 int mover_init(struct cache *cache)
 {
@@ -71,7 +87,8 @@ int mover_init(struct cache *cache)
 		return -ENOMEM;
 	cache->mover = mv;
 	mv->ev = event_new(cache->base, -1, 0, mover_run, cache);
-	if (!mv->ev)
+	mv->syncs = seg_syncs_new(&cache->ctr.segment_copy_syncs);
+	if (!mv->ev || !mv->syncs)
 		return -ENOMEM;
 	return reclaim_init(cache);
 }
@@ -82,6 +99,7 @@ void mover_free(struct cache *cache)
 	if (!mv)
 		return;
 	reclaim_free(cache);
+	seg_syncs_free(mv->syncs);
 	if (mv->ev)
 		event_free(mv->ev);
 	free(mv);
@@ -135,21 +153,23 @@ void mover_evict(struct cache *cache, struct chunk *c)
 static bool reclaim_drop(struct cache *cache, enum tier_id t, struct segment *g)
 {
 	uint64_t id = g->id, size = g->size;
-	struct chunk_iter it;
 	bool kept = false;
-	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it))
-		if (c->file->seg == g && c->tier == t && c->state == CHUNK_RESIDENT &&
-		    policy_glue_reclaim_keeps(cache, c, size)) {
-			kept = true;
-			break;
-		}
-	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it)) {
-		if (c->file->seg != g || c->tier != t || c->state != CHUNK_RESIDENT)
+	/* its own list of live items: no walk of the chunk table */
+	for (struct seg_link *l = g->items_live.next; l != &g->items_live && !kept; l = l->next) {
+		struct chunk *c = chunk_of_seg_link(l);
+		kept = c && c->tier == t && c->state == CHUNK_RESIDENT &&
+		       policy_glue_reclaim_keeps(cache, c, size);
+	}
+	for (struct seg_link *l = g->items_live.next, *nx; l != &g->items_live; l = nx) {
+		nx = l->next;
+		struct chunk *c = chunk_of_seg_link(l);
+		if (!c || c->tier != t || c->state != CHUNK_RESIDENT)
 			continue;
 		if (kept && policy_glue_reclaim_keeps(cache, c, size))
 			continue;
 		cache->ctr.evictions++;
 		cache->ctr.segment_items_dropped++;
+		cache->ctr.segment_reclaim_dropped_bytes += c->len;
 		bool last = g->items == 1;
 		chunk_drop(cache, c, "segment_reclaim_for_room");
 		if (last)
@@ -167,7 +187,7 @@ bool mover_reclaim(struct cache *cache, enum tier_id t, uint64_t len)
 	/* dead bytes in segments come back only with their segment: reclaim
 	 * the deadest before giving up any live chunk */
 	while (tier_free(tr) < len && cache->segs[t].bytes_dead &&
-	       (g = segstore_reclaim_candidate(&cache->segs[t], 100)) && reclaim_drop(cache, t, g))
+	       (g = reclaim_choose(cache, t, 100)) && reclaim_drop(cache, t, g))
 		;
 	return tier_free(tr) >= len;
 }
@@ -218,10 +238,11 @@ static void move_work(struct job *j)
 	if (!m->err && chunk_checksum(buf, m->len) != m->checksum)
 		m->err = -EBADMSG;
 	if (!m->err && m->dseg) {
-		/* synced before the record names it, as a chunk file is */
+		/* synced before the record names it, as a chunk file is: by
+		 * the sync the loop starts for this segment's copies
+		 * (move_done, seg_sync.h) */
 		m->err = segment_pwrite(m->dwfd, buf, m->len, m->doff);
-		if (!m->err)
-			m->err = segment_sync(m->dst);
+		m->need_sync = !m->err;
 		m->write_failed = m->err < 0;
 	} else if (!m->err) {
 		m->err = tier_file_write(m->tmp, m->dst, buf, m->len, &fd);
@@ -232,11 +253,37 @@ static void move_work(struct job *j)
 	free(buf);
 }
 
+static void move_done(struct job *j);
+
+/* The sync that covers a copy's bytes in its segment ended. */
+static void move_synced(struct seg_sync_waiter *w, int err)
+{
+	struct move *m = (struct move *)((char *)w - offsetof(struct move, sw));
+	m->cache->mover->moves_syncing--;
+	m->err = err;
+	m->write_failed = err < 0;
+	move_done(&m->job);
+}
+
 static void move_done(struct job *j)
 {
 	struct move *m = (struct move *)j;
 	struct cache *cache = m->cache;
 	struct chunk *c = m->c;
+	if (m->need_sync) {
+		m->need_sync = false;
+		m->sw.done = move_synced;
+		if (!c->doomed &&
+		    seg_sync_after_write(cache->mover->syncs, cache->workers, m->dseg, &m->sw) == 0) {
+			cache->mover->moves_syncing++;
+			mover_kick(cache); /* room for another copy to write */
+			return; /* move_synced goes on */
+		}
+		if (!c->doomed) { /* no memory for a batch: sync here */
+			m->err = segment_sync(m->dst);
+			m->write_failed = m->err < 0;
+		}
+	}
 	int err = m->err ? m->err : c->doomed ? -ENOENT : 0;
 	cache->mover->moves_inflight--;
 	cache->mover->moving_bytes[m->from] -= m->len;
@@ -366,7 +413,7 @@ void mover_promote(struct cache *cache, struct chunk *c)
 	struct tier *hot = &cache->tiers[TIER_HOT];
 	if (c->tier != TIER_WARM || c->state != CHUNK_RESIDENT || cache->stopping)
 		return;
-	if (cache->mover->moves_inflight >= MOVES_MAX || !tier_reserve(hot, c->len))
+	if (moves_full(cache->mover) || !tier_reserve(hot, c->len))
 		return;
 	move_start(cache, c, TIER_HOT, NULL, NULL);
 }
@@ -390,7 +437,7 @@ enum give_up {
 static enum give_up give_up_one(struct cache *cache, enum tier_id t)
 {
 	bool warm = t == TIER_HOT && cache->tiers[TIER_WARM].present;
-	if (warm && cache->mover->moves_inflight >= MOVES_MAX)
+	if (warm && moves_full(cache->mover))
 		return GIVE_WAIT; /* before asking warm's policy: it counts the ask */
 	struct chunk *v = mover_victim(cache, t);
 	if (!v)

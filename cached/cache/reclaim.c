@@ -79,25 +79,63 @@ void reclaim_free(struct cache *cache)
 }
 
 /* Start reclaiming g: note the keys of its live items. */
-static int tr_start(struct cache *cache, enum tier_id t, struct tier_reclaim *r, struct segment *g)
+static int tr_start(enum tier_id t, struct tier_reclaim *r, struct segment *g)
 {
 	size_t cap = g->items ? g->items : 1;
 	r->keys = calloc(cap, sizeof(*r->keys));
 	if (!r->keys)
 		return -ENOMEM;
 	r->n = r->next = 0;
-	struct chunk_iter it;
-	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c && r->n < cap;
-	     c = chunk_iter_next(&it))
-		if (c->file->seg == g && c->tier == t && c->state == CHUNK_RESIDENT)
+	for (struct seg_link *l = g->items_live.next; l != &g->items_live && r->n < cap; l = l->next) {
+		struct chunk *c = chunk_of_seg_link(l);
+		if (c && c->tier == t && c->state == CHUNK_RESIDENT)
 			r->keys[r->n++] = c->key;
+	}
 	r->id = g->id;
 	r->size = g->size;
 	return 0;
 }
 
+/* The bytes of g's live items the policy keeps on tier t: what reclaiming
+ * g would copy into t (the others are demoted or dropped, as the policy
+ * would give them up anyway). */
+static uint64_t kept_bytes(struct cache *cache, enum tier_id t, struct segment *g)
+{
+	uint64_t kept = 0;
+	for (struct seg_link *l = g->items_live.next; l != &g->items_live; l = l->next) {
+		struct chunk *c = chunk_of_seg_link(l);
+		if (c && c->tier == t && c->state == CHUNK_RESIDENT &&
+		    policy_glue_reclaim_keeps(cache, c, g->size))
+			kept += c->len;
+	}
+	return kept;
+}
+
+struct segment *reclaim_choose(struct cache *cache, enum tier_id t, unsigned max_live_pct)
+{
+	struct segment *cand[RECLAIM_CHOICES];
+	size_t n = segstore_reclaim_candidates(&cache->segs[t], max_live_pct, cand, RECLAIM_CHOICES);
+	struct segment *best = NULL;
+	uint64_t best_kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t kept = kept_bytes(cache, t, cand[i]);
+		/* the fewest bytes copied per byte given back (its size);
+		 * ties: the deadest, first in cand */
+		if (!best || (unsigned __int128)kept * best->size < (unsigned __int128)best_kept * cand[i]->size) {
+			best = cand[i];
+			best_kept = kept;
+		}
+		if (!kept)
+			break; /* nothing to copy: the deadest of those */
+	}
+	if (best)
+		segment_seal(&cache->segs[t], best);
+	return best;
+}
+
 struct copy_arg {
 	enum tier_id tier; /* whose reclaim */
+	uint32_t len;
 	bool same;         /* kept on its tier (else demoted) */
 };
 
@@ -106,10 +144,14 @@ static void copy_done(struct cache *cache, void *arg, int err)
 	struct copy_arg *a = arg;
 	if (cache->reclaim) {
 		cache->reclaim->t[a->tier].copies--;
-		if (!err) /* a failed copy: dropped by the mover (a bad checksum
-			   * counts in checksum_errors) or, if only the target
-			   * could not be written, left for drop_rest */
+		/* a failed copy: dropped by the mover (a bad checksum counts
+		 * in checksum_errors) or, if only the target could not be
+		 * written, left for drop_rest */
+		if (!err) {
 			cache->ctr.segment_items_kept++;
+			if (a->same) /* a demotion counts in demotions */
+				cache->ctr.segment_reclaim_copied_bytes += a->len;
+		}
 	}
 	free(a);
 	/* move_done kicks the mover: the reclaim goes on in its pass */
@@ -119,6 +161,7 @@ static void drop_item(struct cache *cache, struct chunk *c, const char *why)
 {
 	cache->ctr.evictions++;
 	cache->ctr.segment_items_dropped++;
+	cache->ctr.segment_reclaim_dropped_bytes += c->len;
 	chunk_drop(cache, c, why);
 }
 
@@ -132,6 +175,7 @@ static void copy_item(struct cache *cache, enum tier_id t, struct chunk *c, enum
 		return;
 	}
 	a->tier = t;
+	a->len = c->len;
 	a->same = to == t;
 	/* its own tier: only into room it has (the band under the high
 	 * watermark); warm: room made as for a demotion */
@@ -148,14 +192,14 @@ static void copy_item(struct cache *cache, enum tier_id t, struct chunk *c, enum
  * with its copies and the segment must go whole. */
 static void drop_rest(struct cache *cache, enum tier_id t, struct segment *g)
 {
-	struct chunk_iter it;
-	uint64_t id = g->id;
-	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it)) {
-		if (c->file->seg != g || c->tier != t || c->state != CHUNK_RESIDENT)
+	for (struct seg_link *l = g->items_live.next, *nx; l != &g->items_live; l = nx) {
+		nx = l->next;
+		struct chunk *c = chunk_of_seg_link(l);
+		if (!c || c->tier != t || c->state != CHUNK_RESIDENT)
 			continue;
 		bool last = g->items == 1;
 		drop_item(cache, c, "segment_reclaim_rest");
-		if (last || !segstore_find(&cache->segs[t], id))
+		if (last)
 			return; /* g is unlinked (and maybe freed) */
 	}
 }
@@ -170,9 +214,9 @@ void reclaim_step(struct cache *cache, enum tier_id t)
 		/* a tier over its high mark (dead bytes count in its used:
 		 * they are disk space) reclaims fuller segments too; each
 		 * still gives back at least a quarter of itself */
-		g = segstore_reclaim_candidate(ss, tier_over_high(&cache->tiers[t]) ? RECLAIM_LIVE_PCT_OVER
-									    : RECLAIM_LIVE_PCT);
-		if (!g || tr_start(cache, t, r, g) < 0)
+		g = reclaim_choose(cache, t, tier_over_high(&cache->tiers[t]) ? RECLAIM_LIVE_PCT_OVER
+									      : RECLAIM_LIVE_PCT);
+		if (!g || tr_start(t, r, g) < 0)
 			return;
 		log_debug("tier=%s op=segment_reclaim segment=%llx live=%llu size=%llu items=%zu",
 			  cache->tiers[t].name, (unsigned long long)g->id,

@@ -32,7 +32,14 @@
 #define RECLAIM_STEP 32u
 #define RECLAIM_COPIES 8u
 
+#define RECLAIM_CHOICES 8u /* segments ranked per choice (reclaim_choose) */
+
 int reclaim_init(struct cache *cache);
+/* The segment of tier t to reclaim next, sealed: of the RECLAIM_CHOICES
+ * deadest with at most max_live_pct % live, the one whose live items the
+ * policy keeps least (fewest bytes a reclaim would copy into t per byte it
+ * gives back), then the deadest. NULL if none. */
+struct segment *reclaim_choose(struct cache *cache, enum tier_id t, unsigned max_live_pct);
 void reclaim_free(struct cache *cache);
 /* One bounded step of tier t's reclaim (the mover's pass calls it). */
 void reclaim_step(struct cache *cache, enum tier_id t);

@@ -96,6 +96,7 @@ static struct segment *seg_new(struct segstore *s, uint64_t id)
 	g->id = id;
 	g->named = true;
 	g->wfd = g->rfd = -1;
+	seg_link_init(&g->items_live);
 	seg_path(s, id, g->path, sizeof(g->path));
 	g->next = s->list;
 	s->list = g;
@@ -288,26 +289,55 @@ bool segment_unref(struct segstore *s, struct segment *g)
 	return true;
 }
 
+/* g may be reclaimed with at most max_live_pct % of it live. */
+static bool reclaimable(const struct segment *g, unsigned max_live_pct)
+{
+	if (!g->named || g->writers || !g->size)
+		return false;
+	/* an open one too, if it has dead bytes: on a small tier (or one
+	 * whose capacity a reload lowered) its dead bytes could otherwise
+	 * hold the tier over its marks; it is sealed when chosen */
+	if (!g->sealed && (g->size == g->live || !g->items))
+		return false; /* (an empty one goes with its next item's death) */
+	return g->live * 100 <= g->size * max_live_pct;
+}
+
 struct segment *segstore_reclaim_candidate(struct segstore *s, unsigned max_live_pct)
 {
 	struct segment *best = NULL;
-	for (struct segment *g = s->list; g; g = g->next) {
-		if (!g->named || g->writers || !g->size)
-			continue;
-		/* an open one too, if it has dead bytes: on a small tier (or one
-		 * whose capacity a reload lowered) its dead bytes could
-		 * otherwise hold the tier over its marks; it is sealed when
-		 * chosen */
-		if (!g->sealed && (g->size == g->live || !g->items))
-			continue; /* (an empty one goes with its next item's death) */
-		if (g->live * 100 > g->size * max_live_pct)
-			continue;
-		if (!best || g->size - g->live > best->size - best->live)
-			best = g;
-	}
-	if (best && !best->sealed)
-		seg_seal(s, best);
+	if (segstore_reclaim_candidates(s, max_live_pct, &best, 1))
+		segment_seal(s, best);
 	return best;
+}
+
+size_t segstore_reclaim_candidates(struct segstore *s, unsigned max_live_pct, struct segment **out,
+				   size_t k)
+{
+	size_t n = 0;
+	for (struct segment *g = s->list; g && k; g = g->next) {
+		if (!reclaimable(g, max_live_pct))
+			continue;
+		/* insert by dead bytes, most first (the first of equals
+		 * first); the k deadest stay */
+		uint64_t dead = g->size - g->live;
+		if (n == k) {
+			if (dead <= out[k - 1]->size - out[k - 1]->live)
+				continue;
+			n--;
+		}
+		size_t i = n++;
+		while (i > 0 && out[i - 1]->size - out[i - 1]->live < dead) {
+			out[i] = out[i - 1];
+			i--;
+		}
+		out[i] = g;
+	}
+	return n;
+}
+
+void segment_seal(struct segstore *s, struct segment *g)
+{
+	seg_seal(s, g);
 }
 
 struct segment *segstore_find(const struct segstore *s, uint64_t id)

@@ -38,6 +38,34 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A link in a segment's list of live items. The store only starts the
+ * list empty; the engine (cache/chunk.c) links each live item's file in
+ * and out, so a reclaim visits a segment's items without walking every
+ * chunk. */
+struct seg_link {
+	struct seg_link *prev, *next;
+};
+
+static inline void seg_link_init(struct seg_link *l)
+{
+	l->prev = l->next = l;
+}
+
+static inline void seg_link_add_tail(struct seg_link *head, struct seg_link *l)
+{
+	l->prev = head->prev;
+	l->next = head;
+	head->prev->next = l;
+	head->prev = l;
+}
+
+static inline void seg_link_del(struct seg_link *l)
+{
+	l->prev->next = l->next;
+	l->next->prev = l->prev;
+	l->prev = l->next = l;
+}
+
 struct segment {
 	struct segment *next;    /* the store's list */
 	uint64_t id;
@@ -47,6 +75,7 @@ struct segment {
 	uint64_t size;           /* bytes assigned (written or being written) */
 	uint64_t live;           /* bytes of live items */
 	uint32_t items;          /* live items */
+	struct seg_link items_live; /* ... linked by the engine (circular, its head) */
 	uint32_t writers;        /* appends in flight */
 	uint32_t refs;           /* descriptors handed out that still need it
 				  * (held by the engine's file references) */
@@ -120,6 +149,13 @@ bool segment_unref(struct segstore *s, struct segment *seg);
  * most max_live_pct % of its size live; NULL if none. An open segment
  * (with dead bytes) is sealed when chosen. */
 struct segment *segstore_reclaim_candidate(struct segstore *s, unsigned max_live_pct);
+/* Up to k segments segstore_reclaim_candidate could choose, the most dead
+ * bytes first (none is sealed): for a caller that ranks them by what their
+ * live items are worth. Returns how many. */
+size_t segstore_reclaim_candidates(struct segstore *s, unsigned max_live_pct, struct segment **out,
+				   size_t k);
+/* Take no more items (a chosen candidate that is still open). */
+void segment_seal(struct segstore *s, struct segment *g);
 struct segment *segstore_find(const struct segstore *s, uint64_t id);
 /* A new read-only descriptor of the segment (for a client). */
 int segment_open_fd(const struct segment *seg);

@@ -284,6 +284,57 @@ static void test_size_for_tier(void **state)
 	assert_int_equal(segment_size_for(0, 1ull << 40), SEGMENT_SIZE_DEFAULT);
 }
 
+/* Candidates for a reclaim that ranks them itself: the deadest first, at
+ * most k, only those with at most the given share live, none sealed by
+ * the asking; segment_seal then seals the open one chosen. */
+static void test_candidates_ranked(void **state)
+{
+	(void)state;
+	struct segstore s;
+	char tp[256];
+	snprintf(tp, sizeof(tp), "%s/t5", dir);
+	mkdir(tp, 0750);
+	assert_int_equal(segstore_init(&s, tp, "hot", 100000), 0);
+	struct segment *g[16];
+	uint64_t off;
+	/* 16 items of 20000: segments of 5 items, the fourth one open */
+	for (unsigned i = 0; i < 16; i++)
+		g[i] = append(&s, 60 + i, 20000, &off);
+	struct segment *a = g[0], *b = g[5], *c = g[10], *open = g[15];
+	assert_true(a->sealed && b->sealed && c->sealed);
+	assert_false(open->sealed);
+	assert_true(a != b && b != c && c != open);
+	/* dead: a 1 item, b 3, c 2 */
+	assert_false(segment_item_dead(&s, a, 20000));
+	for (unsigned i = 0; i < 3; i++)
+		assert_false(segment_item_dead(&s, b, 20000));
+	for (unsigned i = 0; i < 2; i++)
+		assert_false(segment_item_dead(&s, c, 20000));
+	struct segment *out[8];
+	assert_int_equal(segstore_reclaim_candidates(&s, 100, out, 8), 3);
+	assert_ptr_equal(out[0], b);
+	assert_ptr_equal(out[1], c);
+	assert_ptr_equal(out[2], a);
+	assert_int_equal(segstore_reclaim_candidates(&s, 100, out, 2), 2);
+	assert_ptr_equal(out[0], b);
+	assert_ptr_equal(out[1], c);
+	/* b is 40 % live, c 60 %, a 80 % */
+	assert_int_equal(segstore_reclaim_candidates(&s, 50, out, 8), 1);
+	assert_ptr_equal(out[0], b);
+	assert_int_equal(segstore_reclaim_candidates(&s, 10, out, 8), 0);
+	/* the open one: a candidate once it has dead bytes and a live item,
+	 * not sealed by being listed */
+	append(&s, 90, 20000, &off);
+	assert_false(segment_item_dead(&s, open, 20000));
+	assert_int_equal(segstore_reclaim_candidates(&s, 100, out, 8), 4);
+	assert_false(open->sealed);
+	segment_seal(&s, open);
+	assert_true(open->sealed);
+	struct segment *next = append(&s, 91, 20000, &off);
+	assert_true(next != open);
+	segstore_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_reload_after_crash),
 		cmocka_unit_test(test_domains_apart),
 		cmocka_unit_test(test_size_for_tier),
+		cmocka_unit_test(test_candidates_ranked),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
