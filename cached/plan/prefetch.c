@@ -151,6 +151,10 @@ static void pf_done(struct cache *cache, struct waiter *w, struct chunk *c, int 
 			pf->late++;
 		if (!c->prefetched) {
 			c->prefetched = !late;
+			/* its read is coming: a policy that gives up its newest
+			 * entry first (epoch) must not give this one up for it */
+			if (c->prefetched && c->state == CHUNK_RESIDENT && c->ds->pol[c->tier])
+				policy_loaded_ahead(c->ds->pol[c->tier], &c->pe);
 			pf->bytes += c->len;
 			if (!r->psid)
 				pf->readahead_bytes += c->len;

@@ -24,10 +24,12 @@
 
 /* An entry whose timed prefetch load is in flight (on no tier yet). */
 #define SIM_LOADING TIER_COUNT
+/* ... and was read meanwhile (late): it lands as a fill, not ahead. */
+#define SIM_LOADING_READ (TIER_COUNT + 1)
 
 struct sim_ent {
 	struct pol_entry e; /* first: a pol_entry * is a sim_ent * */
-	int tier;           /* TIER_NONE, TIER_HOT, TIER_WARM, SIM_LOADING */
+	int tier;           /* TIER_NONE, TIER_HOT, TIER_WARM, SIM_LOADING(_READ) */
 };
 
 /* Each job's reads as keys, with where each of its epochs starts. */
@@ -228,10 +230,15 @@ static bool sim_prefetch_room(struct sim_run *s, struct plan_store *ps, uint64_t
 	return plan_use_displaces(plan_store_next_use(ps, v->key), plan_store_next_use(ps, key));
 }
 
-/* A load on hot: it landed (timed) or was issued (instant). */
+/* A load on hot: it landed (timed) or was issued (instant). Loaded ahead
+ * of its read unless the read came while it was in flight (the daemon's
+ * pf_done: a late chunk is no prefetch hit). */
 static void sim_prefetch_land(struct sim_run *s, struct sim_ent *se, uint64_t now)
 {
+	bool read = se->tier == SIM_LOADING_READ;
 	policy_insert(s->pl.tier[TIER_HOT], &se->e, now);
+	if (!read)
+		policy_loaded_ahead(s->pl.tier[TIER_HOT], &se->e);
 	se->tier = TIER_HOT;
 	sim_make_room(s, TIER_HOT, now);
 }
@@ -457,10 +464,11 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 		ec->accesses++;
 		ec->bytes += size;
 		int to;
-		if (se->tier == SIM_LOADING) {
+		if (se->tier == SIM_LOADING || se->tier == SIM_LOADING_READ) {
 			/* late: waits for the load in flight, a miss that reads
 			 * nothing more from cold; the load places it */
 			r->prefetch_late++;
+			se->tier = SIM_LOADING_READ;
 			to = TIER_NONE;
 		} else if (se->tier != TIER_NONE) {
 			int from = se->tier;
