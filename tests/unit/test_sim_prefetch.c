@@ -112,11 +112,40 @@ static void test_stall_hand_counted(void **state)
 	trace_free(&t);
 }
 
+/* epoch gives up its newest entry when nothing is dead; a load is the
+ * newest, so it must wait for its read (policy loaded_ahead), as in the
+ * daemon. A..F once, one rank, hot 300, window 100, epoch. Counted:
+ *   read A (miss, admitted: room). load B (room).
+ *   read B (hit). load C (room: hot holds A B C).
+ *   read C (hit). load D: over budget, the victim C (just read, no plan
+ *     needs it again) may go: D lands, C goes (not D, loaded ahead).
+ *   read D, E, F the same way: hits, each loading the next.
+ * 5 hits, 5 loads, no stall. Were the load the victim (D given up at
+ * once, then E, F), only B and C would hit. */
+static void test_epoch_load_waits_for_its_read(void **state)
+{
+	(void)state;
+	static const uint32_t order[] = { 0, 1, 2, 3, 4, 5 };
+	struct trace t;
+	build(&t, 6, order, NULL, 6);
+	struct sim_result r = run(&t, "epoch", 3 * SZ, 0);
+	assert_int_equal(r.all.hits, 0);
+	sim_result_free(&r);
+	r = run(&t, "epoch", 3 * SZ, SZ);
+	assert_int_equal(r.all.hits, 5);
+	assert_int_equal(r.prefetched, 5);
+	assert_int_equal(r.prefetch_stalls, 0);
+	assert_int_equal(r.cold_bytes, SZ);
+	sim_result_free(&r);
+	trace_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_window_hand_counted),
 		cmocka_unit_test(test_stall_hand_counted),
+		cmocka_unit_test(test_epoch_load_waits_for_its_read),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
