@@ -157,6 +157,21 @@ static int sim_plans_build(struct sim_plans *sp, const struct trace *t, uint32_t
 		goto out;
 	for (size_t i = 0; i < t->n; i++)
 		count[(size_t)t->job[i] * (sp->nepochs + 1) + t->epoch[i] + 1]++;
+	/* the daemon's plans: one per rank of each job; every window
+	 * together at most half of hot's budget (prefetch_window) */
+	uint64_t plans = 0;
+	if (sp->pf) {
+		for (size_t i = 0; i < t->n; i++)
+			if ((uint64_t)t->rank[i] + 1 > sp->pf[t->job[i]].window)
+				sp->pf[t->job[i]].window = (uint64_t)t->rank[i] + 1; /* ranks, for now */
+		for (uint32_t j = 0; j < sp->njobs; j++)
+			plans += sp->pf[j].window;
+		uint64_t per = plans > 1 ? hot_half / plans : hot_half;
+		if (window > per)
+			window = per;
+		for (uint32_t j = 0; j < sp->njobs; j++)
+			sp->pf[j].window *= window; /* ranks x each plan's window */
+	}
 	for (uint32_t j = 0; j < sp->njobs; j++) {
 		uint64_t *c = count + (size_t)j * (sp->nepochs + 1);
 		for (uint32_t e = 0; e < sp->nepochs; e++)
@@ -174,14 +189,8 @@ static int sim_plans_build(struct sim_plans *sp, const struct trace *t, uint32_t
 	 * leaves each job's keys sorted by epoch, then by time. */
 	for (size_t i = 0; i < t->n; i++) {
 		uint64_t *c = count + (size_t)t->job[i] * (sp->nepochs + 1) + t->epoch[i];
-		if (sp->pf) {
+		if (sp->pf)
 			sp->pf[t->job[i]].objs[*c] = t->obj[i];
-			/* a job of ranks 0..R-1: R plans in the daemon, R windows */
-			/* the daemon's bound per plan: half of hot's budget */
-			uint64_t w = (window < hot_half ? window : hot_half) * ((uint64_t)t->rank[i] + 1);
-			if (w > sp->pf[t->job[i]].window)
-				sp->pf[t->job[i]].window = w;
-		}
 		sp->keys[t->job[i]][(*c)++] = t->key[t->obj[i]];
 	}
 	for (uint32_t j = 0; j < sp->njobs; j++) {
