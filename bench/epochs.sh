@@ -186,9 +186,11 @@ print("             (prefetch: %d chunks, %.1f MB; %d read, %d late (read while 
 	# hits, and / OPT's, on exactly the accesses the daemon saw
 	lw=$("$O/bin/tierctl" status --json | python3 -c "import json,sys; t={x['name']: x['low_water_bytes'] for x in json.load(sys.stdin)['tiers']}; print(t['hot'], t['warm'])")
 	# a registered plan: model the prefetcher; its window per plan is
-	# prefetch_max_bytes (1G, not set here) or half of hot's budget,
-	# whichever is less, once a pipeline of prefetch_inflight (8) x 4M
-	# chunks exceeds that (it does for hot budgets up to 64M)
+	# prefetch_max_bytes (1G, not set here) or half of hot's budget
+	# shared between the plans reading (a DDP job's ranks; the simulator
+	# divides by them as the daemon does), whichever is less, once a
+	# pipeline of prefetch_inflight (8) x 4M chunks exceeds that (it does
+	# for hot budgets up to 64M)
 	pfw=()
 	if [ "$DDP" -gt 0 ] || [ "$p" = clairvoyant ]; then
 		pfw=(--prefetch-window $(("${lw% *}" / 2)))

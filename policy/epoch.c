@@ -54,6 +54,15 @@
  * would teach the instance a tiny epoch length, call every resident dead
  * and turn it into LRU.
  *
+ * A plan prefetch loads entries ahead of their read (loaded_ahead). Such an
+ * entry is the newest, so "give up the most recently used" would give it
+ * up before its read: the prefetch wasted, and a fight with the
+ * prefetcher. It waits on a list of its own instead, out of victim()'s
+ * reach until its read (a hit, which puts it in its class list: then it
+ * is the most recently used, the next to go, as any entry just read) or
+ * until it has idled as long as a dead entry (the plan moved on without
+ * it). Its first read is no reuse: not a sample of the epoch length.
+ *
  * Pure: no I/O, no locks, no clock reads. One instance per thread.
  */
 #include "policy.h"
@@ -73,12 +82,15 @@
 #define EPOCH_WARMUP 32
 /* Size classes: class c holds entries of 2^c .. 2^(c+1)-1 bytes (0: 0, 1). */
 #define EPOCH_CLASSES 64
+/* e->aux of an entry on the ahead list (loaded ahead, not read since). */
+#define EPOCH_AHEAD 0x41484421u
 
 struct epoch {
 	struct policy base;
 	/* one recency list per size class, head: most recently used */
 	struct pol_list cls[EPOCH_CLASSES];
 	uint64_t nonempty;   /* bit c: cls[c] holds entries */
+	struct pol_list ahead; /* loaded ahead of their read, not read yet */
 	uint64_t capacity;   /* 0: unknown, admit everything */
 	uint64_t tick;       /* accesses seen (hits + admits) */
 	double reuse_q;      /* quantile of hit reuse distances, in ticks */
@@ -90,6 +102,7 @@ struct epoch {
 	double size_ratio;  /* displace live entries this many times larger; 0: never */
 	uint64_t admitted, refused;
 	uint64_t displacing; /* admits that took the room of larger live entries */
+	uint64_t loaded_ahead; /* entries a prefetch brought (ahead list) */
 };
 
 static unsigned epoch_class(uint64_t size)
@@ -114,13 +127,19 @@ static void epoch_push(struct epoch *ep, struct pol_entry *e, bool head)
 
 static void epoch_unlink(struct epoch *ep, struct pol_entry *e)
 {
+	if (e->aux == EPOCH_AHEAD) {
+		pol_list_unlink(&ep->ahead, e);
+		e->aux = 0;
+		return;
+	}
 	unsigned c = epoch_class(e->size);
 	pol_list_unlink(&ep->cls[c], e);
 	if (pol_list_empty(&ep->cls[c]))
 		ep->nonempty &= ~(1ull << c);
 }
 
-/* The entry read longest ago (the oldest of the classes' tails). */
+/* The entry read (or loaded ahead) longest ago: the oldest of the classes'
+ * tails and the ahead list's. */
 static struct pol_entry *epoch_oldest(const struct epoch *ep)
 {
 	struct pol_entry *best = NULL;
@@ -129,6 +148,9 @@ static struct pol_entry *epoch_oldest(const struct epoch *ep)
 		if (!best || t->stamp < best->stamp)
 			best = t;
 	}
+	struct pol_entry *a = pol_list_tail(&ep->ahead);
+	if (a && (!best || a->stamp < best->stamp))
+		best = a;
 	return best;
 }
 
@@ -170,6 +192,7 @@ static int epoch_create(const struct policy_env *env, struct policy **out)
 		return -ENOMEM;
 	for (int c = 0; c < EPOCH_CLASSES; c++)
 		pol_list_init(&ep->cls[c]);
+	pol_list_init(&ep->ahead);
 	ep->capacity = env ? env->capacity : 0;
 	ep->dead_factor = 2.0;
 	ep->first_epoch = 16.0;
@@ -260,6 +283,14 @@ static void epoch_hit(struct policy *p, struct pol_entry *e, uint64_t now)
 {
 	struct epoch *ep = (struct epoch *)p;
 	ep->tick++;
+	if (e->aux == EPOCH_AHEAD) {
+		/* its first read, not a reuse: no sample of the epoch length */
+		e->stamp = ep->tick;
+		e->atime = now;
+		epoch_unlink(ep, e);
+		epoch_push(ep, e, true);
+		return;
+	}
 	double d = (double)(ep->tick - e->stamp);
 	double w = ep->rate;
 	if (w <= 0)
@@ -318,6 +349,15 @@ static bool epoch_admit(struct policy *p, uint64_t key, uint64_t size, uint64_t 
 			room += e->size;
 		}
 	}
+	/* entries loaded ahead whose read never came (victim() gives up
+	 * the oldest of all first when it is dead) */
+	for (struct pol_entry *e = pol_list_tail(&ep->ahead);
+	     e && e != &ep->ahead.head && room < need && scanned < EPOCH_SCAN_MAX;
+	     e = e->prev, scanned++) {
+		if (!epoch_dead(ep, e))
+			break;
+		room += e->size;
+	}
 	if (room >= need) {
 		ok = true;
 		goto out;
@@ -343,6 +383,7 @@ static void epoch_insert(struct policy *p, struct pol_entry *e, uint64_t now)
 	if (e->list == EPOCH_LEFT)
 		memcpy(&idle, &e->stamp, sizeof(idle));
 	e->list = 0;
+	e->aux = 0;
 	e->atime = now;
 	if (!(idle > 0) || idle > 1e9) { /* a new entry (or nothing sane kept) */
 		e->stamp = ep->tick;
@@ -376,6 +417,8 @@ static struct pol_entry *epoch_victim(struct policy *p, uint64_t now)
 	struct pol_entry *old = epoch_oldest(ep);
 	if (!old || epoch_dead(ep, old))
 		return old;
+	if (!ep->nonempty) /* only entries loaded ahead: the oldest of them */
+		return pol_list_tail(&ep->ahead);
 	/* nothing dead: the most recently used entry, or the most recently
 	 * used of the largest if they are size_ratio times larger than it */
 	struct pol_entry *mru = epoch_newest(ep);
@@ -385,17 +428,32 @@ static struct pol_entry *epoch_victim(struct policy *p, uint64_t now)
 	return mru;
 }
 
+/* Just inserted by a prefetch: out of victim()'s reach until read (top of
+ * file). A moved-in entry (demoted, promoted) is never loaded ahead. */
+static void epoch_loaded_ahead(struct policy *p, struct pol_entry *e)
+{
+	struct epoch *ep = (struct epoch *)p;
+	if (e->aux == EPOCH_AHEAD)
+		return;
+	epoch_unlink(ep, e);
+	e->aux = EPOCH_AHEAD;
+	pol_list_push_head(&ep->ahead, e);
+	ep->loaded_ahead++;
+}
+
 static int epoch_describe(struct policy *p, char *buf, size_t len)
 {
 	struct epoch *ep = (struct epoch *)p;
 	snprintf(buf, len,
 		 "dead_factor=%g first_epoch=%g quantile=%g rate=%g size_ratio=%g epoch_ticks=%.0f "
-		 "dead_after=%.0f ticks=%llu admitted=%llu refused=%llu displacing=%llu",
+		 "dead_after=%.0f ticks=%llu admitted=%llu refused=%llu displacing=%llu "
+		 "loaded_ahead=%llu ahead=%llu",
 		 ep->dead_factor, ep->first_epoch, ep->quantile, ep->rate, ep->size_ratio,
 		 ep->samples ? ep->reuse_q : 0.0,
 		 epoch_dead_after(ep), (unsigned long long)ep->tick,
 		 (unsigned long long)ep->admitted, (unsigned long long)ep->refused,
-		 (unsigned long long)ep->displacing);
+		 (unsigned long long)ep->displacing, (unsigned long long)ep->loaded_ahead,
+		 (unsigned long long)ep->ahead.count);
 	return 0;
 }
 
@@ -412,4 +470,5 @@ const struct policy_ops policy_epoch_ops = {
 	.victim = epoch_victim,
 	.tunables = "dead_factor first_epoch quantile rate size_ratio",
 	.describe = epoch_describe,
+	.loaded_ahead = epoch_loaded_ahead,
 };

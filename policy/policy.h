@@ -78,6 +78,12 @@ struct policy_ops {
 	 * touch for it; no effect on any decision. The simulator, which
 	 * knows the trace ahead, calls it a few reads early. */
 	void (*prefetch)(const struct policy *p, const struct pol_entry *e);
+	/* e, just inserted, was loaded ahead of its read (a plan prefetch),
+	 * not filled by one: its read is coming. A policy whose victim would
+	 * otherwise be the newest entry (epoch) keeps it out of victim()
+	 * until that read (hit) or until it has idled like a dead entry.
+	 * NULL: treated as any insert. */
+	void (*loaded_ahead)(struct policy *p, struct pol_entry *e);
 };
 
 /* Every policy instance starts with this. */
@@ -150,6 +156,13 @@ static inline void policy_prefetch(const struct policy *p, const struct pol_entr
 {
 	if (p->ops->prefetch)
 		p->ops->prefetch(p, e);
+}
+
+/* Call right after policy_insert() of an entry a prefetch brought. */
+static inline void policy_loaded_ahead(struct policy *p, struct pol_entry *e)
+{
+	if (p->ops->loaded_ahead)
+		p->ops->loaded_ahead(p, e);
 }
 
 static inline const char *policy_name(const struct policy *p)

@@ -86,13 +86,29 @@ void prefetch_free(struct prefetch *pf)
 	free(pf);
 }
 
+/* Plans whose job has reads left: they share hot's half between them. */
+static unsigned pf_reading_plans(const struct prefetch *pf)
+{
+	unsigned n = 0;
+	for (const struct dplan *pl = pf->reg ? pf->reg->list : NULL; pl; pl = pl->next)
+		n += plan_track_pos(&pl->tr) < plan_track_end(&pl->tr);
+	return n;
+}
+
 uint64_t prefetch_window(const struct prefetch *pf, const struct dplan *pl)
 {
 	const struct tier *hot = &pf->cache->tiers[TIER_HOT];
 	uint64_t cap = pf->cache->cfg->prefetch_max_bytes;
 	if (!hot->present || !cap)
 		return 0;
+	/* every window together at most half of hot's budget: chunks loaded
+	 * ahead then wait for their reads beside what the policy keeps, and
+	 * are not given up unread for one another (a DDP job's R ranks are
+	 * R plans, R windows) */
 	uint64_t half = policy_glue_budget(pf->cache, TIER_HOT) / 2;
+	unsigned n = pf_reading_plans(pf);
+	if (n > 1)
+		half /= n;
 	if (cap > half)
 		cap = half;
 	uint64_t cs = pl->ds->conf.chunk_size;
@@ -151,6 +167,10 @@ static void pf_done(struct cache *cache, struct waiter *w, struct chunk *c, int 
 			pf->late++;
 		if (!c->prefetched) {
 			c->prefetched = !late;
+			/* its read is coming: a policy that gives up its newest
+			 * entry first (epoch) must not give this one up for it */
+			if (c->prefetched && c->state == CHUNK_RESIDENT && c->ds->pol[c->tier])
+				policy_loaded_ahead(c->ds->pol[c->tier], &c->pe);
 			pf->bytes += c->len;
 			if (!r->psid)
 				pf->readahead_bytes += c->len;

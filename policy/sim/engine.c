@@ -24,10 +24,12 @@
 
 /* An entry whose timed prefetch load is in flight (on no tier yet). */
 #define SIM_LOADING TIER_COUNT
+/* ... and was read meanwhile (late): it lands as a fill, not ahead. */
+#define SIM_LOADING_READ (TIER_COUNT + 1)
 
 struct sim_ent {
 	struct pol_entry e; /* first: a pol_entry * is a sim_ent * */
-	int tier;           /* TIER_NONE, TIER_HOT, TIER_WARM, SIM_LOADING */
+	int tier;           /* TIER_NONE, TIER_HOT, TIER_WARM, SIM_LOADING(_READ) */
 };
 
 /* Each job's reads as keys, with where each of its epochs starts. */
@@ -155,6 +157,21 @@ static int sim_plans_build(struct sim_plans *sp, const struct trace *t, uint32_t
 		goto out;
 	for (size_t i = 0; i < t->n; i++)
 		count[(size_t)t->job[i] * (sp->nepochs + 1) + t->epoch[i] + 1]++;
+	/* the daemon's plans: one per rank of each job; every window
+	 * together at most half of hot's budget (prefetch_window) */
+	uint64_t plans = 0;
+	if (sp->pf) {
+		for (size_t i = 0; i < t->n; i++)
+			if ((uint64_t)t->rank[i] + 1 > sp->pf[t->job[i]].window)
+				sp->pf[t->job[i]].window = (uint64_t)t->rank[i] + 1; /* ranks, for now */
+		for (uint32_t j = 0; j < sp->njobs; j++)
+			plans += sp->pf[j].window;
+		uint64_t per = plans > 1 ? hot_half / plans : hot_half;
+		if (window > per)
+			window = per;
+		for (uint32_t j = 0; j < sp->njobs; j++)
+			sp->pf[j].window *= window; /* ranks x each plan's window */
+	}
 	for (uint32_t j = 0; j < sp->njobs; j++) {
 		uint64_t *c = count + (size_t)j * (sp->nepochs + 1);
 		for (uint32_t e = 0; e < sp->nepochs; e++)
@@ -172,14 +189,8 @@ static int sim_plans_build(struct sim_plans *sp, const struct trace *t, uint32_t
 	 * leaves each job's keys sorted by epoch, then by time. */
 	for (size_t i = 0; i < t->n; i++) {
 		uint64_t *c = count + (size_t)t->job[i] * (sp->nepochs + 1) + t->epoch[i];
-		if (sp->pf) {
+		if (sp->pf)
 			sp->pf[t->job[i]].objs[*c] = t->obj[i];
-			/* a job of ranks 0..R-1: R plans in the daemon, R windows */
-			/* the daemon's bound per plan: half of hot's budget */
-			uint64_t w = (window < hot_half ? window : hot_half) * ((uint64_t)t->rank[i] + 1);
-			if (w > sp->pf[t->job[i]].window)
-				sp->pf[t->job[i]].window = w;
-		}
 		sp->keys[t->job[i]][(*c)++] = t->key[t->obj[i]];
 	}
 	for (uint32_t j = 0; j < sp->njobs; j++) {
@@ -228,10 +239,15 @@ static bool sim_prefetch_room(struct sim_run *s, struct plan_store *ps, uint64_t
 	return plan_use_displaces(plan_store_next_use(ps, v->key), plan_store_next_use(ps, key));
 }
 
-/* A load on hot: it landed (timed) or was issued (instant). */
+/* A load on hot: it landed (timed) or was issued (instant). Loaded ahead
+ * of its read unless the read came while it was in flight (the daemon's
+ * pf_done: a late chunk is no prefetch hit). */
 static void sim_prefetch_land(struct sim_run *s, struct sim_ent *se, uint64_t now)
 {
+	bool read = se->tier == SIM_LOADING_READ;
 	policy_insert(s->pl.tier[TIER_HOT], &se->e, now);
+	if (!read)
+		policy_loaded_ahead(s->pl.tier[TIER_HOT], &se->e);
 	se->tier = TIER_HOT;
 	sim_make_room(s, TIER_HOT, now);
 }
@@ -457,10 +473,11 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 		ec->accesses++;
 		ec->bytes += size;
 		int to;
-		if (se->tier == SIM_LOADING) {
+		if (se->tier == SIM_LOADING || se->tier == SIM_LOADING_READ) {
 			/* late: waits for the load in flight, a miss that reads
 			 * nothing more from cold; the load places it */
 			r->prefetch_late++;
+			se->tier = SIM_LOADING_READ;
 			to = TIER_NONE;
 		} else if (se->tier != TIER_NONE) {
 			int from = se->tier;

@@ -275,6 +275,78 @@ static void test_epoch_displaces_larger(void **state)
 	policy_destroy(p);
 }
 
+/* A plan prefetch loads entries ahead of their read (loaded_ahead). The
+ * newest entry is epoch's victim when nothing is dead, so without the
+ * ahead list the prefetched entry would go before its read. Hand-counted:
+ * capacity 4 of size-1 entries; 0, 1, 2 read (admitted), 3 loaded ahead.
+ * Victim: 2 (the most recently read), not 3. 4 loaded ahead too (over
+ * budget: the caller gives up 2). Read 3: a hit, now the most recently
+ * read, so the next victim; its first read is no reuse sample
+ * (epoch_ticks stays 0). Remove 3, 1, 0: only 4 (ahead) is left, the
+ * victim then. */
+static void test_epoch_loaded_ahead_kept_until_read(void **state)
+{
+	(void)state;
+	struct rig *r = calloc(1, sizeof(*r));
+	char d[512];
+	rig_init(r, "epoch", 4, 1, epoch_key, false);
+	for (int i = 0; i < 3; i++)
+		assert_false(rig_read(r, i));
+	policy_insert(r->p, &r->ents[3].e, r->now);
+	policy_loaded_ahead(r->p, &r->ents[3].e);
+	r->ents[3].in = true;
+	assert_ptr_equal(policy_victim(r->p, r->now), &r->ents[2].e);
+	policy_insert(r->p, &r->ents[4].e, r->now);
+	policy_loaded_ahead(r->p, &r->ents[4].e);
+	r->ents[4].in = true;
+	assert_int_equal(r->p->bytes, 5);
+	assert_ptr_equal(policy_victim(r->p, r->now), &r->ents[2].e);
+	policy_remove(r->p, &r->ents[2].e);
+	r->ents[2].in = false;
+	policy_describe(r->p, d, sizeof(d));
+	assert_non_null(strstr(d, "loaded_ahead=2 ahead=2"));
+	assert_true(rig_read(r, 3));
+	assert_ptr_equal(policy_victim(r->p, r->now), &r->ents[3].e);
+	policy_describe(r->p, d, sizeof(d));
+	assert_non_null(strstr(d, "epoch_ticks=0 "));
+	assert_non_null(strstr(d, "ahead=1"));
+	policy_remove(r->p, &r->ents[3].e);
+	policy_remove(r->p, &r->ents[1].e);
+	policy_remove(r->p, &r->ents[0].e);
+	assert_ptr_equal(policy_victim(r->p, r->now), &r->ents[4].e);
+	policy_remove(r->p, &r->ents[4].e);
+	assert_null(policy_victim(r->p, r->now));
+	rig_free(r);
+	free(r);
+}
+
+/* An entry loaded ahead whose read never comes (the plan moved on) is not
+ * kept for ever: once idle like a dead entry it is the victim, and it
+ * counts as room for an admit. Capacity 2: 0 loaded ahead, then 1 read
+ * and hit many times (its reuse distance, 1 tick, is the epoch length
+ * learnt; dead after dead_factor x max(that, entries) = 4 ticks). 2 is
+ * admitted in place of 0, the victim. */
+static void test_epoch_ahead_unread_goes_dead(void **state)
+{
+	(void)state;
+	struct rig *r = calloc(1, sizeof(*r));
+	rig_init(r, "epoch", 2, 1, epoch_key, false);
+	policy_insert(r->p, &r->ents[0].e, r->now);
+	policy_loaded_ahead(r->p, &r->ents[0].e);
+	r->ents[0].in = true;
+	assert_false(rig_read(r, 1));
+	for (int i = 0; i < 40; i++)
+		assert_true(rig_read(r, 1));
+	assert_ptr_equal(policy_victim(r->p, r->now), &r->ents[0].e);
+	bool admitted = false;
+	assert_false(rig_read_admitted(r, 2, &admitted));
+	assert_true(admitted);
+	assert_false(r->ents[0].in);
+	assert_true(r->ents[1].in);
+	rig_free(r);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +358,8 @@ int main(void)
 		cmocka_unit_test(test_epoch_too_big_refused),
 		cmocka_unit_test(test_epoch_move_keeps_age),
 		cmocka_unit_test(test_epoch_displaces_larger),
+		cmocka_unit_test(test_epoch_loaded_ahead_kept_until_read),
+		cmocka_unit_test(test_epoch_ahead_unread_goes_dead),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
