@@ -230,6 +230,20 @@ print("replay %-11s daemon %6d hits, timed simulator %6d: %.2f (loads at %.0f MB
     sys.argv[3], hits, sim["hits"], hits / sim["hits"] if sim["hits"] else 0, int(sys.argv[4]) / 1e6, sim["prefetch_late"]))
 PY
 		fi
+		# and with the cold store's speed per epoch measured from the
+		# trace's own misses (--prefetch-rate epoch: per-stream rate,
+		# prefetch_inflight loads at once, as the daemon's prefetcher)
+		"$O/bin/tiercache-sim" --trace "$B/trace-$p.csv" --hot "${lw% *}" --warm "${lw#* }" \
+			--policy "$p" "${pfw[@]}" --prefetch-rate epoch --no-opt --json \
+			>"$B/sime-$p.json" 2>"$B/sime-$p.err" || cat "$B/sime-$p.err"
+		python3 - "$B/trace-$p.csv" "$B/sime-$p.json" "$p" <<'PY' | tee -a "$B/replay"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+hits = sum(r["result"] in ("hot", "warm") for r in rows)
+sim = [x for x in json.load(open(sys.argv[2]))["results"] if x["policy"] == sys.argv[3]][0]
+print("replay %-11s daemon %6d hits, per-epoch simulator %6d: %.2f (per-stream rates from the trace's misses; %d late in the model)" % (
+    sys.argv[3], hits, sim["hits"], hits / sim["hits"] if sim["hits"] else 0, sim["prefetch_late"]))
+PY
 	fi
 	if [ -n "${EPOCHS_TRACE_DIR:-}" ]; then mkdir -p "$EPOCHS_TRACE_DIR" && cp "$B/trace-$p.csv" "$EPOCHS_TRACE_DIR/"; fi
 	kill -TERM "$pid"
