@@ -230,9 +230,13 @@ print("replay %-11s daemon %6d hits, timed simulator %6d: %.2f (loads at %.0f MB
     sys.argv[3], hits, sim["hits"], hits / sim["hits"] if sim["hits"] else 0, int(sys.argv[4]) / 1e6, sim["prefetch_late"]))
 PY
 		fi
-		# and with the cold store's speed per epoch measured from the
-		# trace's own misses (--prefetch-rate epoch: per-stream rate,
-		# prefetch_inflight loads at once, as the daemon's prefetcher)
+	fi
+	# and with the cold store's speed per epoch measured from the trace's
+	# own misses (--prefetch-rate epoch: one cold read's rate, the client's
+	# time between reads taken off, prefetch_inflight loads at once, as
+	# the daemon's prefetcher): DDP only, whose ranks tag their reads (the
+	# 4 threads of epoch_reader share one untagged stream)
+	if [ "$DDP" -gt 0 ]; then
 		"$O/bin/tiercache-sim" --trace "$B/trace-$p.csv" --hot "${lw% *}" --warm "${lw#* }" \
 			--policy "$p" "${pfw[@]}" --prefetch-rate epoch --no-opt --json \
 			>"$B/sime-$p.json" 2>"$B/sime-$p.err" || cat "$B/sime-$p.err"
@@ -241,7 +245,7 @@ import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 hits = sum(r["result"] in ("hot", "warm") for r in rows)
 sim = [x for x in json.load(open(sys.argv[2]))["results"] if x["policy"] == sys.argv[3]][0]
-print("replay %-11s daemon %6d hits, per-epoch simulator %6d: %.2f (per-stream rates from the trace's misses; %d late in the model)" % (
+print("replay %-11s daemon %6d hits, per-epoch simulator %6d: %.2f (cold reads timed per epoch from the trace's misses; %d late in the model)" % (
     sys.argv[3], hits, sim["hits"], hits / sim["hits"] if sim["hits"] else 0, sim["prefetch_late"]))
 PY
 	fi

@@ -30,36 +30,68 @@ static uint64_t clamp_rate(double r)
 	return r < 1 ? 1 : r > 1e15 ? (uint64_t)1e15 : (uint64_t)r;
 }
 
-int sim_epoch_rates(const struct trace *t, uint64_t *rates)
+/* The median of the sorted samples g[0..m), m > 0. */
+static double sample_median(const struct sample *g, size_t m)
 {
-	if (!t->time_us || !t->result || !t->n)
-		return -EINVAL;
-	uint32_t ne = t->nepochs ? t->nepochs : 1, nr = t->nranks ? t->nranks : 1;
-	size_t streams = (size_t)(t->njobs ? t->njobs : 1) * nr;
-	/* per (job, rank): the access before, +1 (0: none yet) */
-	size_t *prev = calloc(streams, sizeof(*prev));
-	struct sample *v = malloc(t->n * sizeof(*v));
-	double *all = malloc(t->n * sizeof(*all));
-	int rc = -ENOMEM;
-	if (!prev || !v || !all)
-		goto out;
-	size_t n = 0;
+	return m % 2 ? g[m / 2].rate : (g[m / 2 - 1].rate + g[m / 2].rate) / 2;
+}
+
+/* Per (job, rank) stream, each access's gap since the stream's access
+ * before in the same epoch (us; 0: none). */
+static void stream_gaps(const struct trace *t, size_t *prev, uint64_t *gap)
+{
+	uint32_t nr = t->nranks ? t->nranks : 1;
 	for (size_t i = 0; i < t->n; i++) {
 		size_t s = (size_t)t->job[i] * nr + t->rank[i];
 		size_t b = prev[s];
 		prev[s] = i + 1;
-		if (!b || t->result[i] != TRACE_RES_MISS || t->epoch[b - 1] != t->epoch[i] ||
-		    t->time_us[i] <= t->time_us[b - 1])
+		gap[i] = b && t->epoch[b - 1] == t->epoch[i] && t->time_us[i] > t->time_us[b - 1]
+				 ? t->time_us[i] - t->time_us[b - 1]
+				 : 0;
+	}
+}
+
+int sim_epoch_rates(const struct trace *t, uint64_t *rates)
+{
+	if (!t->time_us || !t->result || !t->n)
+		return -EINVAL;
+	uint32_t ne = t->nepochs ? t->nepochs : 1;
+	size_t streams = (size_t)(t->njobs ? t->njobs : 1) * (t->nranks ? t->nranks : 1);
+	size_t *prev = calloc(streams, sizeof(*prev));
+	uint64_t *gap = malloc(t->n * sizeof(*gap));
+	struct sample *v = malloc(t->n * sizeof(*v));
+	double *hit = calloc(ne, sizeof(*hit)); /* median hit gap per epoch, us */
+	int rc = -ENOMEM;
+	if (!prev || !gap || !v || !hit)
+		goto out;
+	stream_gaps(t, prev, gap);
+	/* what a read costs the client besides the cold store: its hits' gaps */
+	size_t n = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (gap[i] && (t->result[i] == TRACE_RES_HOT || t->result[i] == TRACE_RES_WARM))
+			v[n++] = (struct sample){ .epoch = t->epoch[i], .rate = (double)gap[i] };
+	qsort(v, n, sizeof(*v), cmp_sample);
+	for (size_t a = 0, b; a < n; a = b) {
+		for (b = a; b < n && v[b].epoch == v[a].epoch; b++)
+			;
+		if (v[a].epoch < ne)
+			hit[v[a].epoch] = sample_median(v + a, b - a);
+	}
+	/* a miss: its gap less that is one cold read of its size */
+	n = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		if (!gap[i] || t->result[i] != TRACE_RES_MISS || (double)gap[i] <= hit[t->epoch[i]])
 			continue;
 		v[n].epoch = t->epoch[i];
-		v[n].rate = (double)t->size[t->obj[i]] * 1e6 /
-			    (double)(t->time_us[i] - t->time_us[b - 1]);
-		all[n] = v[n].rate;
+		v[n].rate = (double)t->size[t->obj[i]] * 1e6 / ((double)gap[i] - hit[t->epoch[i]]);
 		n++;
 	}
 	rc = -EINVAL;
 	if (!n)
 		goto out;
+	double *all = (double *)gap; /* reused: n doubles fit in t->n u64s */
+	for (size_t k = 0; k < n; k++)
+		all[k] = v[k].rate;
 	qsort(all, n, sizeof(*all), cmp_double);
 	uint64_t whole = clamp_rate(n % 2 ? all[n / 2] : (all[n / 2 - 1] + all[n / 2]) / 2);
 	for (uint32_t e = 0; e < ne; e++)
@@ -68,16 +100,14 @@ int sim_epoch_rates(const struct trace *t, uint64_t *rates)
 	for (size_t a = 0, b; a < n; a = b) {
 		for (b = a; b < n && v[b].epoch == v[a].epoch; b++)
 			;
-		size_t m = b - a;
-		const struct sample *g = v + a;
-		if (g->epoch < ne)
-			rates[g->epoch] = clamp_rate(m % 2 ? g[m / 2].rate
-							   : (g[m / 2 - 1].rate + g[m / 2].rate) / 2);
+		if (v[a].epoch < ne)
+			rates[v[a].epoch] = clamp_rate(sample_median(v + a, b - a));
 	}
 	rc = 0;
 out:
 	free(prev);
+	free(gap);
 	free(v);
-	free(all);
+	free(hit);
 	return rc;
 }

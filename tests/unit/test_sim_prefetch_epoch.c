@@ -105,14 +105,16 @@ static void test_slots_bound_and_rate(void **state)
 	trace_free(&t);
 }
 
-/* Rates from misses. Epoch 0: rank 0 reads a (hot) @0, b (miss) @1000,
- * c (miss) @1500, d (hot) @1600; rank 1 reads e (miss) @100 (its first
- * access: no measure), f (miss) @500. Samples: b 100 B / 1000 us =
- * 100,000 B/s, c 100 / 500 = 200,000, f 100 / 400 = 250,000: median
- * 200,000. Epoch 1: rank 0 reads a (miss) @5000 (its access before was in
- * epoch 0: no measure), b (warm) @5400, c (miss) @6400: 100 / 1000 =
- * 100,000. Epoch 2: rank 0 reads d (hot) @9000: no miss, the whole trace's
- * median of {100k, 200k, 250k, 100k} = 150,000. */
+/* Rates from misses, less the client's own time (the epoch's median gap
+ * before a hit). Epoch 0: rank 0 reads a (hot) @0, b (miss) @1100, c
+ * (miss) @1600, d (hot) @1700; rank 1 reads e (miss) @100 (its first
+ * access: no gap), f (miss) @300. Hit gaps: d's 100. Samples: b 100 B /
+ * (1100 - 100) us = 100,000 B/s, c 100 / (500 - 100) = 250,000, f 100 /
+ * (200 - 100) = 1,000,000: median 250,000. Epoch 1: rank 0 reads a (miss)
+ * @5000 (its access before was in epoch 0: no gap), b (warm) @5200 (hit
+ * gap 200), c (miss) @6200: 100 / (1000 - 200) = 125,000. Epoch 2: rank
+ * 0 reads d (hot) @9000: no miss, so the whole trace's median of {100k,
+ * 125k, 250k, 1M} = 187,500. */
 static void test_rates_hand_counted(void **state)
 {
 	(void)state;
@@ -122,10 +124,10 @@ static void test_rates_hand_counted(void **state)
 		uint8_t res;
 	} acc[] = {
 		{ 0, 0, 0, 0, TRACE_RES_HOT },     { 4, 1, 0, 100, TRACE_RES_MISS },
-		{ 5, 1, 0, 500, TRACE_RES_MISS },  { 1, 0, 0, 1000, TRACE_RES_MISS },
-		{ 2, 0, 0, 1500, TRACE_RES_MISS }, { 3, 0, 0, 1600, TRACE_RES_HOT },
-		{ 0, 0, 1, 5000, TRACE_RES_MISS }, { 1, 0, 1, 5400, TRACE_RES_WARM },
-		{ 2, 0, 1, 6400, TRACE_RES_MISS }, { 3, 0, 2, 9000, TRACE_RES_HOT },
+		{ 5, 1, 0, 300, TRACE_RES_MISS },  { 1, 0, 0, 1100, TRACE_RES_MISS },
+		{ 2, 0, 0, 1600, TRACE_RES_MISS }, { 3, 0, 0, 1700, TRACE_RES_HOT },
+		{ 0, 0, 1, 5000, TRACE_RES_MISS }, { 1, 0, 1, 5200, TRACE_RES_WARM },
+		{ 2, 0, 1, 6200, TRACE_RES_MISS }, { 3, 0, 2, 9000, TRACE_RES_HOT },
 	};
 	struct trace t;
 	trace_init(&t);
@@ -140,9 +142,9 @@ static void test_rates_hand_counted(void **state)
 	assert_int_equal(t.nepochs, 3);
 	uint64_t rates[3] = { 0, 0, 0 };
 	assert_int_equal(sim_epoch_rates(&t, rates), 0);
-	assert_int_equal(rates[0], 200000);
-	assert_int_equal(rates[1], 100000);
-	assert_int_equal(rates[2], 150000);
+	assert_int_equal(rates[0], 250000);
+	assert_int_equal(rates[1], 125000);
+	assert_int_equal(rates[2], 187500);
 	trace_free(&t);
 
 	/* no result column: nothing to measure */
