@@ -481,8 +481,10 @@ int main(int argc, char **argv)
 		    (e = sim_epoch_rates(&t, rates)) < 0) {
 			fprintf(stderr, "tiercache-sim: --prefetch-rate epoch: %s\n",
 				e == -ENOMEM ? "out of memory"
-					     : "the trace needs a time_us column whose epochs span "
-					       "some time (tierctl trace records it)");
+					     : "the trace needs the daemon's time_us and result "
+					       "columns and a miss to time (a rank's read after "
+					       "another in the same epoch); tierctl trace records "
+					       "them");
 			goto out;
 		}
 		cfg.prefetch_rates = rates;
@@ -531,7 +533,10 @@ int main(int argc, char **argv)
 		report_json(stdout, &ri, res, nres, c.epochs);
 	else
 		report_table(stdout, &ri, res, nres, c.epochs);
-	for (size_t k = 0; c.explain && k < nres; k++)
+	if (c.explain && !t.has_result)
+		printf("\nexplain: the trace has no result column to compare with (record it "
+		       "with tierctl trace)\n");
+	for (size_t k = 0; c.explain && t.has_result && k < nres; k++)
 		if (&res[k] != opt)
 			explain_print(stdout, &t, &res[k]);
 	rc = fflush(stdout) == 0 ? 0 : 1;
