@@ -20,7 +20,13 @@
 # modelled (tiercache-sim --prefetch-window: each plan's window, half of
 # hot's budget at most), since the daemon prefetches a plan under every
 # policy; the simulator's loads are instant, so daemon/sim below 1 there
-# is prefetches that came late (reads faster than the cold store).
+# is prefetches that came late (reads faster than the cold store). Then
+# timed: at epoch 1's fill rate (one queue), and, for DDP, per epoch
+# (tiercache-sim --prefetch-rate epoch: each epoch's cold read time from
+# the trace's misses, prefetch_inflight loads at once). With a training
+# step (EPOCHS_COMPUTE=2) the readers are slower than the cold store and
+# every column agrees within a few percent; with none, timing decides
+# (docs/simulator.md, "Replay agreement").
 #
 # EPOCHS_DDP=W: a DDP job of world_size W instead (tcplan ddp, one process
 # per rank, its connection tagged JOB:RANK): each epoch rank 0 registers

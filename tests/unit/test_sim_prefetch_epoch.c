@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "sim/engine.h"
+#include "sim/explain.h"
 #include "sim/rate.h"
 
 #define SZ 100
@@ -72,6 +73,48 @@ static void test_slots_hand_counted(void **state)
 	assert_int_equal(r.outcome[1], SIM_OUT_LATE);
 	assert_int_equal(r.outcome[2], SIM_OUT_HOT);
 	assert_int_equal(r.outcome[3], SIM_OUT_HOT);
+	sim_result_free(&r);
+	trace_free(&t);
+}
+
+/* --explain on the same replay, with the daemon's outcomes A miss, B hot,
+ * C hot, D miss beside the model's A miss, B late, C hot, D hot: 4
+ * accesses, daemon 2 hits (B C), model 2 (C D), both 1 (C), daemon only
+ * where the model was late 1 (B), daemon only where it plainly missed 0,
+ * model only 1 (D), different tiers 0. */
+static void test_explain_hand_counted(void **state)
+{
+	(void)state;
+	static const uint64_t when[] = { 0, 500, 2500, 2600 };
+	static const uint8_t daemon[] = { TRACE_RES_MISS, TRACE_RES_HOT, TRACE_RES_HOT,
+					  TRACE_RES_MISS };
+	struct trace t;
+	trace_init(&t);
+	t.has_time = t.has_result = true;
+	for (uint32_t o = 0; o < 4; o++)
+		assert_int_equal(trace_object_add(&t, SZ), o);
+	for (uint32_t i = 0; i < 4; i++)
+		assert_int_equal(trace_push_full(&t, i, 0, 0, 0, when[i], daemon[i]), 0);
+	trace_finish(&t);
+	const uint64_t rates[] = { 100000 };
+	struct sim_result r = run(&t, rates, 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	explain_print(f, &t, &r);
+	fclose(f);
+	/* epoch accesses d_hits s_hits both d_only:L d_only:M s_only tier!= */
+	unsigned v[8];
+	const char *row = strstr(buf, "\n  1 ");
+	assert_non_null(row);
+	assert_int_equal(sscanf(row, " 1 %u %u %u %u %u %u %u %u", &v[0], &v[1], &v[2], &v[3],
+				&v[4], &v[5], &v[6], &v[7]),
+			 8);
+	const unsigned want[8] = { 4, 2, 2, 1, 1, 0, 1, 0 };
+	for (int k = 0; k < 8; k++)
+		assert_int_equal(v[k], want[k]);
+	free(buf);
 	sim_result_free(&r);
 	trace_free(&t);
 }
@@ -192,6 +235,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slots_hand_counted),
 		cmocka_unit_test(test_slots_bound_and_rate),
+		cmocka_unit_test(test_explain_hand_counted),
 		cmocka_unit_test(test_rates_hand_counted),
 		cmocka_unit_test(test_csv_result),
 	};
