@@ -32,6 +32,8 @@
 # per rank, its connection tagged JOB:RANK): each epoch rank 0 registers
 # the job's whole new shuffle (TIERCACHE_PLAN_JOB) under every policy, and
 # rank r reads entries i % W == r, every byte compared with the source.
+# EPOCHS_LOG_LEVEL: the daemon's log_level (default warn); with
+# EPOCHS_TRACE_DIR its log is kept there too.
 # EPOCHS_COMPUTE: ms of "training step" after each file (DDP: per file;
 # otherwise epoch_reader's ms per MB), default 0: reads as fast as they go.
 set -euo pipefail
@@ -58,6 +60,9 @@ cleanup() {
 		kill -TERM "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null || true
 	fi
+	if [ -n "${EPOCHS_TRACE_DIR:-}" ] && [ -f "$B/daemon.log" ]; then
+		mkdir -p "$EPOCHS_TRACE_DIR" && cp "$B/daemon.log" "$EPOCHS_TRACE_DIR/"
+	fi
 	rm -rf "$B"
 }
 trap cleanup EXIT
@@ -72,7 +77,7 @@ start() {
 [daemon]
 socket = $B/sock
 state_dir = $B/state
-log_level = warn
+log_level = ${EPOCHS_LOG_LEVEL:-warn}
 workers = 4
 prefetch_inflight = ${EPOCHS_PREFETCH_INFLIGHT:-8}
 [tier hot]
@@ -176,8 +181,8 @@ PY
 		"$O/bin/tierctl" status --json | python3 -c '
 import json, sys
 p = json.load(sys.stdin)["prefetch"]
-print("             (prefetch: %d chunks, %.1f MB; %d read, %d late (read while in flight), %d evicted unused, %d stalls)" % (
-    p["issued"], p["prefetched_bytes"] / 1e6, p["hits"], p["late"], p["evicted_unused"], p["stalls"]))' >>"$B/pf-$p"
+print("             (prefetch: %d chunks, %.1f MB; %d read, %d late (read while in flight), %d evicted unused, %d stalls; a prefetch read took %.1f ms at the end)" % (
+    p["issued"], p["prefetched_bytes"] / 1e6, p["hits"], p["late"], p["evicted_unused"], p["stalls"], p.get("latency_us", 0) / 1e3))' >>"$B/pf-$p"
 	fi
 	unkept=$("$O/bin/tierctl" status --json | python3 -c "import json,sys; c=json.load(sys.stdin)['counters']; print('%d, of which a tier had room for: %d' % (c['served_unkept'], c['served_unkept_with_room']))")
 	awk -v p="$p" '$1 == p {
