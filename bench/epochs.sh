@@ -20,12 +20,20 @@
 # modelled (tiercache-sim --prefetch-window: each plan's window, half of
 # hot's budget at most), since the daemon prefetches a plan under every
 # policy; the simulator's loads are instant, so daemon/sim below 1 there
-# is prefetches that came late (reads faster than the cold store).
+# is prefetches that came late (reads faster than the cold store). Then
+# timed: at epoch 1's fill rate (one queue), and, for DDP, per epoch
+# (tiercache-sim --prefetch-rate epoch: each epoch's cold read time from
+# the trace's misses, prefetch_inflight loads at once). With a training
+# step (EPOCHS_COMPUTE=2) the readers are slower than the cold store and
+# every column agrees within a few percent; with none, timing decides
+# (docs/simulator.md, "Replay agreement").
 #
 # EPOCHS_DDP=W: a DDP job of world_size W instead (tcplan ddp, one process
 # per rank, its connection tagged JOB:RANK): each epoch rank 0 registers
 # the job's whole new shuffle (TIERCACHE_PLAN_JOB) under every policy, and
 # rank r reads entries i % W == r, every byte compared with the source.
+# EPOCHS_LOG_LEVEL: the daemon's log_level (default warn); with
+# EPOCHS_TRACE_DIR its log is kept there too.
 # EPOCHS_COMPUTE: ms of "training step" after each file (DDP: per file;
 # otherwise epoch_reader's ms per MB), default 0: reads as fast as they go.
 set -euo pipefail
@@ -52,6 +60,9 @@ cleanup() {
 		kill -TERM "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null || true
 	fi
+	if [ -n "${EPOCHS_TRACE_DIR:-}" ] && [ -f "$B/daemon.log" ]; then
+		mkdir -p "$EPOCHS_TRACE_DIR" && cp "$B/daemon.log" "$EPOCHS_TRACE_DIR/"
+	fi
 	rm -rf "$B"
 }
 trap cleanup EXIT
@@ -66,7 +77,7 @@ start() {
 [daemon]
 socket = $B/sock
 state_dir = $B/state
-log_level = warn
+log_level = ${EPOCHS_LOG_LEVEL:-warn}
 workers = 4
 prefetch_inflight = ${EPOCHS_PREFETCH_INFLIGHT:-8}
 [tier hot]
@@ -170,8 +181,8 @@ PY
 		"$O/bin/tierctl" status --json | python3 -c '
 import json, sys
 p = json.load(sys.stdin)["prefetch"]
-print("             (prefetch: %d chunks, %.1f MB; %d read, %d late (read while in flight), %d evicted unused, %d stalls)" % (
-    p["issued"], p["prefetched_bytes"] / 1e6, p["hits"], p["late"], p["evicted_unused"], p["stalls"]))' >>"$B/pf-$p"
+print("             (prefetch: %d chunks, %.1f MB; %d read, %d late (read while in flight), %d evicted unused, %d stalls; a prefetch read took %.1f ms at the end)" % (
+    p["issued"], p["prefetched_bytes"] / 1e6, p["hits"], p["late"], p["evicted_unused"], p["stalls"], p.get("latency_us", 0) / 1e3))' >>"$B/pf-$p"
 	fi
 	unkept=$("$O/bin/tierctl" status --json | python3 -c "import json,sys; c=json.load(sys.stdin)['counters']; print('%d, of which a tier had room for: %d' % (c['served_unkept'], c['served_unkept_with_room']))")
 	awk -v p="$p" '$1 == p {
@@ -230,6 +241,24 @@ print("replay %-11s daemon %6d hits, timed simulator %6d: %.2f (loads at %.0f MB
     sys.argv[3], hits, sim["hits"], hits / sim["hits"] if sim["hits"] else 0, int(sys.argv[4]) / 1e6, sim["prefetch_late"]))
 PY
 		fi
+	fi
+	# and with the cold store's speed per epoch measured from the trace's
+	# own misses (--prefetch-rate epoch: one cold read's rate, the client's
+	# time between reads taken off, prefetch_inflight loads at once, as
+	# the daemon's prefetcher): DDP only, whose ranks tag their reads (the
+	# 4 threads of epoch_reader share one untagged stream)
+	if [ "$DDP" -gt 0 ]; then
+		"$O/bin/tiercache-sim" --trace "$B/trace-$p.csv" --hot "${lw% *}" --warm "${lw#* }" \
+			--policy "$p" "${pfw[@]}" --prefetch-rate epoch --no-opt --json \
+			>"$B/sime-$p.json" 2>"$B/sime-$p.err" || cat "$B/sime-$p.err"
+		python3 - "$B/trace-$p.csv" "$B/sime-$p.json" "$p" <<'PY' | tee -a "$B/replay"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+hits = sum(r["result"] in ("hot", "warm") for r in rows)
+sim = [x for x in json.load(open(sys.argv[2]))["results"] if x["policy"] == sys.argv[3]][0]
+print("replay %-11s daemon %6d hits, per-epoch simulator %6d: %.2f (cold reads timed per epoch from the trace's misses; %d late in the model)" % (
+    sys.argv[3], hits, sim["hits"], hits / sim["hits"] if sim["hits"] else 0, sim["prefetch_late"]))
+PY
 	fi
 	if [ -n "${EPOCHS_TRACE_DIR:-}" ]; then mkdir -p "$EPOCHS_TRACE_DIR" && cp "$B/trace-$p.csv" "$EPOCHS_TRACE_DIR/"; fi
 	kill -TERM "$pid"

@@ -53,15 +53,18 @@ struct sim_prefetch {
 	uint64_t window;    /* bytes: prefetch_window x the job's ranks */
 };
 
-/* Timed prefetch: the loads in flight, a ring in the order issued (the
- * cold store serves them one after another, so they land in that order). */
+/* Timed prefetch: the loads in flight. One queue (a rate): the cold store
+ * serves them one after another, so they land in the order issued. Per
+ * epoch rates (per stream): cap slots serve one load each at once. */
 struct sim_loads {
 	uint32_t *obj;
 	uint64_t *done_ns;
-	uint32_t head, n, cap; /* cap 0: loads are instant */
-	uint64_t free_ns;      /* when the cold store is done with the last one */
+	uint32_t n, cap;       /* cap 0: loads are instant */
+	uint64_t free_ns;      /* one queue: when it is done with the last load */
+	uint64_t *slot_free;   /* slots: when each is free (cap), or NULL */
 	uint64_t bytes;        /* in flight: room they hold on hot */
 	double ns_per_byte;
+	double *ns_per_byte_ep; /* per epoch (slots), or NULL */
 };
 
 struct sim_run {
@@ -103,7 +106,9 @@ int sim_result_init(struct sim_result *r, const char *name, uint32_t nepochs)
 void sim_result_free(struct sim_result *r)
 {
 	free(r->epoch);
+	free(r->outcome);
 	r->epoch = NULL;
+	r->outcome = NULL;
 }
 
 static void sim_plans_free(struct sim_plans *sp)
@@ -252,28 +257,49 @@ static void sim_prefetch_land(struct sim_run *s, struct sim_ent *se, uint64_t no
 	sim_make_room(s, TIER_HOT, now);
 }
 
-/* Timed: land every load the cold store is done with by now_ns. */
+/* Timed: land every load the cold store is done with by now_ns, the
+ * earliest done first. */
 static void sim_loads_land(struct sim_run *s, uint64_t now_ns, uint64_t now)
 {
 	struct sim_loads *l = &s->loads;
-	while (l->n && l->done_ns[l->head] <= now_ns) {
-		struct sim_ent *se = &s->ents[l->obj[l->head]];
+	for (;;) {
+		uint32_t k = l->n;
+		for (uint32_t q = 0; q < l->n; q++)
+			if (l->done_ns[q] <= now_ns && (k == l->n || l->done_ns[q] < l->done_ns[k]))
+				k = q;
+		if (k == l->n)
+			return;
+		struct sim_ent *se = &s->ents[l->obj[k]];
 		l->bytes -= se->e.size;
-		l->head = (l->head + 1) % l->cap;
 		l->n--;
+		l->obj[k] = l->obj[l->n];
+		l->done_ns[k] = l->done_ns[l->n];
 		sim_prefetch_land(s, se, now);
 	}
 }
 
-/* Timed: queue a load of se issued at now_ns. */
-static void sim_loads_issue(struct sim_run *s, struct sim_ent *se, uint64_t now_ns)
+/* Timed: queue a load of se issued at now_ns by a read in epoch. */
+static void sim_loads_issue(struct sim_run *s, struct sim_ent *se, uint64_t now_ns,
+			    uint32_t epoch)
 {
 	struct sim_loads *l = &s->loads;
-	uint64_t start = l->free_ns > now_ns ? l->free_ns : now_ns;
-	l->free_ns = start + (uint64_t)((double)se->e.size * l->ns_per_byte);
-	uint32_t at = (l->head + l->n) % l->cap;
-	l->obj[at] = (uint32_t)(se - s->ents);
-	l->done_ns[at] = l->free_ns;
+	uint64_t done;
+	if (l->slot_free) {
+		/* the slot free soonest; it is free by now when fewer than
+		 * cap loads are in flight */
+		uint32_t k = 0;
+		for (uint32_t q = 1; q < l->cap; q++)
+			if (l->slot_free[q] < l->slot_free[k])
+				k = q;
+		uint64_t start = l->slot_free[k] > now_ns ? l->slot_free[k] : now_ns;
+		done = start + (uint64_t)((double)se->e.size * l->ns_per_byte_ep[epoch]);
+		l->slot_free[k] = done;
+	} else {
+		uint64_t start = l->free_ns > now_ns ? l->free_ns : now_ns;
+		done = l->free_ns = start + (uint64_t)((double)se->e.size * l->ns_per_byte);
+	}
+	l->obj[l->n] = (uint32_t)(se - s->ents);
+	l->done_ns[l->n] = done;
 	l->n++;
 	l->bytes += se->e.size;
 	se->tier = SIM_LOADING;
@@ -283,7 +309,7 @@ static void sim_loads_issue(struct sim_run *s, struct sim_ent *se, uint64_t now_
  * (the daemon's prefetch_pump; loads land at once, or when the timed
  * cold store is done with them). */
 static void sim_prefetch_pump(struct sim_run *s, struct sim_plans *sp, uint32_t j,
-			      struct sim_result *r, uint64_t now, uint64_t now_ns)
+			      struct sim_result *r, uint64_t now, uint64_t now_ns, uint32_t epoch)
 {
 	struct sim_prefetch *f = &sp->pf[j];
 	uint64_t cur = plan_store_cursor(sp->ps, j);
@@ -308,7 +334,7 @@ static void sim_prefetch_pump(struct sim_run *s, struct sim_plans *sp, uint32_t 
 			r->prefetched++;
 			r->prefetch_bytes += se->e.size;
 			if (s->loads.cap)
-				sim_loads_issue(s, se, now_ns);
+				sim_loads_issue(s, se, now_ns, epoch);
 			else
 				sim_prefetch_land(s, se, now);
 		}
@@ -404,7 +430,7 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 		s.ents[o].e.size = t->size[o];
 		s.ents[o].tier = TIER_NONE;
 	}
-	if (cfg->prefetch_rate && sp.pf) {
+	if ((cfg->prefetch_rate || cfg->prefetch_rates) && sp.pf) {
 		if (!t->time_us) {
 			snprintf(err, errlen, "a timed prefetch needs the trace's time_us column "
 					      "(tierctl trace records it)");
@@ -413,10 +439,17 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 		}
 		struct sim_loads *l = &s.loads;
 		l->cap = cfg->prefetch_inflight ? cfg->prefetch_inflight : 8;
-		l->ns_per_byte = 1e9 / (double)cfg->prefetch_rate;
+		l->ns_per_byte = cfg->prefetch_rate ? 1e9 / (double)cfg->prefetch_rate : 0;
 		l->obj = calloc(l->cap, sizeof(*l->obj));
 		l->done_ns = calloc(l->cap, sizeof(*l->done_ns));
-		if (!l->obj || !l->done_ns) {
+		if (cfg->prefetch_rates &&
+		    (l->ns_per_byte_ep = calloc(t->nepochs ? t->nepochs : 1, sizeof(double))) &&
+		    (l->slot_free = calloc(l->cap, sizeof(*l->slot_free))))
+			for (uint32_t e = 0; e < t->nepochs; e++)
+				l->ns_per_byte_ep[e] = cfg->prefetch_rates[e]
+							       ? 1e9 / (double)cfg->prefetch_rates[e]
+							       : 0;
+		if (!l->obj || !l->done_ns || (cfg->prefetch_rates && !l->slot_free)) {
 			snprintf(err, errlen, "out of memory");
 			rc = -ENOMEM;
 			goto out;
@@ -479,17 +512,23 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 			r->prefetch_late++;
 			se->tier = SIM_LOADING_READ;
 			to = TIER_NONE;
+			if (r->outcome)
+				r->outcome[i] = SIM_OUT_LATE;
 		} else if (se->tier != TIER_NONE) {
 			int from = se->tier;
 			ec->hits++;
 			ec->hit_bytes += size;
 			r->tier_hits[from]++;
 			r->tier_hit_bytes[from] += size;
+			if (r->outcome)
+				r->outcome[i] = from == TIER_HOT ? SIM_OUT_HOT : SIM_OUT_WARM;
 			to = placement_hit(&s.pl, from, &se->e, now);
 			if (to != from)
 				policy_remove(tier[from], &se->e);
 		} else {
 			r->cold_bytes += size;
+			if (r->outcome)
+				r->outcome[i] = SIM_OUT_MISS;
 			to = placement_fill(&s.pl, se->e.key, size, now);
 		}
 		if (to != TIER_NONE && to != se->tier) {
@@ -498,7 +537,7 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 			sim_make_room(&s, to, now);
 		}
 		if (sp.pf)
-			sim_prefetch_pump(&s, &sp, t->job[i], r, now, now_ns);
+			sim_prefetch_pump(&s, &sp, t->job[i], r, now, now_ns, t->epoch[i]);
 	}
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
 	r->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -515,6 +554,8 @@ out:
 	sim_free_huge(s.ents, (t->nobj ? t->nobj : 1) * sizeof(*s.ents));
 	free(s.loads.obj);
 	free(s.loads.done_ns);
+	free(s.loads.ns_per_byte_ep);
+	free(s.loads.slot_free);
 	sim_plans_free(&sp);
 	return rc;
 }

@@ -56,15 +56,25 @@ struct sim_result {
 	uint64_t prefetch_stalls;            /* windows stopped by a victim needed sooner */
 	uint64_t prefetch_late;              /* timed: reads that found their load in flight */
 	struct sim_counts *epoch; /* nepochs entries */
+	/* per access when the caller sets it (t->n bytes of malloc, after
+	 * sim_result_init; sim_result_free frees it): SIM_OUT_* */
+	uint8_t *outcome;
 	uint32_t nepochs;
 	double seconds; /* CPU time of the replay loop alone (this thread) */
 };
+
+/* An access's outcome in the replay (the trace's TRACE_RES_* numbers for
+ * miss, hot and warm). */
+enum { SIM_OUT_MISS, SIM_OUT_HOT, SIM_OUT_WARM, SIM_OUT_LATE = 4 };
 
 struct sim_config {
 	uint64_t hot, warm;     /* bytes; warm 0: one tier */
 	uint32_t plan_epochs;   /* clairvoyant: epochs of plan known ahead; 0 = all */
 	uint64_t prefetch_window; /* plan prefetch: bytes per rank's plan; 0 = off */
 	uint64_t prefetch_rate;   /* bytes/s prefetch loads arrive at; 0 = instant */
+	/* per epoch (t->nepochs entries): the rate of loads issued in that
+	 * epoch, overriding prefetch_rate (sim_epoch_rates); NULL: none */
+	const uint64_t *prefetch_rates;
 	uint32_t prefetch_inflight; /* timed loads in flight at most (0: 8, the daemon's) */
 	const char *tunables;   /* "k=v ..." for the policy, NULL: none */
 	const char *placement;  /* "k=v ..." for placement, NULL: none */

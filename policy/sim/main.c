@@ -6,7 +6,9 @@
  */
 #include "curve_cli.h"
 #include "engine.h"
+#include "explain.h"
 #include "gen.h"
+#include "rate.h"
 #include "policy.h"
 #include "report.h"
 #include "trace.h"
@@ -56,12 +58,16 @@ static void usage(FILE *f)
 "  --prefetch-rate RATE  the prefetch's loads take time: the cold store brings them in one\n"
 "                        after another at RATE bytes/s (200M), from the time of the read\n"
 "                        that issued them (the trace's time_us); a read before its load\n"
-"                        lands is late, a miss (default: loads land at once)\n"
+"                        lands is late, a miss (default: loads land at once); \"epoch\":\n"
+"                        each epoch's rate measured from the trace (its bytes not hit\n"
+"                        on warm over its time span)\n"
 "  --prefetch-inflight N timed loads in flight at most (default 8, the daemon's)\n"
 "  --no-opt              skip the OPT reference\n"
 "\n"
 "output:\n"
 "  --epochs              per-epoch rows\n"
+"  --explain             each policy's outcome beside the daemon's, access by access, per\n"
+"                        epoch (a trace recorded by tierctl trace: its result column)\n"
 "  --json                JSON for programs\n"
 "  --repeat N            replay each policy N times, report the median time\n"
 CURVE_CLI_USAGE);
@@ -78,7 +84,8 @@ struct cli {
 	char placement[512];
 	uint32_t plan_epochs, repeat;
 	uint64_t prefetch_window, prefetch_rate, prefetch_inflight;
-	bool no_opt, epochs, json;
+	bool no_opt, epochs, json, explain;
+	bool rate_epoch; /* --prefetch-rate epoch: measured per epoch (rate.h) */
 	struct curve_cli curve; /* --curve and its options (curve_cli.h) */
 };
 
@@ -146,7 +153,7 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 		O_TRACE = 256, O_GEN, O_OBJECTS, O_EPOCH_COUNT, O_RANKS, O_RANK, O_JOBS, O_ACCESSES,
 		O_ALPHA, O_SHARDS, O_CHUNKS, O_READERS, O_SIZE, O_SEED, O_WRITE, O_HOT, O_WARM,
 		O_POLICY, O_SET, O_PLACEMENT, O_PLAN_EPOCHS, O_PREFETCH_WINDOW, O_PREFETCH_RATE,
-		O_PREFETCH_INFLIGHT, O_NO_OPT, O_EPOCHS, O_JSON, O_REPEAT,
+		O_PREFETCH_INFLIGHT, O_EXPLAIN, O_NO_OPT, O_EPOCHS, O_JSON, O_REPEAT,
 		O_HELP, O_CURVE_BASE,
 	};
 	static const struct option opts[] = {
@@ -174,6 +181,7 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 		{ "prefetch-window", required_argument, NULL, O_PREFETCH_WINDOW },
 		{ "prefetch-rate", required_argument, NULL, O_PREFETCH_RATE },
 		{ "prefetch-inflight", required_argument, NULL, O_PREFETCH_INFLIGHT },
+		{ "explain", no_argument, NULL, O_EXPLAIN },
 		{ "no-opt", no_argument, NULL, O_NO_OPT },
 		{ "epochs", no_argument, NULL, O_EPOCHS },
 		{ "json", no_argument, NULL, O_JSON },
@@ -262,9 +270,15 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 			}
 			break;
 		case O_PREFETCH_RATE:
+			if (strcmp(a, "epoch") == 0) {
+				c->rate_epoch = true;
+				c->prefetch_rate = 0;
+				break;
+			}
+			c->rate_epoch = false;
 			if (!gen_parse_bytes(a, &c->prefetch_rate) || !c->prefetch_rate) {
 				fprintf(stderr, "tiercache-sim: --prefetch-rate: \"%s\" is not a rate in "
-						"bytes/s (200M, 1G)\n", a);
+						"bytes/s (200M, 1G) or \"epoch\"\n", a);
 				return -EINVAL;
 			}
 			break;
@@ -285,6 +299,7 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 			break;
 		case O_PLACEMENT: append(c->placement, sizeof(c->placement), a); break;
 		case O_NO_OPT: c->no_opt = true; break;
+		case O_EXPLAIN: c->explain = true; break;
 		case O_EPOCHS: c->epochs = true; break;
 		case O_JSON: c->json = true; break;
 		case O_HELP:
@@ -311,12 +326,17 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "tiercache-sim: --hot SIZE is required (bytes or a %% of the data set)\n");
 		return -EINVAL;
 	}
-	if ((c->prefetch_rate || c->prefetch_inflight) && !c->prefetch_window) {
+	if ((c->prefetch_rate || c->rate_epoch || c->prefetch_inflight) && !c->prefetch_window) {
 		fprintf(stderr, "tiercache-sim: --prefetch-rate and --prefetch-inflight time the plan "
 				"prefetch: give --prefetch-window too\n");
 		return -EINVAL;
 	}
-	if (c->prefetch_rate && c->curve.on) {
+	if (c->explain && (c->json || c->curve.on || c->generate)) {
+		fprintf(stderr, "tiercache-sim: --explain compares a recorded trace (--trace) with "
+				"the replay, as text: leave out --json, --curve and --gen\n");
+		return -EINVAL;
+	}
+	if ((c->prefetch_rate || c->rate_epoch) && c->curve.on) {
 		fprintf(stderr, "tiercache-sim: --curve models instant prefetch loads: leave out "
 				"--prefetch-rate\n");
 		return -EINVAL;
@@ -369,6 +389,10 @@ static int run_policy(const struct cli *c, const struct trace *t, size_t k,
 			fprintf(stderr, "tiercache-sim: out of memory\n");
 			return rc;
 		}
+		if (c->explain && t->has_result && !(r->outcome = malloc(t->n))) {
+			fprintf(stderr, "tiercache-sim: --explain: out of memory\n");
+			return -ENOMEM;
+		}
 		rc = sim_run_policy(t, c->policies[k], &cfg, r, err, sizeof(err));
 		if (rc < 0) {
 			fprintf(stderr, "tiercache-sim: %s\n", err);
@@ -389,6 +413,7 @@ int main(int argc, char **argv)
 	size_t nres = 0;
 	char err[512];
 	int rc = 1;
+	uint64_t *rates = NULL; /* --prefetch-rate epoch */
 
 	memset(&c, 0, sizeof(c));
 	memset(res, 0, sizeof(res));
@@ -450,6 +475,20 @@ int main(int argc, char **argv)
 		rc = EX_USAGE_CODE;
 		goto out;
 	}
+	if (c.rate_epoch) {
+		int e = -ENOMEM;
+		if (!(rates = calloc(t.nepochs ? t.nepochs : 1, sizeof(*rates))) ||
+		    (e = sim_epoch_rates(&t, rates)) < 0) {
+			fprintf(stderr, "tiercache-sim: --prefetch-rate epoch: %s\n",
+				e == -ENOMEM ? "out of memory"
+					     : "the trace needs the daemon's time_us and result "
+					       "columns and a miss to time (a rank's read after "
+					       "another in the same epoch); tierctl trace records "
+					       "them");
+			goto out;
+		}
+		cfg.prefetch_rates = rates;
+	}
 	struct sim_result *opt = NULL;
 	if (!c.no_opt) {
 		double times[101];
@@ -488,13 +527,21 @@ int main(int argc, char **argv)
 		.plan_epochs = c.plan_epochs,
 		.prefetch_window = c.prefetch_window,
 		.prefetch_rate = c.prefetch_rate,
+		.prefetch_rates = rates,
 	};
 	if (c.json)
 		report_json(stdout, &ri, res, nres, c.epochs);
 	else
 		report_table(stdout, &ri, res, nres, c.epochs);
+	if (c.explain && !t.has_result)
+		printf("\nexplain: the trace has no result column to compare with (record it "
+		       "with tierctl trace)\n");
+	for (size_t k = 0; c.explain && t.has_result && k < nres; k++)
+		if (&res[k] != opt)
+			explain_print(stdout, &t, &res[k]);
 	rc = fflush(stdout) == 0 ? 0 : 1;
 out:
+	free(rates);
 	for (size_t i = 0; i < MAX_POLICIES + 1; i++)
 		sim_result_free(&res[i]);
 	trace_free(&t);

@@ -46,6 +46,10 @@ void report_table(FILE *f, const struct report_info *ri, const struct sim_result
 			report_bytes(w, sizeof(w), ri->prefetch_rate);
 			fprintf(f, ", loads at %s/s", w);
 		}
+		for (uint32_t e = 0; ri->prefetch_rates && e < t->nepochs; e++) {
+			report_bytes(w, sizeof(w), ri->prefetch_rates[e]);
+			fprintf(f, "%s%s/s", e ? " " : ", loads per epoch at ", w);
+		}
 	}
 	fprintf(f, "\n\n");
 	fprintf(f, "%-12s %8s %8s", "policy", "hit%", "bytehit%");
@@ -73,7 +77,7 @@ void report_table(FILE *f, const struct report_info *ri, const struct sim_result
 			fprintf(f, "%-12s (prefetched %llu chunks, %s, ahead of their reads; %llu stalls",
 				"", (unsigned long long)r->prefetched, pb,
 				(unsigned long long)r->prefetch_stalls);
-			if (ri->prefetch_rate)
+			if (ri->prefetch_rate || ri->prefetch_rates)
 				fprintf(f, "; %llu reads late", (unsigned long long)r->prefetch_late);
 			fprintf(f, ")\n");
 		}

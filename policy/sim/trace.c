@@ -23,6 +23,7 @@ void trace_free(struct trace *t)
 	free(t->rank);
 	free(t->epoch);
 	free(t->time_us);
+	free(t->result);
 	free(t->size);
 	free(t->key);
 	keymap_free(&t->names);
@@ -65,6 +66,12 @@ int trace_push(struct trace *t, uint32_t obj, uint32_t job, uint32_t rank, uint3
 int trace_push_at(struct trace *t, uint32_t obj, uint32_t job, uint32_t rank, uint32_t epoch,
 		  uint64_t time_us)
 {
+	return trace_push_full(t, obj, job, rank, epoch, time_us, TRACE_RES_MISS);
+}
+
+int trace_push_full(struct trace *t, uint32_t obj, uint32_t job, uint32_t rank, uint32_t epoch,
+		    uint64_t time_us, uint8_t result)
+{
 	if (t->n >= TRACE_MAX_ACCESSES || job >= TRACE_MAX_JOBS || rank > UINT16_MAX)
 		return -E2BIG;
 	if (t->n == t->cap) {
@@ -73,12 +80,15 @@ int trace_push_at(struct trace *t, uint32_t obj, uint32_t job, uint32_t rank, ui
 		    trace_grow((void **)&t->job, sizeof(*t->job), n) < 0 ||
 		    trace_grow((void **)&t->rank, sizeof(*t->rank), n) < 0 ||
 		    trace_grow((void **)&t->epoch, sizeof(*t->epoch), n) < 0 ||
-		    (t->has_time && trace_grow((void **)&t->time_us, sizeof(*t->time_us), n) < 0))
+		    (t->has_time && trace_grow((void **)&t->time_us, sizeof(*t->time_us), n) < 0) ||
+		    (t->has_result && trace_grow((void **)&t->result, sizeof(*t->result), n) < 0))
 			return -ENOMEM;
 		t->cap = n;
 	}
 	if (t->has_time)
 		t->time_us[t->n] = time_us;
+	if (t->has_result)
+		t->result[t->n] = result;
 	t->obj[t->n] = obj;
 	t->job[t->n] = (uint16_t)job;
 	t->rank[t->n] = (uint16_t)rank;
@@ -175,11 +185,28 @@ enum { COL_OBJECT, COL_SIZE, COL_RANK, COL_JOB, COL_EPOCH, COL_TIME, COL_USED };
 static const char *const col_name[COL_USED] = { "object", "size", "rank", "job", "epoch",
 						"time_us" };
 
+/* The daemon's outcome names (`tierctl trace`), TRACE_RES_* order. */
+static const char *const res_name[] = { "miss", "hot", "warm", "unkept" };
+
+/* A result field: its TRACE_RES_*, or -1. */
+static int trace_field_result(const char *s, const char *e)
+{
+	while (s < e && (*s == ' ' || *s == '\t'))
+		s++;
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		e--;
+	for (int k = 0; k < 4; k++)
+		if ((size_t)(e - s) == strlen(res_name[k]) && !memcmp(s, res_name[k], (size_t)(e - s)))
+			return k;
+	return -1;
+}
+
 /* How a file's fields map to the columns: col[k] is the field of column k
  * (-1: absent); nfields the fields every line has (0: not known yet). */
 struct csv_map {
 	int col[COL_USED];
 	int nfields;
+	int result; /* field of the daemon's result column, -1: none */
 	bool named; /* from a header line: extra columns are allowed */
 };
 
@@ -189,6 +216,7 @@ static int csv_header(struct csv_map *m, const char *s, const char *name, char *
 	int nf = 0;
 	for (int k = 0; k < COL_USED; k++)
 		m->col[k] = -1;
+	m->result = -1;
 	m->named = true;
 	for (const char *p = s;; nf++) {
 		const char *c = strchr(p, ',');
@@ -203,6 +231,8 @@ static int csv_header(struct csv_map *m, const char *s, const char *name, char *
 			b++;
 		while (e > b && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
 			e--;
+		if ((size_t)(e - b) == 6 && !memcmp(b, "result", 6))
+			m->result = nf;
 		for (int k = 0; k < COL_USED; k++) {
 			if ((size_t)(e - b) != strlen(col_name[k]) || memcmp(b, col_name[k], (size_t)(e - b)))
 				continue;
@@ -242,7 +272,8 @@ int trace_read_csv_stream(struct trace *t, FILE *f, const char *name, char *err,
 	uint64_t lineno = 0;
 	int rc = 0;
 	bool epochs_all = true; /* every line gave its epoch */
-	struct csv_map m = { .col = { 0, 1, -1, -1, -1, -1 }, .nfields = 0, .named = false };
+	struct csv_map m = { .col = { 0, 1, -1, -1, -1, -1 }, .nfields = 0, .result = -1,
+			     .named = false };
 	static const uint64_t max[COL_USED] = { 0, UINT64_MAX / 4, UINT16_MAX, TRACE_MAX_JOBS - 1,
 						UINT32_MAX - 1, UINT64_MAX / 4 };
 
@@ -261,6 +292,7 @@ int trace_read_csv_stream(struct trace *t, FILE *f, const char *name, char *err,
 				goto out;
 			/* times are kept only for a trace read from empty */
 			t->has_time = m.col[COL_TIME] >= 0 && !t->n;
+			t->has_result = m.result >= 0 && !t->n;
 			continue;
 		}
 		const char *fs[TRACE_CSV_FIELDS_MAX], *fe[TRACE_CSV_FIELDS_MAX];
@@ -359,8 +391,17 @@ int trace_read_csv_stream(struct trace *t, FILE *f, const char *name, char *err,
 			id = (uint32_t)r;
 			t->key[id] = h;
 		}
-		rc = trace_push_at(t, id, (uint32_t)v[COL_JOB], (uint32_t)v[COL_RANK],
-				   (uint32_t)v[COL_EPOCH], v[COL_TIME]);
+		int res = TRACE_RES_MISS;
+		if (t->has_result &&
+		    (res = trace_field_result(fs[m.result], fe[m.result])) < 0) {
+			int flen = (int)(fe[m.result] - fs[m.result] > 40 ? 40 : fe[m.result] - fs[m.result]);
+			snprintf(err, errlen, "%s:%llu: result: \"%.*s\" is not hot, warm, miss or unkept",
+				 name, (unsigned long long)lineno, flen, fs[m.result]);
+			rc = -EINVAL;
+			goto out;
+		}
+		rc = trace_push_full(t, id, (uint32_t)v[COL_JOB], (uint32_t)v[COL_RANK],
+				     (uint32_t)v[COL_EPOCH], v[COL_TIME], (uint8_t)res);
 		if (rc < 0) {
 			snprintf(err, errlen, "%s:%llu: trace too long", name,
 				 (unsigned long long)lineno);

@@ -8,7 +8,8 @@
  * or, when the first line is a header (it starts with "object"), columns
  * by the header's names: object and size are required, rank, job, epoch
  * and time_us (microseconds; the timed prefetch model needs it) used when
- * present, any other column (the daemon's dataset, chunk, result: `tierctl
+ * present, result (hot, warm, miss or unkept: the daemon's; --explain
+ * compares with it) kept when present, any other column (the daemon's dataset, chunk, result: `tierctl
  * trace`) ignored; every line then has the
  * header's number of fields. object is any token without a comma (a name,
  * a number, the daemon's escaped DATASET/PATH#CHUNK), size a byte count;
@@ -42,6 +43,7 @@ struct trace {
 	uint16_t *rank;
 	uint32_t *epoch;
 	uint64_t *time_us; /* NULL unless the header named time_us */
+	uint8_t *result;   /* NULL unless the header named result: TRACE_RES_* */
 	size_t n, cap;
 	/* per object */
 	uint64_t *size;
@@ -54,7 +56,11 @@ struct trace {
 	uint64_t dataset_bytes; /* sum of every object's size */
 	bool has_epochs;
 	bool has_time; /* time_us per access (set before the first push) */
+	bool has_result; /* the daemon's outcome per access (set before the first push) */
 };
+
+/* The daemon's outcome of an access (`tierctl trace`'s result column). */
+enum { TRACE_RES_MISS, TRACE_RES_HOT, TRACE_RES_WARM, TRACE_RES_UNKEPT };
 
 void trace_init(struct trace *t);
 void trace_free(struct trace *t);
@@ -65,6 +71,9 @@ int trace_push(struct trace *t, uint32_t obj, uint32_t job, uint32_t rank, uint3
 /* The same with its time, kept when has_time is set. */
 int trace_push_at(struct trace *t, uint32_t obj, uint32_t job, uint32_t rank, uint32_t epoch,
 		  uint64_t time_us);
+/* The same with the daemon's outcome (TRACE_RES_*), kept when has_result is set. */
+int trace_push_full(struct trace *t, uint32_t obj, uint32_t job, uint32_t rank, uint32_t epoch,
+		    uint64_t time_us, uint8_t result);
 /* After the last push: totals, and epochs for traces that had none. */
 void trace_finish(struct trace *t);
 

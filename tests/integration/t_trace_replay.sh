@@ -62,12 +62,18 @@ run() {
 	tc_stop
 	"$SIM" --trace "$tr" --hot "$hot" --warm "$warm" --policy "$pol" --no-opt \
 		--json >"$T/sim-$pol.json" 2>"$T/sim-$pol.err" || { cat "$T/sim-$pol.err"; return 1; }
-	python3 - "$tr" "$T/sim-$pol.json" >"$T/res" <<'PY'
+	# --explain: the daemon's outcome beside the replay's, access by access
+	"$SIM" --trace "$tr" --hot "$hot" --warm "$warm" --policy "$pol" --no-opt \
+		--explain >"$T/explain-$pol.txt" 2>&1 || { cat "$T/explain-$pol.txt"; return 1; }
+	python3 - "$tr" "$T/sim-$pol.json" "$T/explain-$pol.txt" >"$T/res" <<'PY'
 import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 hits = sum(r["result"] in ("hot", "warm") for r in rows)
 sim = json.load(open(sys.argv[2]))["results"][0]
-print(hits, sim["hits"], len(rows), sim["accesses"])
+# explain's "all" row: accesses, daemon hits, simulator hits
+ex = [l.split() for l in open(sys.argv[3]) if l.split()[:1] == ["all"]]
+exp = " ".join(ex[0][1:4]) if ex else "none none none"
+print(hits, sim["hits"], len(rows), sim["accesses"], exp)
 PY
 }
 
@@ -77,9 +83,11 @@ for pol in $POLICIES; do
 	out=$(cat "$T/res")
 	check "$pol: the workload ran under a trace" [ -n "$out" ]
 	check "$pol: every byte read equals the source" [ "$(sha256sum <"$T/read-$pol.bin")" = "$want_bytes" ]
-	read -r dh sh rows acc <<<"$out"
+	read -r dh sh rows acc ex_n ex_d ex_s <<<"$out"
 	check "$pol: the trace has all 900 reads (got ${rows:-none})" [ "${rows:-0}" = 900 ]
 	check "$pol: the simulator replayed all of them (got ${acc:-none})" [ "${acc:-0}" = 900 ]
+	check "$pol: --explain counts the 900 accesses, the daemon's $dh hits and the replay's $sh (got ${ex_n:-none} ${ex_d:-none} ${ex_s:-none})" \
+		[ "${ex_n:-}/${ex_d:-}/${ex_s:-}" = "900/$dh/$sh" ]
 	ratio=$(python3 -c "import sys; d, s = int(sys.argv[1]), int(sys.argv[2]); print('%.3f' % (d / s if s else 0))" "${dh:-0}" "${sh:-0}")
 	echo "replay: policy=$pol readers=1 daemon_hits=${dh:-?} sim_hits=${sh:-?} accesses=${rows:-?} daemon/sim=$ratio"
 	check "$pol: the simulator has hits to compare with (${sh:-0})" [ "${sh:-0}" -gt 0 ]
@@ -92,7 +100,7 @@ for pol in $POLICIES; do
 	# 4 readers: reported only
 	run "$pol" 4
 	out=$(cat "$T/res")
-	read -r dh sh rows acc <<<"$out"
+	read -r dh sh rows acc _ <<<"$out"
 	check "$pol, 4 readers: the trace has all 900 reads (got ${rows:-none})" [ "${rows:-0}" = 900 ]
 	ratio=$(python3 -c "import sys; d, s = int(sys.argv[1]), int(sys.argv[2]); print('%.3f' % (d / s if s else 0))" "${dh:-0}" "${sh:-0}")
 	echo "replay: policy=$pol readers=4 daemon_hits=${dh:-?} sim_hits=${sh:-?} accesses=${rows:-?} daemon/sim=$ratio (not asserted)"
