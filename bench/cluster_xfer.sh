@@ -4,7 +4,8 @@
 # per round, node 1 reads one fresh part (about 3/4 of its chunks from its
 # peers) with one reader (epoch_reader), between two tcp_floor runs over the
 # same files (--write: the copy written; --fill: a file per chunk, XXH3,
-# rename). Per round it prints throughput, the ratio to the link, CPU per
+# rename; and --fill with 4 streams: as many chunks in flight as the
+# daemon's read-ahead). Per round it prints throughput, the ratio to the link, CPU per
 # GB (schedstat: node 1, the senders, the reader), how much of the read the
 # machine's CPUs were idle (/proc/stat), and how long node 1's and the
 # reader's threads waited for a CPU (schedstat field 2: run delay).
@@ -43,8 +44,12 @@ TB=$((FILES * 4 * MIB))
 P1=$(tc_node_pid 1)
 PS="$(tc_node_pid 2) $(tc_node_pid 3) $(tc_node_pid 4)"
 for r in $(seq 1 "$R"); do
+	# recycled guest pages for every measurement (see cluster.sh): the
+	# copies kept by the last round took pages
+	"$TC_BIN/tcp_floor" --write "$T/n1" "$SRC/p$r"/* "$SRC/p$r"/* >/dev/null
 	l1=$("$TC_BIN/tcp_floor" --write "$T/n1" "$SRC/p$r"/*)
 	lf=$("$TC_BIN/tcp_floor" --fill "$T/n1" "$SRC/p$r"/*)
+	lf4=$("$TC_BIN/tcp_floor" --streams 4 --fill "$T/n1" "$SRC/p$r"/*)
 	perf_pid=
 	if [ "$r" = 1 ] && [ -n "${PERF:-}" ]; then
 		perf record -q -a -g -F 4000 -o "$PERF" >/dev/null 2>&1 &
@@ -63,12 +68,12 @@ for r in $(seq 1 "$R"); do
 	c2=$(sched 1 $P1)
 	awk -v c0="$c0" -v c1="$c1" -v c2="$c2" -v w0="$w0" -v w1="$w1" -v s0="$s0" -v s1="$s1" -v t0="$t0" -v t1="$t1" \
 		-v b=$TB -v l1="$(echo "$l1" | awk '{print $3}')" -v l2="$(echo "$l2" | awk '{print $3}')" \
-		-v lf="$(echo "$lf" | awk '{print $3}')" -v lwc="$(echo "$l1" | awk '{print $5}')" -v lfc="$(echo "$lf" | awk '{print $5}')" \
+		-v lf="$(echo "$lf" | awk '{print $3}')" -v lf4="$(echo "$lf4" | awk '{print $3}')" -v lf4c="$(echo "$lf4" | awk '{print $5}')" -v lwc="$(echo "$l1" | awk '{print $5}')" -v lfc="$(echo "$lf" | awk '{print $5}')" \
 		-v rc="$rcpu" -v i0="$i0" -v i1="$i1" 'BEGIN {
 		split(i0, a, " "); split(i1, z, " ")
 		g = b / 1e9; p = b / (t1 - t0) / 1e6
-		printf "round peer_MBps %.0f link_write %.0f %.0f link_fill %.0f ratio_write %.2f ratio_fill %.2f ", p, l1, l2, lf, p / ((l1 + l2) / 2), p / lf
-		printf "node1_s_per_gb %.3f (with sync %.3f) senders %.3f reader %.3f link_write_cpu %.3f link_fill_cpu %.3f ", (c1 - c0) / 1e9 / g, (c2 - c0) / 1e9 / g, (s1 - s0) / 1e9 / g, rc / 1e9 / g, lwc, lfc
+		printf "round peer_MBps %.0f link_write %.0f %.0f link_fill %.0f link_fill4 %.0f ratio_write %.2f ratio_fill %.2f ratio_fill4 %.2f ", p, l1, l2, lf, lf4, p / ((l1 + l2) / 2), p / lf, p / lf4
+		printf "node1_s_per_gb %.3f (with sync %.3f) senders %.3f reader %.3f link_write_cpu %.3f link_fill_cpu %.3f link_fill4_cpu %.3f ", (c1 - c0) / 1e9 / g, (c2 - c0) / 1e9 / g, (s1 - s0) / 1e9 / g, rc / 1e9 / g, lwc, lfc, lf4c
 		printf "idle %.2f node1_runq_wait_s %.3f wall_s %.3f\n", (z[1] - a[1]) / (z[2] - a[2]), (w1 - w0) / 1e9, t1 - t0
 	}'
 done
