@@ -9,7 +9,7 @@
 # GB (schedstat: node 1, the senders, the reader), how much of the read the
 # machine's CPUs were idle (/proc/stat), and how long node 1's and the
 # reader's threads waited for a CPU (schedstat field 2: run delay).
-#   bench/cluster_xfer.sh BUILD   env: R=rounds (4), FILES=files per part (16), THREADS=reader threads (1),
+#   bench/cluster_xfer.sh BUILD   env: R=rounds (4), FILES=files per part (16), THREADS=reader threads (1), SEG=segment_threshold,
 #                                 PERF=FILE: perf record -a -g over round 1
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -34,7 +34,12 @@ idle() { awk '/^cpu / {print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /p
 tc_redis_start >/dev/null || exit 1
 tc_cluster_key
 tc_countfs_start "$SRC" >/dev/null || exit 1
-for i in $(seq 1 $N); do tc_node_config "$i" hot=512M warm=none chunk=1M cluster.lease=10s; tc_node_start "$i" >/dev/null || exit 1; done
+for i in $(seq 1 $N); do
+	tc_node_config "$i" hot=512M warm=none chunk=1M cluster.lease=10s
+	# SEG=SIZE: daemon.segment_threshold (chunks up to SIZE packed into segments: no file per chunk)
+	[ -n "${SEG:-}" ] && sed -i "s/^\[daemon\]$/[daemon]\nsegment_threshold = $SEG/" "$T/n$i/tiercache.conf"
+	tc_node_start "$i" >/dev/null || exit 1
+done
 for i in $(seq 1 $N); do wait_for 30 "[ \"\$(tc_node_json $i 'sum(1 for m in s[\"cluster_members\"] if m[\"state\"] == \"up\")' 2>/dev/null)\" = $N ]" || exit 1; done
 for r in $(seq 1 "$R"); do read_dir 2 "p$r" & a=$!; read_dir 3 "p$r" & b=$!; read_dir 4 "p$r"; wait $a $b; done
 quiet() { local i; for i in "$@"; do wait_for 30 "[ \"\$(tc_node_json $i 's[\"daemon\"][\"fills_inflight\"] + s[\"daemon\"][\"sync_pending_chunks\"]')\" = 0 ]" || exit 1; done; }
