@@ -121,10 +121,16 @@ linkw=$("$TC_BIN/tcp_floor" --write "$T/n1" "$SRC"/transfer/*)
 # and what a fill that keeps a checked copy must add: a file per chunk,
 # its XXH3, a rename (no index, no sync)
 linkf=$("$TC_BIN/tcp_floor" --fill "$T/n1" "$SRC"/transfer/*)
+# the same with as many chunks in flight as the read's read-ahead (4
+# streams): the honest floor of a receiver that must check and keep a copy
+linkf4=$("$TC_BIN/tcp_floor" --streams 4 --fill "$T/n1" "$SRC"/transfer/*)
+# how much of the peer read the machine's CPUs were idle (/proc/stat): near
+# 0 means CPU-bound (then CPU per GB decides), more means a wait somewhere
+idle_ticks() { awk '/^cpu / {print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat; }
 s0=$(sent_bytes 2 3 4)
-d0=$(cpu_ns $(node_pids 2 3 4)); n0=$(cpu_ns $(node_pids 1)); t0=$(now)
+d0=$(cpu_ns $(node_pids 2 3 4)); n0=$(cpu_ns $(node_pids 1)); i0=$(idle_ticks); t0=$(now)
 rp=$(reader 1 transfer) || { echo "peer read failed" >&2; exit 1; }
-t1=$(now); d1=$(cpu_ns $(node_pids 2 3 4)) # the senders are done: they keep nothing
+t1=$(now); i1=$(idle_ticks); d1=$(cpu_ns $(node_pids 2 3 4)) # the senders are done: they keep nothing
 linkw2=$("$TC_BIN/tcp_floor" --write "$T/n1" "$SRC"/transfer/*)
 quiet 1 # node 1's lazy syncs of its kept copies belong to the peer read
 n1=$(cpu_ns $(node_pids 1)); d1q=$(cpu_ns $(node_pids 2 3 4)); t1q=$(now)
@@ -141,6 +147,9 @@ linkw_mbs=$(awk -v a="$(echo "$linkw" | awk '{print $3}')" -v b="$(echo "$linkw2
 echo "loopback TCP, 1 MiB chunks: ${link#tcp_floor }; with the copy written: ${linkw#tcp_floor } before, ${linkw2#tcp_floor } after the peer read; as a fill (a file per chunk, XXH3, rename): ${linkf#tcp_floor }"
 echo "transfer_ratio_to_local $(awk -v a="$t1" -v b="$t0" -v q="$t1q" -v c="$t2" 'BEGIN {printf "%.2f", (c - q) / (a - b)}') (throughput of a peer read / a local read, same node, same bytes)"
 echo "transfer_ratio_to_link $(ratio "$peer_mbs" "$linkw_mbs") (peer read / loopback TCP writing the copy, mean of before and after: $linkw_mbs MB/s; goal >= 0.9)"
+linkf4_mbs=$(echo "$linkf4" | awk '{print $3}')
+echo "transfer_ratio_to_fill_floor $(ratio "$peer_mbs" "$linkf4_mbs") (peer read / loopback TCP doing a fill's work, a file per chunk, XXH3, rename, 4 chunks in flight: ${linkf4#tcp_floor })"
+echo "transfer_cpu_idle $(awk -v a="$i0" -v b="$i1" 'BEGIN {split(a, x, " "); split(b, y, " "); if (y[2] <= x[2]) {print "nan"; exit} printf "%.2f", (y[1] - x[1]) / (y[2] - x[2])}') (share of both CPUs idle during the peer read: near 0, CPU-bound)"
 # sender: the serving daemons' CPU per GB they sent, against a local read
 # of the same bytes (node 1's daemon + the reader, per GB read)
 snd=$(per_gb $((d1 - d0)) "$SB")

@@ -2,7 +2,7 @@
  * tcp_floor: what loopback TCP allows for moving chunks from one process to
  * another, the floor of the cluster's peer path (bench/cluster.sh).
  *
- *   tcp_floor [--chunk BYTES] [--write DIR | --fill DIR] FILE...
+ *   tcp_floor [--chunk BYTES] [--streams K] [--write DIR | --fill DIR] FILE...
  *
  * A sender sendfile()s every FILE, chunk by chunk, over one loopback TCP
  * connection to a receiver (a child process) that recv()s each chunk into
@@ -15,8 +15,12 @@
  * peer client's fill also records it in the index and syncs it later; not
  * here). Request and reply per chunk, as the peer protocol does: the
  * receiver asks for the next chunk with one byte when the last one is in.
- * Prints one line: "tcp_floor MB/s M cpu_s_per_gb C" (C: both processes,
- * user + system).
+ * With --streams K (1..16), K such sender/receiver pairs run at once, each
+ * over its own connection and every K-th FILE: K chunks in flight, as a
+ * peer read with read-ahead has several (bench/cluster.sh uses the
+ * daemon's readahead_chunks). Prints one line: "tcp_floor MB/s M
+ * cpu_s_per_gb C" (M: all bytes over the wall time of all streams; C: every
+ * process, user + system).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -122,26 +126,10 @@ static int receive(int fd, size_t chunk, const char *dir, bool fill)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* One stream: files[0..n) every K-th, sent over a connection of its own
+ * to a receiver child. Exits the process: 0 or 1. */
+static void stream(size_t chunk, const char *dir, bool fill, char **files, int n, int k, int streams)
 {
-	size_t chunk = 1u << 20;
-	const char *dir = NULL;
-	bool fill = false;
-	int i = 1;
-	for (; i < argc && argv[i][0] == '-'; i++) {
-		if (!strcmp(argv[i], "--chunk") && i + 1 < argc)
-			chunk = strtoul(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--write") && i + 1 < argc)
-			dir = argv[++i];
-		else if (!strcmp(argv[i], "--fill") && i + 1 < argc)
-			dir = argv[++i], fill = true;
-		else
-			break;
-	}
-	if (i >= argc || chunk == 0 || chunk > (64u << 20)) {
-		fprintf(stderr, "usage: tcp_floor [--chunk BYTES] [--write DIR | --fill DIR] FILE...\n");
-		return 2;
-	}
 	int ls = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t al = sizeof(a);
@@ -163,13 +151,11 @@ int main(int argc, char **argv)
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
 		die("connect");
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	double t0 = bench_now();
-	uint64_t total = 0;
-	for (; i < argc; i++) {
-		int in = open(argv[i], O_RDONLY);
+	for (int i = k; i < n; i += streams) {
+		int in = open(files[i], O_RDONLY);
 		struct stat st;
 		if (in < 0 || fstat(in, &st) < 0)
-			die(argv[i]);
+			die(files[i]);
 		uint64_t size = (uint64_t)st.st_size;
 		if (send(fd, &size, sizeof(size), 0) != (ssize_t)sizeof(size))
 			die("send a size");
@@ -188,23 +174,72 @@ int main(int argc, char **argv)
 				left -= (size_t)s;
 			}
 		}
-		total += size;
 		close(in);
 	}
 	shutdown(fd, SHUT_WR);
 	int status;
 	if (waitpid(child, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		fprintf(stderr, "tcp_floor: the receiver failed\n");
+		_exit(1);
+	}
+	close(fd);
+	_exit(0);
+}
+
+int main(int argc, char **argv)
+{
+	size_t chunk = 1u << 20;
+	const char *dir = NULL;
+	bool fill = false;
+	int streams = 1;
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--chunk") && i + 1 < argc)
+			chunk = strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--streams") && i + 1 < argc)
+			streams = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--write") && i + 1 < argc)
+			dir = argv[++i];
+		else if (!strcmp(argv[i], "--fill") && i + 1 < argc)
+			dir = argv[++i], fill = true;
+		else
+			break;
+	}
+	if (i >= argc || chunk == 0 || chunk > (64u << 20) || streams < 1 || streams > 16) {
+		fprintf(stderr, "usage: tcp_floor [--chunk BYTES] [--streams 1..16] [--write DIR | --fill DIR] FILE...\n");
+		return 2;
+	}
+	uint64_t total = 0;
+	for (int j = i; j < argc; j++) {
+		struct stat st;
+		if (stat(argv[j], &st) < 0)
+			die(argv[j]);
+		total += (uint64_t)st.st_size;
+	}
+	double t0 = bench_now();
+	pid_t kids[16];
+	for (int k = 0; k < streams; k++) {
+		kids[k] = fork();
+		if (kids[k] < 0)
+			die("fork");
+		if (kids[k] == 0)
+			stream(chunk, dir, fill, argv + i, argc - i, k, streams);
+	}
+	int failed = 0;
+	for (int k = 0; k < streams; k++) {
+		int status;
+		if (waitpid(kids[k], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			failed = 1;
+	}
+	if (failed) {
+		fprintf(stderr, "tcp_floor: a stream failed\n");
 		return 1;
 	}
 	double t1 = bench_now();
-	struct rusage self, kids;
-	getrusage(RUSAGE_SELF, &self);
-	getrusage(RUSAGE_CHILDREN, &kids);
-	double cpu = (double)self.ru_utime.tv_sec + self.ru_utime.tv_usec / 1e6 + (double)self.ru_stime.tv_sec +
-		     self.ru_stime.tv_usec / 1e6 + (double)kids.ru_utime.tv_sec + kids.ru_utime.tv_usec / 1e6 +
-		     (double)kids.ru_stime.tv_sec + kids.ru_stime.tv_usec / 1e6;
+	struct rusage kids_ru;
+	getrusage(RUSAGE_CHILDREN, &kids_ru);
+	double cpu = (double)kids_ru.ru_utime.tv_sec + kids_ru.ru_utime.tv_usec / 1e6 +
+		     (double)kids_ru.ru_stime.tv_sec + kids_ru.ru_stime.tv_usec / 1e6;
 	printf("tcp_floor MB/s %.0f cpu_s_per_gb %.3f\n", total / (t1 - t0) / 1e6, cpu / (total / 1e9));
-	close(fd);
 	return 0;
 }

@@ -193,9 +193,16 @@ struct counters {
 
 struct fill;
 
-/* key -> fill in flight (fill.c) */
+/* key -> fill in flight (fill.c), and buffers of finished fills kept
+ * for the next ones (fill_buf.h) */
+#define FILL_SPARE_MAX 16
+#define FILL_SPARE_BYTES (32ull << 20)
 struct fill_table {
 	struct u64h h;
+	void *spare[FILL_SPARE_MAX];
+	size_t spare_cap[FILL_SPARE_MAX];
+	unsigned nspare;
+	uint64_t spare_bytes;
 };
 
 /* Who reads a chunk: built by the caller for one call, never stored. The

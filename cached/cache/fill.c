@@ -48,6 +48,7 @@
 #include "chunk.h"
 #include "dataset.h"
 #include "durable.h"
+#include "fill_buf.h"
 #include "log.h"
 #include "loop.h"
 #include "manifest.h"
@@ -91,6 +92,7 @@ struct fill {
 	struct remote_read rr; /* remote: the request to the chunk's home */
 	bool remote;           /* the bytes come from the home node, not the cold store */
 	void *buf;
+	size_t buf_cap; /* fill_buf_get */
 	uint64_t checksum;
 	int err;     /* reading the cold store (or memory): fails the fill */
 	int werr;    /* writing the bytes where they were placed: try elsewhere */
@@ -108,6 +110,7 @@ int fill_table_init(struct fill_table *t)
 
 void fill_table_free(struct fill_table *t)
 {
+	fill_buf_free_all(t);
 	u64h_free(&t->h);
 }
 
@@ -153,9 +156,18 @@ static void fill_sum_piece(void *arg, const void *p, size_t n)
 	XXH3_64bits_update(arg, p, n);
 }
 
+static void fill_nosum_piece(void *arg, const void *p, size_t n)
+{
+	(void)arg;
+	(void)p;
+	(void)n;
+}
+
 /* Worker: checksum and publish the bytes in f->buf. The checksum is taken
  * piece by piece just before each piece is written (chunk_checksum's value,
- * by the streaming API), so the chunk is read from memory once, not twice. */
+ * by the streaming API), so the chunk is read from memory once, not twice.
+ * A peer's bytes were checksummed whole against the home's checksum
+ * before anything is written: that value is the chunk's, not taken again. */
 static void fill_write(struct fill *f)
 {
 	f->werr = 0;
@@ -176,6 +188,7 @@ static void fill_write(struct fill *f)
 		f->werr = tier_file_write_unlinked(f->tmp, f->buf, f->len, &f->fd);
 		return;
 	}
+	bool sum = !f->remote; /* a peer's bytes: checked above, one pass */
 	XXH3_state_t *st = XXH3_createState();
 	if (!st || XXH3_64bits_reset(st) != XXH_OK) {
 		XXH3_freeState(st);
@@ -188,14 +201,15 @@ static void fill_write(struct fill *f)
 		const char *p = f->buf;
 		for (uint32_t at = 0; at < f->len && !f->werr; at += TIER_PIECE) {
 			uint32_t n = f->len - at < TIER_PIECE ? f->len - at : TIER_PIECE;
-			XXH3_64bits_update(st, p + at, n);
+			if (sum)
+				XXH3_64bits_update(st, p + at, n);
 			f->werr = segment_pwrite(f->seg_wfd, p + at, n, f->seg_off + at);
 		}
 	} else {
-		f->werr = tier_file_write_pieces(f->tmp, f->final, f->buf, f->len, false, fill_sum_piece,
-						 st, &f->fd);
+		f->werr = tier_file_write_pieces(f->tmp, f->final, f->buf, f->len, false,
+						 sum ? fill_sum_piece : fill_nosum_piece, st, &f->fd);
 	}
-	f->checksum = XXH3_64bits_digest(st);
+	f->checksum = sum ? XXH3_64bits_digest(st) : f->rr.checksum;
 	XXH3_freeState(st);
 }
 
@@ -473,7 +487,7 @@ static void fill_done(struct job *j)
 		durable_add(cache, c); /* answered: durable, with its record, later */
 	if (f->keep && f->fd >= 0)
 		close(f->fd);
-	free(f->buf);
+	fill_buf_put(&cache->fills, f->buf, f->buf_cap);
 	free(f->path);
 	free(f);
 	mover_kick(cache);
@@ -696,10 +710,10 @@ int fill_get(struct cache *cache, struct dataset *ds, const char *path, const st
 	if (!f)
 		return -ENOMEM;
 	f->path = strdup(path);
-	f->buf = malloc(len ? len : 1);
+	f->buf = fill_buf_get(&cache->fills, len, &f->buf_cap);
 	if (!f->path || !f->buf) {
 		free(f->path);
-		free(f->buf);
+		fill_buf_put(&cache->fills, f->buf, f->buf_cap);
 		free(f);
 		return -ENOMEM;
 	}
@@ -711,7 +725,7 @@ int fill_get(struct cache *cache, struct dataset *ds, const char *path, const st
 			 "release chunks\"",
 			 ds->name, path, idx, UNKEPT_RAM_MAX >> 20);
 		free(f->path);
-		free(f->buf);
+		fill_buf_put(&cache->fills, f->buf, f->buf_cap);
 		free(f);
 		return err;
 	}

@@ -7,7 +7,11 @@
  * to cluster.peer_conns. Each connection has one timer: the connect and
  * handshake deadline while it starts, the first-byte and then the transfer
  * deadline while a request is in flight. The reply's bytes go straight
- * into the fill's buffer.
+ * into the fill's buffer: once a DATA reply's head is in, the connection's
+ * bufferevent stops reading and the rest of the body is recv()ed off the
+ * socket into rr->buf (no copy through libevent's buffer, whose fresh
+ * chains and the copy out of them cost the loop thread more than the
+ * socket read itself); the bufferevent reads again once the body is in.
  */
 #include "peer_client.h"
 
@@ -15,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -26,7 +31,7 @@
 
 #define PEER_QUEUE_MAX 4096u /* requests waiting for a connection to one peer */
 #define PEER_CONNS_MAX 16u
-#define PEER_READ_MAX (1u << 20) /* bytes per read off a peer socket: a chunk's reply in few reads */
+#define PEER_HEAD_READ 16384u /* bytes per bufferevent read: frame heads (bodies go direct) */
 
 enum cstate {
 	C_CONNECTING = 0, /* TCP connect in progress */
@@ -47,6 +52,7 @@ struct cconn {
 	struct ppeer *peer;
 	struct bufferevent *bev;
 	struct event *timer;
+	struct event *body;     /* the socket, while a body is read straight into rr->buf */
 	enum cstate state;
 	struct preq *req;       /* in flight (C_BUSY) */
 	uint32_t next_id;
@@ -155,6 +161,8 @@ static void conn_free(struct cconn *c)
 			break;
 		}
 	}
+	if (c->body)
+		event_free(c->body); /* before the bufferevent closes the socket */
 	if (c->bev)
 		bufferevent_free(c->bev);
 	if (c->timer)
@@ -288,7 +296,7 @@ static void peer_pump(struct peer_client *pc, struct ppeer *p)
 			conn_fail(c, PEER_FAIL_CONNECT, true, "connect failed");
 			return;
 		}
-		peer_io_tune(c->bev, PEER_READ_MAX);
+		peer_io_tune(c->bev, PEER_HEAD_READ);
 		arm(c, pc->cc->peer_connect_ms);
 		starting++;
 	}
@@ -385,6 +393,55 @@ static void reply_done(struct cconn *c)
 	event_active(pc->pump, EV_TIMEOUT, 0);
 }
 
+/* The socket is readable while a body goes straight into rr->buf: take
+ * what is there, up to the body's end (never a byte of the next frame). */
+static void on_body(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	struct cconn *c = arg;
+	char *buf = c->req->rr->buf;
+	while (c->got < c->d.len) {
+		ssize_t r = recv(fd, buf + c->got, c->d.len - c->got, 0);
+		if (r > 0) {
+			c->got += (uint32_t)r;
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return; /* more later; the transfer deadline is armed */
+		conn_fail(c, PEER_FAIL_CLOSED, true, r == 0 ? "the peer closed the connection" : strerror(errno));
+		return;
+	}
+	event_del(c->body);
+	if (bufferevent_enable(c->bev, EV_READ) < 0) {
+		conn_fail(c, PEER_FAIL_CLOSED, false, "cannot read the connection again");
+		return;
+	}
+	reply_done(c);
+}
+
+/* The rest of the body in flight is read by on_body. False: it cannot be
+ * (no memory): the bufferevent keeps reading it. */
+static bool body_direct(struct cconn *c)
+{
+	if (!c->body) {
+		evutil_socket_t fd = bufferevent_getfd(c->bev);
+		if (fd < 0)
+			return false;
+		c->body = event_new(c->peer->pc->base, fd, EV_READ | EV_PERSIST, on_body, c);
+		if (!c->body)
+			return false;
+	}
+	if (event_add(c->body, NULL) < 0)
+		return false;
+	if (bufferevent_disable(c->bev, EV_READ) < 0) {
+		event_del(c->body);
+		return false;
+	}
+	return true;
+}
+
 /* Bytes of the reply in flight. False: c is gone or waits for more. */
 static bool on_reply(struct cconn *c, struct evbuffer *in)
 {
@@ -456,8 +513,11 @@ static bool on_reply(struct cconn *c, struct evbuffer *in)
 		return false;
 	}
 	c->got += (uint32_t)n;
-	if (c->got < c->d.len)
+	if (c->got < c->d.len) {
+		if (rr->buf)
+			(void)body_direct(c); /* else the bufferevent reads on */
 		return false;
+	}
 	reply_done(c);
 	return true;
 }

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Peer transfer only (docs/cluster.md "Measured"), for profiles and A/B runs:
+# 4 daemons; nodes 2-4 fill R parts of 16 files x 4 MiB (chunks 1M); then,
+# per round, node 1 reads one fresh part (about 3/4 of its chunks from its
+# peers) with one reader (epoch_reader), between two tcp_floor runs over the
+# same files (--write: the copy written; --fill: a file per chunk, XXH3,
+# rename; and --fill with 4 streams: as many chunks in flight as the
+# daemon's read-ahead). Per round it prints throughput, the ratio to the link, CPU per
+# GB (schedstat: node 1, the senders, the reader), how much of the read the
+# machine's CPUs were idle (/proc/stat), and how long node 1's and the
+# reader's threads waited for a CPU (schedstat field 2: run delay).
+#   bench/cluster_xfer.sh BUILD   env: R=rounds (4), FILES=files per part (16), THREADS=reader threads (1), SEG=segment_threshold,
+#                                 PERF=FILE: perf record -a -g over round 1
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+. tests/integration/lib.sh
+. tests/integration/lib_cluster.sh
+N=4
+MIB=1048576
+R=${R:-4}
+FILES=${FILES:-16} # per part
+SRC=$T/src
+for r in $(seq 1 "$R"); do
+	mkdir -p "$SRC/p$r"
+	for i in $(seq 1 "$FILES"); do head -c $((4 * MIB)) /dev/urandom >"$SRC/p$r/f$i.bin"; done
+done
+read_dir() { local f; for f in $(cd "$SRC" && ls "$2"/*); do TIERCACHE_SOCKET=$T/n$1/sock "$TC_BIN/tierctl" cat "ds/$f" >/dev/null || return 1; done; }
+sched() { # sched FIELD PIDS...: sum of that schedstat field over every thread (ns)
+	local f=$1 p
+	shift
+	for p in "$@"; do cat /proc/"$p"/task/*/schedstat 2>/dev/null; done | awk -v f="$f" '{s += $f} END {printf "%.0f", s}'
+}
+idle() { awk '/^cpu / {print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat; }
+tc_redis_start >/dev/null || exit 1
+tc_cluster_key
+tc_countfs_start "$SRC" >/dev/null || exit 1
+for i in $(seq 1 $N); do
+	tc_node_config "$i" hot=512M warm=none chunk=1M cluster.lease=10s
+	# SEG=SIZE: daemon.segment_threshold (chunks up to SIZE packed into segments: no file per chunk)
+	[ -n "${SEG:-}" ] && sed -i "s/^\[daemon\]$/[daemon]\nsegment_threshold = $SEG/" "$T/n$i/tiercache.conf"
+	tc_node_start "$i" >/dev/null || exit 1
+done
+for i in $(seq 1 $N); do wait_for 30 "[ \"\$(tc_node_json $i 'sum(1 for m in s[\"cluster_members\"] if m[\"state\"] == \"up\")' 2>/dev/null)\" = $N ]" || exit 1; done
+for r in $(seq 1 "$R"); do read_dir 2 "p$r" & a=$!; read_dir 3 "p$r" & b=$!; read_dir 4 "p$r"; wait $a $b; done
+quiet() { local i; for i in "$@"; do wait_for 30 "[ \"\$(tc_node_json $i 's[\"daemon\"][\"fills_inflight\"] + s[\"daemon\"][\"sync_pending_chunks\"]')\" = 0 ]" || exit 1; done; }
+quiet $(seq 1 $N)
+"$TC_BIN/tcp_floor" --write "$T/n1" "$SRC"/p*/* >/dev/null # recycled guest pages (see cluster.sh)
+TB=$((FILES * 4 * MIB))
+P1=$(tc_node_pid 1)
+PS="$(tc_node_pid 2) $(tc_node_pid 3) $(tc_node_pid 4)"
+for r in $(seq 1 "$R"); do
+	# recycled guest pages for every measurement (see cluster.sh): the
+	# copies kept by the last round took pages
+	"$TC_BIN/tcp_floor" --write "$T/n1" "$SRC/p$r"/* "$SRC/p$r"/* >/dev/null
+	l1=$("$TC_BIN/tcp_floor" --write "$T/n1" "$SRC/p$r"/*)
+	lf=$("$TC_BIN/tcp_floor" --fill "$T/n1" "$SRC/p$r"/*)
+	lf4=$("$TC_BIN/tcp_floor" --streams 4 --fill "$T/n1" "$SRC/p$r"/*)
+	perf_pid=
+	if [ "$r" = 1 ] && [ -n "${PERF:-}" ]; then
+		perf record -q -a -g -F 4000 -o "$PERF" >/dev/null 2>&1 &
+		perf_pid=$!
+		sleep 1
+	fi
+	c0=$(sched 1 $P1); w0=$(sched 2 $P1); s0=$(sched 1 $PS); i0=$(idle)
+	t0=$(date +%s.%N)
+	out=$(TIERCACHE_SOCKET=$T/n1/sock "$TC_BIN/epoch_reader" --cpu --epochs 1 --threads "${THREADS:-1}" "ds/p$r") || echo "read failed"
+	t1=$(date +%s.%N)
+	c1=$(sched 1 $P1); w1=$(sched 2 $P1); s1=$(sched 1 $PS); i1=$(idle)
+	[ -n "$perf_pid" ] && { kill -INT "$perf_pid"; wait "$perf_pid"; }
+	rcpu=$(echo "$out" | awk '/^cpu_ns / {print $2}')
+	l2=$("$TC_BIN/tcp_floor" --write "$T/n1" "$SRC/p$r"/*)
+	quiet 1
+	c2=$(sched 1 $P1)
+	awk -v c0="$c0" -v c1="$c1" -v c2="$c2" -v w0="$w0" -v w1="$w1" -v s0="$s0" -v s1="$s1" -v t0="$t0" -v t1="$t1" \
+		-v b=$TB -v l1="$(echo "$l1" | awk '{print $3}')" -v l2="$(echo "$l2" | awk '{print $3}')" \
+		-v lf="$(echo "$lf" | awk '{print $3}')" -v lf4="$(echo "$lf4" | awk '{print $3}')" -v lf4c="$(echo "$lf4" | awk '{print $5}')" -v lwc="$(echo "$l1" | awk '{print $5}')" -v lfc="$(echo "$lf" | awk '{print $5}')" \
+		-v rc="$rcpu" -v i0="$i0" -v i1="$i1" 'BEGIN {
+		split(i0, a, " "); split(i1, z, " ")
+		g = b / 1e9; p = b / (t1 - t0) / 1e6
+		printf "round peer_MBps %.0f link_write %.0f %.0f link_fill %.0f link_fill4 %.0f ratio_write %.2f ratio_fill %.2f ratio_fill4 %.2f ", p, l1, l2, lf, lf4, p / ((l1 + l2) / 2), p / lf, p / lf4
+		printf "node1_s_per_gb %.3f (with sync %.3f) senders %.3f reader %.3f link_write_cpu %.3f link_fill_cpu %.3f link_fill4_cpu %.3f ", (c1 - c0) / 1e9 / g, (c2 - c0) / 1e9 / g, (s1 - s0) / 1e9 / g, rc / 1e9 / g, lwc, lfc, lf4c
+		printf "idle %.2f node1_runq_wait_s %.3f wall_s %.3f\n", (z[1] - a[1]) / (z[2] - a[2]), (w1 - w0) / 1e9, t1 - t0
+	}'
+done
+tc_node_json 1 "'peer_fills %d prefetch issued %d late %d' % (s['counters']['peer_fills'], s['prefetch']['issued'], s['prefetch']['late'])"
