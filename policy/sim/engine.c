@@ -71,7 +71,8 @@ struct sim_run {
 	const struct trace *t;
 	struct sim_ent *ents;
 	struct placement pl;
-	uint64_t cap[TIER_COUNT];
+	uint64_t cap[TIER_COUNT]; /* each tier's policy budget */
+	uint64_t max[TIER_COUNT]; /* victims go past this (>= cap) */
 	struct sim_loads loads;
 };
 
@@ -213,7 +214,7 @@ out:
 static void sim_make_room(struct sim_run *s, int t, uint64_t now)
 {
 	struct policy *p = s->pl.tier[t];
-	while (p->bytes > s->cap[t]) {
+	while (p->bytes > s->max[t]) {
 		struct pol_entry *v = policy_victim(p, now);
 		if (!v)
 			break;
@@ -397,6 +398,10 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 	}
 	s.cap[TIER_HOT] = cfg->hot;
 	s.cap[TIER_WARM] = cfg->warm;
+	/* the policies' budget stays cap (their env's capacity, as the
+	 * daemon's); the tier holds up to max (engine.h) */
+	s.max[TIER_HOT] = cfg->hot_max > cfg->hot ? cfg->hot_max : cfg->hot;
+	s.max[TIER_WARM] = cfg->warm_max > cfg->warm ? cfg->warm_max : cfg->warm;
 	for (int i = 0; i < TIER_COUNT; i++) {
 		if (!s.cap[i])
 			continue;

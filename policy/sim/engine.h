@@ -69,6 +69,13 @@ enum { SIM_OUT_MISS, SIM_OUT_HOT, SIM_OUT_WARM, SIM_OUT_LATE = 4 };
 
 struct sim_config {
 	uint64_t hot, warm;     /* bytes; warm 0: one tier */
+	/* The mover trailing (0: not, victims go as soon as a tier's
+	 * policy holds more than hot/warm, the budget it was created with).
+	 * Else the tier holds up to this many bytes, victims going one by
+	 * one past it, in the policy's order: the daemon's hot tier fills
+	 * to its capacity while the mover's demotions trail the fills
+	 * (docs/simulator.md, "The mover trailing"). */
+	uint64_t hot_max, warm_max;
 	uint32_t plan_epochs;   /* clairvoyant: epochs of plan known ahead; 0 = all */
 	uint64_t prefetch_window; /* plan prefetch: bytes per rank's plan; 0 = off */
 	uint64_t prefetch_rate;   /* bytes/s prefetch loads arrive at; 0 = instant */

@@ -45,6 +45,11 @@ static void usage(FILE *f)
 "cache:\n"
 "  --hot SIZE|PCT%%       hot tier: bytes (64G, 512M, ...) or a share of the data set\n"
 "  --warm SIZE|PCT%%      warm tier (default none)\n"
+"  --hot-max SIZE|PCT%%   the mover trails: hot holds up to SIZE before its victims go\n"
+"                        (its policy's budget stays --hot), as the daemon's hot tier\n"
+"                        fills to its capacity while demotions trail the fills\n"
+"                        (default: --hot, victims go at once)\n"
+"  --warm-max SIZE|PCT%%  the same for warm (default: --warm)\n"
 "  --policy LIST         comma-separated, or all (default all): ");
 	for (const struct policy_ops *const *o = policy_all(); *o; o++)
 		fprintf(f, "%s%s", (*o)->name, o[1] ? " " : "\n");
@@ -78,6 +83,7 @@ struct cli {
 	struct gen_opts gen;
 	bool generate;
 	const char *hot, *warm;
+	const char *hot_max, *warm_max; /* the mover trailing (engine.h) */
 	const char *policies[MAX_POLICIES];
 	size_t npolicies;
 	char tunables[MAX_POLICIES][512];
@@ -117,6 +123,37 @@ static bool parse_capacity(const char *s, uint64_t dataset, uint64_t *out)
 	return gen_parse_bytes(s, out);
 }
 
+/* --hot-max / --warm-max into cfg (after --hot and --warm): each at
+ * least its tier's budget. 0 or -EINVAL, said on stderr. */
+static int max_parse(const struct cli *c, const struct trace *t, struct sim_config *cfg)
+{
+	const char *arg[2] = { c->hot_max, c->warm_max };
+	const char *name[2] = { "hot", "warm" };
+	uint64_t low[2] = { cfg->hot, cfg->warm }, *high[2] = { &cfg->hot_max, &cfg->warm_max };
+	for (int i = 0; i < 2; i++) {
+		if (!arg[i])
+			continue;
+		if (!parse_capacity(arg[i], t->dataset_bytes, high[i])) {
+			fprintf(stderr, "tiercache-sim: --%s-max: \"%s\" is not a size (64G, 512M, "
+					"12.5%%)\n", name[i], arg[i]);
+			return -EINVAL;
+		}
+		if (!low[i]) {
+			fprintf(stderr, "tiercache-sim: --%s-max needs --%s: it is what the tier holds "
+					"above its budget\n", name[i], name[i]);
+			return -EINVAL;
+		}
+		if (*high[i] < low[i]) {
+			fprintf(stderr, "tiercache-sim: --%s-max %llu is below --%s %llu: give the "
+					"tier's capacity, at least its budget\n",
+				name[i], (unsigned long long)*high[i], name[i],
+				(unsigned long long)low[i]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static int cli_add_policies(struct cli *c, char *list)
 {
 	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
@@ -151,7 +188,7 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 {
 	enum {
 		O_TRACE = 256, O_GEN, O_OBJECTS, O_EPOCH_COUNT, O_RANKS, O_RANK, O_JOBS, O_ACCESSES,
-		O_ALPHA, O_SHARDS, O_CHUNKS, O_READERS, O_SIZE, O_SEED, O_WRITE, O_HOT, O_WARM,
+		O_ALPHA, O_SHARDS, O_CHUNKS, O_READERS, O_SIZE, O_SEED, O_WRITE, O_HOT, O_WARM, O_HOT_MAX, O_WARM_MAX,
 		O_POLICY, O_SET, O_PLACEMENT, O_PLAN_EPOCHS, O_PREFETCH_WINDOW, O_PREFETCH_RATE,
 		O_PREFETCH_INFLIGHT, O_EXPLAIN, O_NO_OPT, O_EPOCHS, O_JSON, O_REPEAT,
 		O_HELP, O_CURVE_BASE,
@@ -174,6 +211,8 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 		{ "write-trace", required_argument, NULL, O_WRITE },
 		{ "hot", required_argument, NULL, O_HOT },
 		{ "warm", required_argument, NULL, O_WARM },
+		{ "hot-max", required_argument, NULL, O_HOT_MAX },
+		{ "warm-max", required_argument, NULL, O_WARM_MAX },
 		{ "policy", required_argument, NULL, O_POLICY },
 		{ "set", required_argument, NULL, O_SET },
 		{ "placement", required_argument, NULL, O_PLACEMENT },
@@ -285,6 +324,8 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 		case O_WRITE: c->write_path = a; break;
 		case O_HOT: c->hot = a; break;
 		case O_WARM: c->warm = a; break;
+		case O_HOT_MAX: c->hot_max = a; break;
+		case O_WARM_MAX: c->warm_max = a; break;
 		case O_POLICY: {
 			char buf[512];
 			snprintf(buf, sizeof(buf), "%s", a);
@@ -334,6 +375,11 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 	if (c->explain && (c->json || c->curve.on || c->generate)) {
 		fprintf(stderr, "tiercache-sim: --explain compares a recorded trace (--trace) with "
 				"the replay, as text: leave out --json, --curve and --gen\n");
+		return -EINVAL;
+	}
+	if ((c->hot_max || c->warm_max) && c->curve.on) {
+		fprintf(stderr, "tiercache-sim: --curve sizes each tier itself: leave out --hot-max "
+				"and --warm-max\n");
 		return -EINVAL;
 	}
 	if ((c->prefetch_rate || c->rate_epoch) && c->curve.on) {
@@ -475,6 +521,10 @@ int main(int argc, char **argv)
 		rc = EX_USAGE_CODE;
 		goto out;
 	}
+	if (max_parse(&c, &t, &cfg) < 0) {
+		rc = EX_USAGE_CODE;
+		goto out;
+	}
 	if (c.rate_epoch) {
 		int e = -ENOMEM;
 		if (!(rates = calloc(t.nepochs ? t.nepochs : 1, sizeof(*rates))) ||
@@ -523,6 +573,8 @@ int main(int argc, char **argv)
 		.t = &t,
 		.hot = cfg.hot,
 		.warm = cfg.warm,
+		.hot_max = cfg.hot_max,
+		.warm_max = cfg.warm_max,
 		.opt = opt,
 		.plan_epochs = c.plan_epochs,
 		.prefetch_window = c.prefetch_window,

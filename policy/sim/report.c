@@ -36,6 +36,13 @@ void report_table(FILE *f, const struct report_info *ri, const struct sim_result
 	fprintf(f, "cache: hot=%s (%.1f%%)", hot, 100.0 * sim_ratio(ri->hot, t->dataset_bytes));
 	if (ri->warm)
 		fprintf(f, " warm=%s (%.1f%%)", warm, 100.0 * sim_ratio(ri->warm, t->dataset_bytes));
+	if (ri->hot_max > ri->hot || ri->warm_max > ri->warm) {
+		char hm[32], wm[32];
+		report_bytes(hm, sizeof(hm), ri->hot_max > ri->hot ? ri->hot_max : ri->hot);
+		report_bytes(wm, sizeof(wm), ri->warm_max > ri->warm ? ri->warm_max : ri->warm);
+		fprintf(f, "  held up to: hot=%s%s%s (the mover trailing)", hm, ri->warm ? " warm=" : "",
+			ri->warm ? wm : "");
+	}
 	if (ri->plan_epochs)
 		fprintf(f, "  plans: %u epoch(s) ahead", ri->plan_epochs);
 	if (ri->prefetch_window) {
@@ -151,11 +158,13 @@ void report_json(FILE *f, const struct report_info *ri, const struct sim_result 
 	fprintf(f,
 		"\"cache\":{\"hot_bytes\":%llu,\"warm_bytes\":%llu,\"hot_fraction\":%.6f,"
 		"\"warm_fraction\":%.6f,\"plan_epochs\":%u,\"prefetch_window\":%llu,"
-		"\"prefetch_rate\":%llu},",
+		"\"prefetch_rate\":%llu,\"hot_max_bytes\":%llu,\"warm_max_bytes\":%llu},",
 		(unsigned long long)ri->hot, (unsigned long long)ri->warm,
 		sim_ratio(ri->hot, t->dataset_bytes), sim_ratio(ri->warm, t->dataset_bytes),
 		ri->plan_epochs, (unsigned long long)ri->prefetch_window,
-		(unsigned long long)ri->prefetch_rate);
+		(unsigned long long)ri->prefetch_rate,
+		(unsigned long long)(ri->hot_max > ri->hot ? ri->hot_max : ri->hot),
+		(unsigned long long)(ri->warm_max > ri->warm ? ri->warm_max : ri->warm));
 	fprintf(f, "\"results\":[");
 	for (size_t i = 0; i < n; i++) {
 		const struct sim_result *r = &res[i];

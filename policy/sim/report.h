@@ -17,6 +17,7 @@ struct report_info {
 	const char *source; /* "gen:shuffle" or the trace path */
 	const struct trace *t;
 	uint64_t hot, warm;
+	uint64_t hot_max, warm_max; /* the mover trailing (engine.h), 0: not */
 	const struct sim_result *opt; /* NULL if not run */
 	uint32_t plan_epochs;
 	uint64_t prefetch_window; /* plan prefetch per rank's plan, 0: off */
