@@ -59,6 +59,7 @@ struct cluster {
 	uint64_t prev_asked, prev_got;      /* misses asked of the chunk's previous home */
 	uint64_t prev_skipped;              /* ... not asked: the cluster had settled */
 	uint64_t changed_ms;                /* when the member list last changed (now_ms) */
+	enum handover_start_phase start;    /* a fresh cluster has no previous homes (handover.h) */
 	struct plans *plans;                 /* the daemon's plans (cluster_set_plans) */
 	struct plan_share *pshare;           /* whole-job plans through Redis (plan_share.h) */
 	bool running;
@@ -182,9 +183,12 @@ static uint64_t now_ms(void)
 static void on_members_changed(void *arg)
 {
 	struct cluster *cl = arg;
-	cl->changed_ms = now_ms(); /* homes may have moved: ask previous homes a while */
 	size_t n;
 	const struct member *m = members_list(cl->mem, &n);
+	/* homes may have moved: ask previous homes a while (not in a fresh cluster) */
+	bool opens = handover_start_note(&cl->start, m, n < MEMBERS_MAX ? n : MEMBERS_MAX, cl->cc->node_id);
+	cl->changed_ms = opens ? now_ms() : 0;
+	plan_share_members_changed(cl->pshare); /* the home views follow the homes */
 	const char *ids[MEMBERS_MAX];
 	for (size_t i = 0; i < n && i < MEMBERS_MAX; i++)
 		ids[i] = m[i].id;
@@ -319,6 +323,8 @@ static bool asking_prev(struct cluster *cl)
 {
 	size_t n;
 	const struct member *m = members_list(cl->mem, &n);
+	if (cl->start == HANDOVER_START_FRESH)
+		return false; /* nobody was a home before */
 	return handover_asking(m, n < MEMBERS_MAX ? n : MEMBERS_MAX, now_ms(), cl->changed_ms,
 			       cl->cc->prev_home_window_ms);
 }
@@ -563,6 +569,7 @@ void cluster_report(struct cluster *cl, struct proto_rs *rs)
 	proto_rs_u64(rs, "prev_home_got", cl->prev_got);
 	proto_rs_u64(rs, "prev_home_skipped", cl->prev_skipped);
 	proto_rs_bool(rs, "prev_home_asking", cl->mem && asking_prev(cl));
+	proto_rs_bool(rs, "fresh_start", cl->start == HANDOVER_START_FRESH);
 	proto_rs_u64(rs, "prev_home_served", ss.prev_served);
 	proto_rs_u64(rs, "prev_home_not_held", ss.prev_misses);
 	proto_rs_u64(rs, "drain_chunks_taken", ss.takes);

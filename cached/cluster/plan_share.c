@@ -520,11 +520,13 @@ static void list_now(struct plan_share *ps)
 		ps->list_failures++;
 }
 
-/* Should e be loaded? (a job served here, a dataset here, a version newer
- * than what this node has) */
+/* Should e be loaded? (a dataset here, a version newer than what this
+ * node has; without homes, a job served here) */
 static bool wanted(struct plan_share *ps, const struct ps_entry *e)
 {
-	if (e->np == 0 || is_bad(ps, e->gen) || !job_plans_serves(ps->jps, e->job))
+	/* a node that serves no rank of the job is still home for its share
+	 * of the job's chunks: it loads the plan for its home view */
+	if (e->np == 0 || is_bad(ps, e->gen) || (!ps->is_home && !job_plans_serves(ps->jps, e->job)))
 		return false;
 	struct dataset *ds = dataset_named(ps, e->dataset);
 	if (!ds)
@@ -699,6 +701,12 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	beat(arg);
+}
+
+void plan_share_members_changed(struct plan_share *ps)
+{
+	if (ps)
+		job_plans_rehome(ps->jps);
 }
 
 void plan_share_redis_up(struct plan_share *ps)

@@ -21,8 +21,10 @@
  * their next poll.
  *
  * Every heartbeat each node lists the index (one script, which also drops
- * lapsed fields) and loads, one at a time with MGET, the plans of jobs it
- * serves that it does not have at that version. Nothing here is on a
+ * lapsed fields) and loads, one at a time with MGET, the plans it does not
+ * have at that version, of every job whose dataset it has: a node that
+ * serves no rank of a job is still home for its share of the job's chunks
+ * (its home view, job_plans.h). Nothing here is on a
  * client's path: a read before a plan arrives simply misses. With Redis
  * down, local plans work locally, the copies from the cluster stay, and
  * publishing resumes when Redis is back (a plan missing from an empty
@@ -54,6 +56,9 @@ int plan_share_new(struct cache *cache, struct redis_conn *rc, const struct clus
 		   struct plan_share **out);
 /* The Redis connection came back: refresh, publish and list now. */
 void plan_share_redis_up(struct plan_share *ps);
+/* The member list changed (homes moved): the job plans' home views are
+ * installed again (job_plans_rehome). */
+void plan_share_members_changed(struct plan_share *ps);
 /* Status section "cluster_plans". */
 void plan_share_report(const struct plan_share *ps, struct proto_rs *rs);
 /* Unhooks from the plans; replies still due are dropped. */

@@ -144,6 +144,89 @@ static void slice_install(struct job_plans *jps, struct job_plan *jp, uint32_t r
 		 (unsigned long long)missing, jp->remote ? "cluster" : "local");
 }
 
+static bool view_keep(void *arg, uint64_t key)
+{
+	struct job_plans *jps = arg;
+	return jps->hooks.is_home(jps->hooks.arg, key);
+}
+
+/* End (ds, job)'s home view, if this registry installed one. */
+static void view_end(struct job_plans *jps, struct dataset *ds, uint64_t job)
+{
+	struct dplan *pl = plans_find(jps->reg, ds, job, TC_JOB_RANK_ANY);
+	if (pl && pl->owner == jps)
+		(void)plans_cancel(jps->reg, ds, job, TC_JOB_RANK_ANY);
+}
+
+static bool rank_served(const struct job_plans *jps, uint64_t job, uint32_t rank)
+{
+	for (unsigned i = 0; i < jps->nserved; i++)
+		if (jps->served[i].job == job && jps->served[i].rank == rank)
+			return true;
+	return false;
+}
+
+/* Install jp's home view (in a cluster): the chunks homed here of the
+ * entries of ranks this node does not serve, in the job's order. Their
+ * readers are on other nodes and ask this node for them: the view's
+ * prefetcher fills them from the cold store ahead of those asks, and the
+ * plan store tells hot's policy when each is read next, so this node keeps
+ * its home share. The ranks served here have their slices. */
+static void view_install(struct job_plans *jps, struct job_plan *jp)
+{
+	struct dataset *ds = jp->ds;
+	view_end(jps, ds, jp->job);
+	if (!jps->hooks.is_home || !ds->mf)
+		return;
+	bool *served = calloc(jp->world_size, sizeof(*served));
+	uint32_t *ix = malloc(((size_t)jp->n + 1) * sizeof(*ix));
+	size_t k = 0;
+	if (!served || !ix) {
+		jps->install_errors++;
+		goto out;
+	}
+	bool any = false;
+	for (uint32_t r = 0; r < jp->world_size; r++)
+		any |= !(served[r] = rank_served(jps, jp->job, r));
+	if (!any)
+		goto out; /* every rank reads here: the slices say it all */
+	for (uint32_t i = 0; i < jp->n; i++) {
+		if (served[i % jp->world_size])
+			continue;
+		const struct mf_entry *e = manifest_find(ds->mf, jp->blob + jp->off[i]);
+		if (e)
+			ix[k++] = (uint32_t)(e - ds->mf->v);
+	}
+	int rc = plans_set_view(jps->reg, jps, jp->uid, ds, jp->job, jp->world_size, jp->epoch, ix, k,
+				view_keep, jps);
+	if (rc < 0) {
+		jps->install_errors++;
+		log_warn("dataset=%s job=%llu op=job_plan_home_view err=\"%s\"", ds->name,
+			 (unsigned long long)jp->job, strerror(-rc));
+		goto out;
+	}
+	struct dplan *pl = plans_find(jps->reg, ds, jp->job, TC_JOB_RANK_ANY);
+	uint64_t chunks = pl ? plan_track_end(&pl->tr) : 0;
+	if (chunks == 0) {
+		view_end(jps, ds, jp->job); /* nothing of it is homed here */
+		goto out;
+	}
+	jps->views_installed++;
+	log_info("dataset=%s job=%llu world_size=%u epoch=%u op=job_plan_home_view files=%zu chunks=%llu "
+		 "source=%s",
+		 ds->name, (unsigned long long)jp->job, jp->world_size, jp->epoch, k,
+		 (unsigned long long)chunks, jp->remote ? "cluster" : "local");
+out:
+	free(served);
+	free(ix);
+}
+
+void job_plans_rehome(struct job_plans *jps)
+{
+	for (struct job_plan *jp = jps ? jps->list : NULL; jp; jp = jp->next)
+		view_install(jps, jp);
+}
+
 /* End the slices of (ds, job) this registry installed (all, or only the
  * ranks >= keep_below). */
 static void slices_end(struct job_plans *jps, struct dataset *ds, uint64_t job, uint32_t keep_below)
@@ -155,6 +238,8 @@ static void slices_end(struct job_plans *jps, struct dataset *ds, uint64_t job, 
 		if (pl && pl->owner == jps)
 			(void)plans_cancel(jps->reg, ds, job, jps->served[i].rank);
 	}
+	if (keep_below == 0)
+		view_end(jps, ds, job);
 }
 
 /* Install every served rank's slice of jp. */
@@ -164,6 +249,7 @@ static void slices_install(struct job_plans *jps, struct job_plan *jp, uint8_t f
 	for (unsigned i = 0; i < jps->nserved; i++)
 		if (jps->served[i].job == jp->job)
 			slice_install(jps, jp, jps->served[i].rank, flags);
+	view_install(jps, jp);
 }
 
 static void unlink_plan(struct job_plans *jps, struct job_plan *jp)
@@ -300,9 +386,12 @@ void job_plans_serve(struct job_plans *jps, uint64_t job, uint32_t rank)
 {
 	if (!jps || rank == TC_JOB_RANK_ANY || !serve_mark(jps, job, rank))
 		return;
-	for (struct job_plan *jp = jps->list; jp; jp = jp->next)
-		if (jp->job == job)
+	for (struct job_plan *jp = jps->list; jp; jp = jp->next) {
+		if (jp->job == job) {
 			slice_install(jps, jp, rank, 0);
+			view_install(jps, jp); /* without that rank now */
+		}
+	}
 	if (jps->hooks.serving)
 		jps->hooks.serving(jps->hooks.arg, job);
 }
@@ -351,6 +440,7 @@ void job_plans_report(struct job_plans *jps, struct proto_rs *rs)
 	proto_rs_u64(rs, "installed", jps ? jps->installed : 0);
 	proto_rs_u64(rs, "install_errors", jps ? jps->install_errors : 0);
 	proto_rs_u64(rs, "dropped_copies", jps ? jps->dropped_copies : 0);
+	proto_rs_u64(rs, "home_views", jps ? jps->views_installed : 0);
 
 	proto_rs_section(rs, "job_plans", TC_SHAPE_ARRAY);
 	for (struct job_plan *jp = jps ? jps->list : NULL; jp; jp = jp->next) {

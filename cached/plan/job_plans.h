@@ -13,6 +13,14 @@
  * it like any other. A new registration replaces the slices; a cancel or
  * the end of the job plan ends them.
  *
+ * In a cluster (hooks.is_home set) the node also installs the job plan's
+ * *home view*: one more plan (rank TC_JOB_RANK_ANY) of the chunks homed
+ * here among the entries of the ranks it does not serve, in the job's
+ * order. Other nodes' ranks ask this node for those chunks; the view
+ * prefetches them from the cold store ahead of the asks (peers' reads
+ * advance it) and tells the policy (the plan store) when each is read
+ * next, so a node keeps its home share even if it serves no rank.
+ *
  * A job plan is *local* (registered by a connection here; it ends like a
  * connection's plan, daemon.plan_grace after the connection went) or
  * *remote* (given by the cluster's plan sharing, cluster/plan_share.h,
@@ -98,6 +106,7 @@ struct job_plans {
 	unsigned ndrop;
 	uint64_t dropped_copies; /* peers' chunks given up after the slice read them */
 	uint64_t installed;    /* slices installed */
+	uint64_t views_installed; /* home views installed */
 	uint64_t install_errors;
 };
 
@@ -126,6 +135,10 @@ int job_plans_cancel(struct job_plans *jps, struct dataset *ds, uint64_t job, bo
 /* A connection here is tagged with (job, rank): serve that rank. */
 void job_plans_serve(struct job_plans *jps, uint64_t job, uint32_t rank);
 bool job_plans_serves(const struct job_plans *jps, uint64_t job);
+
+/* The cluster's homes moved (a member joined, left or drains): install
+ * every job plan's home view again. */
+void job_plans_rehome(struct job_plans *jps);
 
 /* A slice of this registry's (plans.c) passed key: queue the copy to be
  * given up if another node is its home (hooks.is_home). */

@@ -184,6 +184,9 @@ struct plan_in {
 	const struct manifest *mf;
 	const uint32_t *a, *b;
 	size_t na, nb;
+	/* NULL, or which chunks to plan (a home view: those homed here) */
+	bool (*keep)(void *arg, uint64_t key);
+	void *keep_arg;
 };
 
 static const struct mf_entry *plan_in_get(const struct plan_in *in, size_t i)
@@ -214,16 +217,16 @@ static int plan_extend(struct plans *reg, struct dplan *pl, const struct plan_in
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct mf_entry *e = plan_in_get(in, i);
-		uint32_t nch = (uint32_t)((e->st.size + cs - 1) / cs), id;
+		uint32_t nch = (uint32_t)((e->st.size + cs - 1) / cs), id = UINT32_MAX;
 		if (!nch || e->gone)
 			continue; /* an empty file has nothing to read */
-		keys[at] = chunk_key(dsn, e->path, &e->st, 0);
-		rc = plan_file_id(pl, e, keys[at], &id);
-		if (rc < 0)
-			goto out;
-		aux[at++] = PLAN_AUX(id, 0);
-		for (uint32_t c = 1; c < nch; c++) {
-			keys[at] = chunk_key(dsn, e->path, &e->st, c);
+		uint64_t key0 = chunk_key(dsn, e->path, &e->st, 0);
+		for (uint32_t c = 0; c < nch; c++) {
+			keys[at] = c ? chunk_key(dsn, e->path, &e->st, c) : key0;
+			if (in->keep && !in->keep(in->keep_arg, keys[at]))
+				continue;
+			if (id == UINT32_MAX && (rc = plan_file_id(pl, e, key0, &id)) < 0)
+				goto out;
 			aux[at++] = PLAN_AUX(id, c);
 		}
 	}
@@ -245,7 +248,8 @@ static int plan_register(struct plans *reg, const void *c, uid_t uid, struct dat
 			 uint8_t flags, const struct plan_in *in)
 {
 	bool append = flags & TC_PLAN_APPEND;
-	if (world_size == 0 || rank >= world_size || !in->mf)
+	bool view = rank == TC_JOB_RANK_ANY && in->keep; /* a home view (plans_set_view) */
+	if (world_size == 0 || (rank >= world_size && !view) || !in->mf)
 		return -EINVAL;
 	for (size_t i = 0; i < in->na + in->nb; i++)
 		if ((i < in->na ? in->a[i] : in->b[i - in->na]) >= in->mf->n)
@@ -295,6 +299,16 @@ int plans_set(struct plans *reg, const void *c, uid_t uid, struct dataset *ds, u
 {
 	struct plan_in in = {.mf = ds->mf, .b = ix, .nb = n};
 	return plan_register(reg, c, uid, ds, job, rank, world_size, epoch, flags, &in);
+}
+
+int plans_set_view(struct plans *reg, const void *c, uid_t uid, struct dataset *ds, uint64_t job,
+		   uint32_t world_size, uint32_t epoch, const uint32_t *ix, size_t n,
+		   bool (*keep)(void *arg, uint64_t key), void *keep_arg)
+{
+	struct plan_in in = {.mf = ds->mf, .b = ix, .nb = n, .keep = keep, .keep_arg = keep_arg};
+	if (!keep)
+		return -EINVAL;
+	return plan_register(reg, c, uid, ds, job, TC_JOB_RANK_ANY, world_size, epoch, 0, &in);
 }
 
 int plans_cancel(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t rank)
@@ -476,7 +490,8 @@ void plans_report(struct plans *reg, struct proto_rs *rs)
 		proto_rs_bool(rs, "connected", pl->owner != NULL);
 		proto_rs_bool(rs, "resuming", pl->resync);
 		proto_rs_u64(rs, "orphaned_s", pl->owner ? 0 : (now - pl->gone_ns) / NS_PER_S);
-		proto_rs_bool(rs, "job_slice", reg->jobs && pl->owner == reg->jobs);
+		proto_rs_bool(rs, "job_slice", reg->jobs && pl->owner == reg->jobs && pl->rank != TC_JOB_RANK_ANY);
+		proto_rs_bool(rs, "home_view", reg->jobs && pl->owner == reg->jobs && pl->rank == TC_JOB_RANK_ANY);
 	}
 	job_plans_report(reg ? reg->jobs : NULL, rs);
 }
