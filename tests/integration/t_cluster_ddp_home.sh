@@ -17,7 +17,8 @@
 # plan and installs a home view every epoch, prefetches from the cold store
 # and serves those chunks to its peers, the ranks' aggregate hit ratio from
 # epoch 2 is >= 0.95, and the job's files are read from the cold store about
-# once over all epochs (<= 1.05x) despite the scans.
+# once over all epochs (<= 1.10x; 1.000-1.033x measured, 1.70x without home
+# views) despite the scans.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_cluster.sh"
 N=3
@@ -142,8 +143,8 @@ RATIO=$(awk -v h=$th -v m=$tm 'BEGIN {printf "%.3f", h / (h + m)}')
 cold=$(train_cold)
 echo "ranks' hit ratio from epoch 2: $RATIO; the job's cold bytes $cold for $total ($(awk -v c="$cold" -v t="$total" 'BEGIN {printf "%.3f", c / t}')x over $EPOCHS epochs)"
 check "the ranks' aggregate hit ratio from epoch 2 ($RATIO) >= 0.95" awk -v r="$RATIO" 'BEGIN {exit !(r >= 0.95)}'
-check "the job's files read from the cold store once or a little more ($cold <= 1.05x $total)" \
-	[ "$cold" -le $((total * 105 / 100)) ]
+check "the job's files read from the cold store once or a little more ($cold <= 1.10x $total)" \
+	[ "$cold" -le $((total * 110 / 100)) ]
 check "node 3 serves no rank" [ "$(tc_node_json 3 "sum(1 for p in s['plans'] if p['job_slice'])")" = 0 ]
 check "node 3 loaded the plan from Redis every epoch" [ "$(tc_node_json 3 "s['cluster_plans']['loaded']")" -ge $EPOCHS ]
 check "node 3 installed a home view every epoch" [ "$(tc_node_json 3 "s['job_slices']['home_views']")" -ge $EPOCHS ]
