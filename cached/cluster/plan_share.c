@@ -29,19 +29,26 @@
 
 /* Publish: drop the old version's pieces, write the new ones under a
  * fresh version, point the field at it. Returns {gen (a string: Lua
- * would print so large a number in %g form), now}. */
+ * would print so large a number in %g form), now}. ARGV[5] "1": a
+ * republish (Redis lost the plan): refused ({"0", now}) if the field is a
+ * tombstone of the same list (a cancel kept while Redis was away got there
+ * first). */
 static const char publish_script[] =
 	"local t = redis.call('TIME')\n"
 	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
 	"local ttl = tonumber(ARGV[2])\n"
 	"local old = redis.call('HGET', KEYS[1], ARGV[1])\n"
+	"if old and ARGV[5] == '1' and string.match(old, '^%d+ 0 ') and\n"
+	"   string.match(old, ' (%d+)$') == string.match(ARGV[4], ' (%d+)$') then\n"
+	"  return {'0', now}\n"
+	"end\n"
 	"if old then\n"
 	"  local og, on = string.match(old, '^(%d+) (%d+) ')\n"
 	"  if og then for i = 0, tonumber(on) - 1 do redis.call('DEL', ARGV[3] .. og .. ':' .. i) end end\n"
 	"end\n"
 	"local gen = string.format('%d', now * 1024 + redis.call('INCR', KEYS[2]) % 1024)\n"
-	"local np = #ARGV - 4\n"
-	"for i = 0, np - 1 do redis.call('SET', ARGV[3] .. gen .. ':' .. i, ARGV[5 + i], 'PX', ttl) end\n"
+	"local np = #ARGV - 5\n"
+	"for i = 0, np - 1 do redis.call('SET', ARGV[3] .. gen .. ':' .. i, ARGV[6 + i], 'PX', ttl) end\n"
 	"redis.call('HSET', KEYS[1], ARGV[1], gen .. ' ' .. np .. ' ' .. (now + ttl) .. ' ' .. now .. ' ' .. ARGV[4])\n"
 	"return {gen, now}\n";
 
@@ -64,16 +71,30 @@ static const char refresh_script[] =
 	"redis.call('HSET', KEYS[1], ARGV[1], g .. ' ' .. np .. ' ' .. (now + ttl) .. ' ' .. rest)\n"
 	"return 1\n";
 
-/* Cancel: the pieces go, the field becomes a tombstone for one TTL. */
+/* Cancel: the pieces go, the field becomes a tombstone for one TTL.
+ * ARGV[4] / ARGV[5]: "0 0" cancels whatever is there (a cancel sent at
+ * once); else the cancelled version and its hash (a cancel kept while
+ * Redis was down, sent later): only that registration is cancelled, or the
+ * same list published again (a Redis restarted empty gets it republished
+ * under a new version), not a newer one (-1); a missing field gets the
+ * tombstone anyway, so that a republish after it is refused by its
+ * refresh. */
 static const char cancel_script[] =
 	"local v = redis.call('HGET', KEYS[1], ARGV[1])\n"
-	"if not v then return 0 end\n"
-	"local g, np = string.match(v, '^(%d+) (%d+) ')\n"
-	"if not g then redis.call('HDEL', KEYS[1], ARGV[1]) return 0 end\n"
-	"for i = 0, tonumber(np) - 1 do redis.call('DEL', ARGV[3] .. g .. ':' .. i) end\n"
 	"local t = redis.call('TIME')\n"
 	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-	"redis.call('HSET', KEYS[1], ARGV[1], g .. ' 0 ' .. (now + tonumber(ARGV[2])) .. ' ' .. now .. ' 0 0 0')\n"
+	"local tomb = ' 0 ' .. (now + tonumber(ARGV[2])) .. ' ' .. now .. ' 0 0 '\n"
+	"if not v then\n"
+	"  if ARGV[4] == '0' then return 0 end\n"
+	"  redis.call('HSET', KEYS[1], ARGV[1], ARGV[4] .. tomb .. ARGV[5])\n"
+	"  return 1\n"
+	"end\n"
+	"local g, np, h = string.match(v, '^(%d+) (%d+) %d+ %d+ %d+ %d+ (%d+)$')\n"
+	"if not g then redis.call('HDEL', KEYS[1], ARGV[1]) return 0 end\n"
+	"if ARGV[4] ~= '0' and g ~= ARGV[4] and h ~= ARGV[5] then return -1 end\n"
+	"if np == '0' then return 1 end\n"
+	"for i = 0, tonumber(np) - 1 do redis.call('DEL', ARGV[3] .. g .. ':' .. i) end\n"
+	"redis.call('HSET', KEYS[1], ARGV[1], g .. tomb .. h)\n"
 	"return 1\n";
 
 /* List the index, dropping lapsed fields. */
@@ -96,12 +117,20 @@ struct ps_entry {
 	uint64_t job, gen, np, expires, published, clen, rawlen, hash;
 };
 
+/* A cancel made while Redis could not be reached, sent when it is back. */
+struct ps_cancel {
+	char dataset[CONFIG_NAME_MAX + 1];
+	uint64_t job, gen, hash;
+	uint64_t since_ns;
+};
+
 struct ps_req {
 	struct ps_req *next;
 	struct plan_share *ps; /* NULL once plan_share_free ran */
 	enum req_kind kind;
 	char dataset[CONFIG_NAME_MAX + 1];
 	uint64_t job, serial, gen, hash;
+	uint64_t since_ns;     /* REQ_CANCEL: when it was made */
 	struct ps_entry ent;   /* REQ_LOAD: what is loaded */
 };
 
@@ -122,6 +151,9 @@ struct plan_share {
 	size_t nidx;
 	uint64_t bad_gens[BAD_GENS_MAX];
 	unsigned nbad;
+	struct ps_cancel pend[PLAN_SHARE_CANCELS_MAX]; /* cancels waiting for Redis */
+	unsigned npend;
+	uint64_t cancels_kept, cancels_resent, cancels_lost;
 	/* counters */
 	uint64_t published, publish_failures, republished, refreshes, refresh_failures, superseded;
 	uint64_t loaded, load_failures, cancels_sent, dropped, lists, list_failures;
@@ -212,10 +244,18 @@ static void on_published(void *arg, struct redisReply *r, int err)
 			if (!end || *end || end == num)
 				gen = 0;
 		}
-		if (gen > 0 && gen != GEN_UNPUBLISHABLE) {
+		if (err == 0 && gen == 0 && end && !*end && jp && !jp->remote) {
+			/* a republish found the list cancelled meanwhile */
+			ps->superseded++;
+			log_info("dataset=%s job=%" PRIu64 " op=job_plan_superseded why=\"cancelled on another node "
+				 "while Redis was away\"",
+				 q->dataset, q->job);
+			(void)job_plans_cancel(ps->jps, jp->ds, jp->job, false);
+		} else if (gen > 0 && gen != GEN_UNPUBLISHABLE) {
 			ps->published++;
 			if (jp && !jp->remote) {
 				jp->share_gen = gen;
+				jp->share_republish = false;
 				jp->share_ms = (uint64_t)r->element[1]->integer;
 				jp->share_hash = q->hash;
 				log_info("dataset=%s job=%" PRIu64 " epoch=%u op=job_plan_published version=%" PRIu64,
@@ -252,8 +292,8 @@ static int publish(struct plan_share *ps, struct job_plan *jp)
 	if (rc < 0)
 		return rc;
 	size_t np = (enclen + PLAN_CODEC_PIECE_MAX - 1) / PLAN_CODEC_PIECE_MAX;
-	const char **argv = calloc(9 + np, sizeof(*argv));
-	size_t *lens = calloc(9 + np, sizeof(*lens));
+	const char **argv = calloc(10 + np, sizeof(*argv));
+	size_t *lens = calloc(10 + np, sizeof(*lens));
 	struct ps_req *q = req_new(ps, REQ_PUBLISH);
 	char field[FIELD_MAX], ttl[24], meta[80];
 	if (!argv || !lens || !q) {
@@ -264,20 +304,21 @@ static int publish(struct plan_share *ps, struct job_plan *jp)
 	field_of(field, jp->ds->name, jp->job);
 	snprintf(ttl, sizeof(ttl), "%" PRIu64, ps->ttl_ms);
 	snprintf(meta, sizeof(meta), "%zu %" PRIu64 " %" PRIu64, enclen, rawlen, hash);
-	const char *head[] = {"EVAL", publish_script, "2", ps->index_key, ps->gen_key, field, ttl, ps->prefix, meta};
-	for (size_t i = 0; i < 9; i++) {
+	const char *head[] = {"EVAL", publish_script, "2", ps->index_key, ps->gen_key, field, ttl, ps->prefix, meta,
+			      jp->share_republish ? "1" : "0"};
+	for (size_t i = 0; i < 10; i++) {
 		argv[i] = head[i];
 		lens[i] = strlen(head[i]);
 	}
 	for (size_t i = 0; i < np; i++) {
-		argv[9 + i] = (const char *)enc + i * PLAN_CODEC_PIECE_MAX;
-		lens[9 + i] = i + 1 < np ? PLAN_CODEC_PIECE_MAX : enclen - i * PLAN_CODEC_PIECE_MAX;
+		argv[10 + i] = (const char *)enc + i * PLAN_CODEC_PIECE_MAX;
+		lens[10 + i] = i + 1 < np ? PLAN_CODEC_PIECE_MAX : enclen - i * PLAN_CODEC_PIECE_MAX;
 	}
 	snprintf(q->dataset, sizeof(q->dataset), "%s", jp->ds->name);
 	q->job = jp->job;
 	q->serial = jp->serial;
 	q->hash = hash;
-	rc = req_send(q, on_published, (int)(9 + np), argv, lens);
+	rc = req_send(q, on_published, (int)(10 + np), argv, lens);
 	if (rc == 0)
 		ps->publishing = true;
 out:
@@ -316,6 +357,7 @@ static void on_refreshed(void *arg, struct redisReply *r, int err)
 			/* Redis lost it (restarted empty): publish it again */
 			ps->republished++;
 			jp->share_gen = 0;
+			jp->share_republish = true;
 			publish_next(ps);
 		} else if (jp && jp->share_gen == q->gen && r->integer < 0) {
 			/* another registration (or a cancel) elsewhere replaced it */
@@ -354,16 +396,122 @@ static void refresh_all(struct plan_share *ps)
 
 /* ---- cancel ---- */
 
+static int send_cancel(struct plan_share *ps, const char *dataset, uint64_t job, uint64_t gen,
+		       uint64_t hash, bool kept);
+
+/* Keep a cancel of (dataset, job) at gen/hash until Redis is back (one per
+ * plan; the oldest is given up past PLAN_SHARE_CANCELS_MAX). */
+static void cancel_keep(struct plan_share *ps, const char *dataset, uint64_t job, uint64_t gen,
+			uint64_t hash, uint64_t since_ns)
+{
+	unsigned at = ps->npend, oldest = 0;
+	for (unsigned i = 0; i < ps->npend; i++) {
+		if (ps->pend[i].job == job && strcmp(ps->pend[i].dataset, dataset) == 0)
+			at = i;
+		if (ps->pend[i].since_ns < ps->pend[oldest].since_ns)
+			oldest = i;
+	}
+	if (at == ps->npend && ps->npend == PLAN_SHARE_CANCELS_MAX) {
+		ps->cancels_lost++;
+		log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"%u cancels already wait for "
+			 "Redis\": this older one is given up; other nodes drop that plan when its TTL lapses",
+			 ps->pend[oldest].dataset, ps->pend[oldest].job, PLAN_SHARE_CANCELS_MAX);
+		at = oldest;
+	} else if (at == ps->npend) {
+		ps->npend++;
+	}
+	ps->pend[at] = (struct ps_cancel){.job = job, .gen = gen, .hash = hash, .since_ns = since_ns};
+	snprintf(ps->pend[at].dataset, sizeof(ps->pend[at].dataset), "%s", dataset);
+}
+
+static void cancel_unkeep(struct plan_share *ps, const char *dataset, uint64_t job)
+{
+	for (unsigned i = 0; i < ps->npend; i++) {
+		if (ps->pend[i].job == job && strcmp(ps->pend[i].dataset, dataset) == 0) {
+			ps->pend[i] = ps->pend[--ps->npend];
+			return;
+		}
+	}
+}
+
+/* Is e a registration cancelled here that Redis has not heard of yet? */
+static bool cancel_kept(const struct plan_share *ps, const struct ps_entry *e)
+{
+	for (unsigned i = 0; i < ps->npend; i++) {
+		const struct ps_cancel *c = &ps->pend[i];
+		if (c->job == e->job && strcmp(c->dataset, e->dataset) == 0 &&
+		    (c->gen == e->gen || c->hash == e->hash))
+			return true;
+	}
+	return false;
+}
+
+/* Redis is back: send the kept cancels (before any list, on the same
+ * connection, so the list already sees them). Those older than
+ * PLAN_SHARE_CANCEL_AGE_TTLS TTLs are given up. */
+static void cancels_flush(struct plan_share *ps)
+{
+	uint64_t now = cache_now_ns(), max_age = PLAN_SHARE_CANCEL_AGE_TTLS * ps->ttl_ms * 1000000ull;
+	while (ps->npend && redis_conn_up(ps->rc)) {
+		struct ps_cancel c = ps->pend[ps->npend - 1];
+		ps->npend--;
+		if (now - c.since_ns > max_age) {
+			ps->cancels_lost++;
+			log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"Redis was away too long\": "
+				 "the cancel is given up; the plan lapses with its TTL unless its job still runs",
+				 c.dataset, c.job);
+			continue;
+		}
+		if (send_cancel(ps, c.dataset, c.job, c.gen, c.hash, true) < 0) {
+			cancel_keep(ps, c.dataset, c.job, c.gen, c.hash, c.since_ns);
+			return;
+		}
+		ps->cancels_resent++;
+	}
+}
+
 static void on_cancelled(void *arg, struct redisReply *r, int err)
 {
 	struct ps_req *q = arg;
 	struct plan_share *ps = req_done(q);
-	(void)r;
-	if (ps && err < 0)
-		log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"%s\": other nodes drop the "
-			 "plan when its TTL lapses",
+	if (ps && err < 0) {
+		/* sent, but no answer (the deadline passed, or the connection
+		 * broke): kept, and sent again when Redis is back */
+		log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"%s\": kept, sent again when "
+			 "Redis is back",
 			 q->dataset, q->job, strerror(-err));
+		ps->cancels_kept++;
+		cancel_keep(ps, q->dataset, q->job, q->gen, q->hash, q->since_ns);
+	} else if (ps && r->type == REDIS_REPLY_INTEGER && r->integer < 0) {
+		log_info("dataset=%s job=%" PRIu64 " op=job_plan_cancel result=\"a newer registration "
+			 "replaced the cancelled one meanwhile: left alone\"",
+			 q->dataset, q->job);
+	}
 	free(q);
+}
+
+/* kept: only that registration (gen/hash) or its republished copy. */
+static int send_cancel(struct plan_share *ps, const char *dataset, uint64_t job, uint64_t gen,
+		       uint64_t hash, bool kept)
+{
+	struct ps_req *q = req_new(ps, REQ_CANCEL);
+	if (!q)
+		return -ENOMEM;
+	char field[FIELD_MAX], ttl[24], g[24], h[24];
+	snprintf(q->dataset, sizeof(q->dataset), "%s", dataset);
+	q->job = job;
+	q->gen = gen;
+	q->hash = hash;
+	q->since_ns = cache_now_ns();
+	field_of(field, dataset, job);
+	snprintf(ttl, sizeof(ttl), "%" PRIu64, ps->ttl_ms);
+	snprintf(g, sizeof(g), "%" PRIu64, kept ? gen : 0);
+	snprintf(h, sizeof(h), "%" PRIu64, kept ? hash : 0);
+	const char *argv[] = {"EVAL", cancel_script, "1", ps->index_key, field, ttl, ps->prefix, g, h};
+	int rc = req_send(q, on_cancelled, 9, argv, NULL);
+	if (rc == 0)
+		ps->cancels_sent++;
+	return rc;
 }
 
 static void hook_cancelled(void *arg, const struct job_plan *jp)
@@ -371,21 +519,13 @@ static void hook_cancelled(void *arg, const struct job_plan *jp)
 	struct plan_share *ps = arg;
 	if (jp->share_gen == 0 || jp->share_gen == GEN_UNPUBLISHABLE)
 		return;
-	struct ps_req *q = req_new(ps, REQ_CANCEL);
-	if (!q)
+	if (send_cancel(ps, jp->ds->name, jp->job, jp->share_gen, jp->share_hash, false) == 0)
 		return;
-	char field[FIELD_MAX], ttl[24];
-	snprintf(q->dataset, sizeof(q->dataset), "%s", jp->ds->name);
-	q->job = jp->job;
-	field_of(field, jp->ds->name, jp->job);
-	snprintf(ttl, sizeof(ttl), "%" PRIu64, ps->ttl_ms);
-	const char *argv[] = {"EVAL", cancel_script, "1", ps->index_key, field, ttl, ps->prefix};
-	if (req_send(q, on_cancelled, 7, argv, NULL) == 0)
-		ps->cancels_sent++;
-	else
-		log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"coordination unavailable\": "
-			 "other nodes drop the plan when its TTL lapses",
-			 jp->ds->name, jp->job);
+	ps->cancels_kept++;
+	cancel_keep(ps, jp->ds->name, jp->job, jp->share_gen, jp->share_hash, cache_now_ns());
+	log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"coordination unavailable\": kept, "
+		 "sent when Redis is back",
+		 jp->ds->name, jp->job);
 }
 
 /* ---- list and load ---- */
@@ -526,7 +666,8 @@ static bool wanted(struct plan_share *ps, const struct ps_entry *e)
 {
 	/* a node that serves no rank of the job is still home for its share
 	 * of the job's chunks: it loads the plan for its home view */
-	if (e->np == 0 || is_bad(ps, e->gen) || (!ps->is_home && !job_plans_serves(ps->jps, e->job)))
+	if (e->np == 0 || is_bad(ps, e->gen) || (!ps->is_home && !job_plans_serves(ps->jps, e->job)) ||
+	    cancel_kept(ps, e))
 		return false;
 	struct dataset *ds = dataset_named(ps, e->dataset);
 	if (!ds)
@@ -670,7 +811,7 @@ static void load_next(struct plan_share *ps)
 static void hook_registered(void *arg, struct job_plan *jp)
 {
 	struct plan_share *ps = arg;
-	(void)jp; /* new: share_gen 0 */
+	cancel_unkeep(ps, jp->ds->name, jp->job); /* a new registration replaces the cancelled one */
 	publish_next(ps);
 }
 
@@ -691,6 +832,7 @@ static void beat(struct plan_share *ps)
 {
 	if (!redis_conn_up(ps->rc))
 		return;
+	cancels_flush(ps);
 	refresh_all(ps);
 	publish_next(ps);
 	list_now(ps);
@@ -799,6 +941,10 @@ void plan_share_report(const struct plan_share *ps, struct proto_rs *rs)
 	proto_rs_u64(rs, "loaded", ps->loaded);
 	proto_rs_u64(rs, "load_failures", ps->load_failures);
 	proto_rs_u64(rs, "cancels_sent", ps->cancels_sent);
+	proto_rs_u64(rs, "cancels_pending", ps->npend);
+	proto_rs_u64(rs, "cancels_kept", ps->cancels_kept);
+	proto_rs_u64(rs, "cancels_resent", ps->cancels_resent);
+	proto_rs_u64(rs, "cancels_lost", ps->cancels_lost);
 	proto_rs_u64(rs, "dropped", ps->dropped);
 	proto_rs_u64(rs, "lists", ps->lists);
 	proto_rs_u64(rs, "list_failures", ps->list_failures);

@@ -18,7 +18,11 @@
  * script wrote). The node that registered the plan refreshes its TTL every
  * heartbeat while the plan lives; a dead job's (or node's) plan lapses.
  * A cancel leaves a tombstone for one TTL, so nodes drop their copies at
- * their next poll.
+ * their next poll. A cancel made while Redis cannot be reached (or whose
+ * command got no answer) is kept (at most PLAN_SHARE_CANCELS_MAX, for at
+ * most PLAN_SHARE_CANCEL_AGE_TTLS TTLs) and sent first thing when Redis is
+ * back; it then cancels only the registration it was made for (its
+ * version, or the same list republished), never a newer one.
  *
  * Every heartbeat each node lists the index (one script, which also drops
  * lapsed fields) and loads, one at a time with MGET, the plans it does not
@@ -47,6 +51,8 @@ struct plans;
 struct plan_share;
 
 #define PLAN_SHARE_INDEX_MAX 1024u /* fields of the index a node takes */
+#define PLAN_SHARE_CANCELS_MAX 64u /* cancels kept while Redis is away */
+#define PLAN_SHARE_CANCEL_AGE_TTLS 10u /* ... for at most this many plan TTLs */
 
 /* Set up on reg's whole-job plans (sets their hooks) and start the timer.
  * is_home(home_arg, key): is this node key's home (job_plans.h: slices

@@ -70,6 +70,7 @@ struct job_plan {
 	uint64_t share_ms;     /* Redis time it was published at */
 	uint64_t share_hash;   /* hash of its encoded form (0: not computed) */
 	uint64_t share_absent_ns; /* remote: since when the Redis index lacks it (0: listed) */
+	bool share_republish;  /* local: Redis lost it, it is published again */
 };
 
 struct job_plans_hooks {
