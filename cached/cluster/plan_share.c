@@ -19,6 +19,7 @@
 
 #include "job_plans.h"
 #include "log.h"
+#include "plan_cancels.h"
 #include "plan_codec.h"
 #include "plans.h"
 #include "redis_conn.h"
@@ -115,13 +116,7 @@ enum req_kind { REQ_PUBLISH, REQ_REFRESH, REQ_CANCEL, REQ_LIST, REQ_LOAD };
 struct ps_entry {
 	char dataset[CONFIG_NAME_MAX + 1];
 	uint64_t job, gen, np, expires, published, clen, rawlen, hash;
-};
-
-/* A cancel made while Redis could not be reached, sent when it is back. */
-struct ps_cancel {
-	char dataset[CONFIG_NAME_MAX + 1];
-	uint64_t job, gen, hash;
-	uint64_t since_ns;
+	uint32_t rank; /* TC_JOB_RANK_ANY: a whole-job plan; else a per-rank plan's copy */
 };
 
 struct ps_req {
@@ -130,6 +125,7 @@ struct ps_req {
 	enum req_kind kind;
 	char dataset[CONFIG_NAME_MAX + 1];
 	uint64_t job, serial, gen, hash;
+	uint32_t rank;         /* as in struct ps_entry */
 	uint64_t since_ns;     /* REQ_CANCEL: when it was made */
 	struct ps_entry ent;   /* REQ_LOAD: what is loaded */
 };
@@ -151,8 +147,7 @@ struct plan_share {
 	size_t nidx;
 	uint64_t bad_gens[BAD_GENS_MAX];
 	unsigned nbad;
-	struct ps_cancel pend[PLAN_SHARE_CANCELS_MAX]; /* cancels waiting for Redis */
-	unsigned npend;
+	struct plan_cancels pend; /* cancels waiting for Redis (plan_cancels.h) */
 	uint64_t cancels_kept, cancels_resent, cancels_lost;
 	/* counters */
 	uint64_t published, publish_failures, republished, refreshes, refresh_failures, superseded;
@@ -203,9 +198,13 @@ static struct plan_share *req_done(struct ps_req *q)
 	return ps;
 }
 
-static void field_of(char *buf, const char *dataset, uint64_t job)
+/* "DATASET JOB" (a whole-job plan) or "DATASET JOB RANK" (a per-rank plan) */
+static void field_of(char *buf, const char *dataset, uint64_t job, uint32_t rank)
 {
-	snprintf(buf, FIELD_MAX, "%s %" PRIu64, dataset, job);
+	if (rank == TC_JOB_RANK_ANY)
+		snprintf(buf, FIELD_MAX, "%s %" PRIu64, dataset, job);
+	else
+		snprintf(buf, FIELD_MAX, "%s %" PRIu64 " %" PRIu32, dataset, job, rank);
 }
 
 /* The local dataset named name, if it has a manifest. */
@@ -219,7 +218,7 @@ static struct dataset *dataset_named(struct plan_share *ps, const char *name)
 static struct job_plan *req_plan(struct plan_share *ps, const struct ps_req *q)
 {
 	struct dataset *ds = cache_dataset(ps->cache, q->dataset, strlen(q->dataset));
-	struct job_plan *jp = ds ? job_plans_find(ps->jps, ds, q->job) : NULL;
+	struct job_plan *jp = ds ? job_plans_get(ps->jps, ds, q->job, q->rank) : NULL;
 	return jp && jp->serial == q->serial ? jp : NULL;
 }
 
@@ -250,7 +249,7 @@ static void on_published(void *arg, struct redisReply *r, int err)
 			log_info("dataset=%s job=%" PRIu64 " op=job_plan_superseded why=\"cancelled on another node "
 				 "while Redis was away\"",
 				 q->dataset, q->job);
-			(void)job_plans_cancel(ps->jps, jp->ds, jp->job, false);
+			(void)job_plans_end(ps->jps, jp->ds, jp->job, jp->only_rank, false);
 		} else if (gen > 0 && gen != GEN_UNPUBLISHABLE) {
 			ps->published++;
 			if (jp && !jp->remote) {
@@ -301,7 +300,7 @@ static int publish(struct plan_share *ps, struct job_plan *jp)
 		free(q);
 		goto out;
 	}
-	field_of(field, jp->ds->name, jp->job);
+	field_of(field, jp->ds->name, jp->job, jp->only_rank);
 	snprintf(ttl, sizeof(ttl), "%" PRIu64, ps->ttl_ms);
 	snprintf(meta, sizeof(meta), "%zu %" PRIu64 " %" PRIu64, enclen, rawlen, hash);
 	const char *head[] = {"EVAL", publish_script, "2", ps->index_key, ps->gen_key, field, ttl, ps->prefix, meta,
@@ -316,6 +315,7 @@ static int publish(struct plan_share *ps, struct job_plan *jp)
 	}
 	snprintf(q->dataset, sizeof(q->dataset), "%s", jp->ds->name);
 	q->job = jp->job;
+	q->rank = jp->only_rank;
 	q->serial = jp->serial;
 	q->hash = hash;
 	rc = req_send(q, on_published, (int)(10 + np), argv, lens);
@@ -364,7 +364,7 @@ static void on_refreshed(void *arg, struct redisReply *r, int err)
 			ps->superseded++;
 			log_info("dataset=%s job=%" PRIu64 " op=job_plan_superseded version=%" PRIu64, q->dataset,
 				 q->job, q->gen);
-			(void)job_plans_cancel(ps->jps, jp->ds, jp->job, false);
+			(void)job_plans_end(ps->jps, jp->ds, jp->job, jp->only_rank, false);
 		} else if (r->integer > 0) {
 			ps->refreshes++;
 		}
@@ -384,9 +384,10 @@ static void refresh_all(struct plan_share *ps)
 			return;
 		snprintf(q->dataset, sizeof(q->dataset), "%s", jp->ds->name);
 		q->job = jp->job;
+		q->rank = jp->only_rank;
 		q->serial = jp->serial;
 		q->gen = jp->share_gen;
-		field_of(field, jp->ds->name, jp->job);
+		field_of(field, jp->ds->name, jp->job, jp->only_rank);
 		snprintf(gen, sizeof(gen), "%" PRIu64, jp->share_gen);
 		const char *argv[] = {"EVAL", refresh_script, "1", ps->index_key, field, gen, ttl, ps->prefix};
 		if (req_send(q, on_refreshed, 8, argv, NULL) < 0)
@@ -396,54 +397,19 @@ static void refresh_all(struct plan_share *ps)
 
 /* ---- cancel ---- */
 
-static int send_cancel(struct plan_share *ps, const char *dataset, uint64_t job, uint64_t gen,
-		       uint64_t hash, bool kept);
+static int send_cancel(struct plan_share *ps, const struct plan_cancel *c, bool kept);
 
-/* Keep a cancel of (dataset, job) at gen/hash until Redis is back (one per
- * plan; the oldest is given up past PLAN_SHARE_CANCELS_MAX). */
-static void cancel_keep(struct plan_share *ps, const char *dataset, uint64_t job, uint64_t gen,
-			uint64_t hash, uint64_t since_ns)
+/* Keep c until Redis is back (plan_cancels.h). */
+static void cancel_keep(struct plan_share *ps, const struct plan_cancel *c)
 {
-	unsigned at = ps->npend, oldest = 0;
-	for (unsigned i = 0; i < ps->npend; i++) {
-		if (ps->pend[i].job == job && strcmp(ps->pend[i].dataset, dataset) == 0)
-			at = i;
-		if (ps->pend[i].since_ns < ps->pend[oldest].since_ns)
-			oldest = i;
-	}
-	if (at == ps->npend && ps->npend == PLAN_SHARE_CANCELS_MAX) {
+	struct plan_cancel lost;
+	ps->cancels_kept++;
+	if (plan_cancels_keep(&ps->pend, c, &lost)) {
 		ps->cancels_lost++;
 		log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"%u cancels already wait for "
 			 "Redis\": this older one is given up; other nodes drop that plan when its TTL lapses",
-			 ps->pend[oldest].dataset, ps->pend[oldest].job, PLAN_SHARE_CANCELS_MAX);
-		at = oldest;
-	} else if (at == ps->npend) {
-		ps->npend++;
+			 lost.dataset, lost.job, PLAN_CANCELS_MAX);
 	}
-	ps->pend[at] = (struct ps_cancel){.job = job, .gen = gen, .hash = hash, .since_ns = since_ns};
-	snprintf(ps->pend[at].dataset, sizeof(ps->pend[at].dataset), "%s", dataset);
-}
-
-static void cancel_unkeep(struct plan_share *ps, const char *dataset, uint64_t job)
-{
-	for (unsigned i = 0; i < ps->npend; i++) {
-		if (ps->pend[i].job == job && strcmp(ps->pend[i].dataset, dataset) == 0) {
-			ps->pend[i] = ps->pend[--ps->npend];
-			return;
-		}
-	}
-}
-
-/* Is e a registration cancelled here that Redis has not heard of yet? */
-static bool cancel_kept(const struct plan_share *ps, const struct ps_entry *e)
-{
-	for (unsigned i = 0; i < ps->npend; i++) {
-		const struct ps_cancel *c = &ps->pend[i];
-		if (c->job == e->job && strcmp(c->dataset, e->dataset) == 0 &&
-		    (c->gen == e->gen || c->hash == e->hash))
-			return true;
-	}
-	return false;
 }
 
 /* Redis is back: send the kept cancels (before any list, on the same
@@ -452,9 +418,8 @@ static bool cancel_kept(const struct plan_share *ps, const struct ps_entry *e)
 static void cancels_flush(struct plan_share *ps)
 {
 	uint64_t now = cache_now_ns(), max_age = PLAN_SHARE_CANCEL_AGE_TTLS * ps->ttl_ms * 1000000ull;
-	while (ps->npend && redis_conn_up(ps->rc)) {
-		struct ps_cancel c = ps->pend[ps->npend - 1];
-		ps->npend--;
+	struct plan_cancel c;
+	while (redis_conn_up(ps->rc) && plan_cancels_pop(&ps->pend, &c)) {
 		if (now - c.since_ns > max_age) {
 			ps->cancels_lost++;
 			log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"Redis was away too long\": "
@@ -462,8 +427,9 @@ static void cancels_flush(struct plan_share *ps)
 				 c.dataset, c.job);
 			continue;
 		}
-		if (send_cancel(ps, c.dataset, c.job, c.gen, c.hash, true) < 0) {
-			cancel_keep(ps, c.dataset, c.job, c.gen, c.hash, c.since_ns);
+		if (send_cancel(ps, &c, true) < 0) {
+			struct plan_cancel lost;
+			(void)plan_cancels_keep(&ps->pend, &c, &lost); /* it was just taken out: room */
 			return;
 		}
 		ps->cancels_resent++;
@@ -480,8 +446,10 @@ static void on_cancelled(void *arg, struct redisReply *r, int err)
 		log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"%s\": kept, sent again when "
 			 "Redis is back",
 			 q->dataset, q->job, strerror(-err));
-		ps->cancels_kept++;
-		cancel_keep(ps, q->dataset, q->job, q->gen, q->hash, q->since_ns);
+		struct plan_cancel c = {.job = q->job, .rank = q->rank, .gen = q->gen, .hash = q->hash,
+					.since_ns = q->since_ns};
+		snprintf(c.dataset, sizeof(c.dataset), "%s", q->dataset);
+		cancel_keep(ps, &c);
 	} else if (ps && r->type == REDIS_REPLY_INTEGER && r->integer < 0) {
 		log_info("dataset=%s job=%" PRIu64 " op=job_plan_cancel result=\"a newer registration "
 			 "replaced the cancelled one meanwhile: left alone\"",
@@ -491,22 +459,22 @@ static void on_cancelled(void *arg, struct redisReply *r, int err)
 }
 
 /* kept: only that registration (gen/hash) or its republished copy. */
-static int send_cancel(struct plan_share *ps, const char *dataset, uint64_t job, uint64_t gen,
-		       uint64_t hash, bool kept)
+static int send_cancel(struct plan_share *ps, const struct plan_cancel *c, bool kept)
 {
 	struct ps_req *q = req_new(ps, REQ_CANCEL);
 	if (!q)
 		return -ENOMEM;
 	char field[FIELD_MAX], ttl[24], g[24], h[24];
-	snprintf(q->dataset, sizeof(q->dataset), "%s", dataset);
-	q->job = job;
-	q->gen = gen;
-	q->hash = hash;
-	q->since_ns = cache_now_ns();
-	field_of(field, dataset, job);
+	snprintf(q->dataset, sizeof(q->dataset), "%s", c->dataset);
+	q->job = c->job;
+	q->rank = c->rank;
+	q->gen = c->gen;
+	q->hash = c->hash;
+	q->since_ns = c->since_ns;
+	field_of(field, c->dataset, c->job, c->rank);
 	snprintf(ttl, sizeof(ttl), "%" PRIu64, ps->ttl_ms);
-	snprintf(g, sizeof(g), "%" PRIu64, kept ? gen : 0);
-	snprintf(h, sizeof(h), "%" PRIu64, kept ? hash : 0);
+	snprintf(g, sizeof(g), "%" PRIu64, kept ? c->gen : 0);
+	snprintf(h, sizeof(h), "%" PRIu64, kept ? c->hash : 0);
 	const char *argv[] = {"EVAL", cancel_script, "1", ps->index_key, field, ttl, ps->prefix, g, h};
 	int rc = req_send(q, on_cancelled, 9, argv, NULL);
 	if (rc == 0)
@@ -519,10 +487,12 @@ static void hook_cancelled(void *arg, const struct job_plan *jp)
 	struct plan_share *ps = arg;
 	if (jp->share_gen == 0 || jp->share_gen == GEN_UNPUBLISHABLE)
 		return;
-	if (send_cancel(ps, jp->ds->name, jp->job, jp->share_gen, jp->share_hash, false) == 0)
+	struct plan_cancel c = {.job = jp->job, .rank = jp->only_rank, .gen = jp->share_gen,
+				.hash = jp->share_hash, .since_ns = cache_now_ns()};
+	snprintf(c.dataset, sizeof(c.dataset), "%s", jp->ds->name);
+	if (send_cancel(ps, &c, false) == 0)
 		return;
-	ps->cancels_kept++;
-	cancel_keep(ps, jp->ds->name, jp->job, jp->share_gen, jp->share_hash, cache_now_ns());
+	cancel_keep(ps, &c);
 	log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"coordination unavailable\": kept, "
 		 "sent when Redis is back",
 		 jp->ds->name, jp->job);
@@ -555,9 +525,18 @@ static bool parse_entry(const redisReply *f, const redisReply *v, struct ps_entr
 	memcpy(vs, v->str, v->len);
 	vs[v->len] = '\0';
 	int used = 0;
-	if (sscanf(fs, "%64[A-Za-z0-9._-] %" SCNu64 "%n", e->dataset, &e->job, &used) != 2 ||
-	    (size_t)used != f->len)
+	e->rank = TC_JOB_RANK_ANY;
+	if (sscanf(fs, "%64[A-Za-z0-9._-] %" SCNu64 "%n", e->dataset, &e->job, &used) != 2)
 		return false;
+	if ((size_t)used != f->len) { /* a per-rank plan: " RANK", digits only */
+		int more = 0;
+		uint64_t rank = 0;
+		if (fs[used] != ' ' || fs[used + 1] < '0' || fs[used + 1] > '9' ||
+		    sscanf(fs + used + 1, "%" SCNu64 "%n", &rank, &more) != 1 ||
+		    (size_t)(used + 1 + more) != f->len || rank >= TC_JOB_RANK_ANY)
+			return false;
+		e->rank = (uint32_t)rank;
+	}
 	used = 0;
 	if (sscanf(vs, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 "%n",
 		   &e->gen, &e->np, &e->expires, &e->published, &e->clen, &e->rawlen, &e->hash, &used) != 7 ||
@@ -571,10 +550,11 @@ static bool parse_entry(const redisReply *f, const redisReply *v, struct ps_entr
 	       e->rawlen <= PLAN_CODEC_RAW_MAX;
 }
 
-static const struct ps_entry *entry_find(const struct plan_share *ps, const char *dataset, uint64_t job)
+static const struct ps_entry *entry_find(const struct plan_share *ps, const char *dataset, uint64_t job,
+					 uint32_t rank)
 {
 	for (size_t i = 0; i < ps->nidx; i++)
-		if (ps->idx[i].job == job && strcmp(ps->idx[i].dataset, dataset) == 0)
+		if (ps->idx[i].job == job && ps->idx[i].rank == rank && strcmp(ps->idx[i].dataset, dataset) == 0)
 			return &ps->idx[i];
 	return NULL;
 }
@@ -589,7 +569,7 @@ static void reconcile(struct plan_share *ps)
 		next = jp->next;
 		if (!jp->remote)
 			continue;
-		const struct ps_entry *e = entry_find(ps, jp->ds->name, jp->job);
+		const struct ps_entry *e = entry_find(ps, jp->ds->name, jp->job, jp->only_rank);
 		bool drop = false;
 		if (e && e->np == 0 && e->gen >= jp->share_gen) {
 			drop = true; /* cancelled */
@@ -602,7 +582,7 @@ static void reconcile(struct plan_share *ps)
 		}
 		if (drop) {
 			ps->dropped++;
-			(void)job_plans_cancel(ps->jps, jp->ds, jp->job, false);
+			(void)job_plans_end(ps->jps, jp->ds, jp->job, jp->only_rank, false);
 		}
 	}
 }
@@ -666,13 +646,15 @@ static bool wanted(struct plan_share *ps, const struct ps_entry *e)
 {
 	/* a node that serves no rank of the job is still home for its share
 	 * of the job's chunks: it loads the plan for its home view */
-	if (e->np == 0 || is_bad(ps, e->gen) || (!ps->is_home && !job_plans_serves(ps->jps, e->job)) ||
-	    cancel_kept(ps, e))
+	/* (a per-rank plan's copy serves only the home views: homes needed) */
+	if (e->np == 0 || is_bad(ps, e->gen) ||
+	    (!ps->is_home && (e->rank != TC_JOB_RANK_ANY || !job_plans_serves(ps->jps, e->job))) ||
+	    plan_cancels_match(&ps->pend, e->dataset, e->job, e->rank, e->gen, e->hash))
 		return false;
 	struct dataset *ds = dataset_named(ps, e->dataset);
 	if (!ds)
 		return false;
-	struct job_plan *jp = job_plans_find(ps->jps, ds, e->job);
+	struct job_plan *jp = job_plans_get(ps->jps, ds, e->job, e->rank);
 	if (!jp)
 		return true;
 	if (jp->share_gen == e->gen)
@@ -738,7 +720,8 @@ static void on_loaded(void *arg, struct redisReply *r, int err)
 		mark_bad(ps, e->gen);
 		goto fail;
 	}
-	if (strcmp(d.dataset, e->dataset) != 0 || d.job != e->job) {
+	if (strcmp(d.dataset, e->dataset) != 0 || d.job != e->job ||
+	    (e->rank != TC_JOB_RANK_ANY && (d.reg_rank != e->rank || e->rank >= d.world_size))) {
 		snprintf(why, sizeof(why), "the document names another plan (%s %" PRIu64 ")", d.dataset, d.job);
 		free(d.blob);
 		free(d.off);
@@ -751,7 +734,7 @@ static void on_loaded(void *arg, struct redisReply *r, int err)
 		free(d.off);
 		goto next;
 	}
-	int rc = job_plans_set_remote(ps->jps, ds, d.job, d.world_size, d.epoch, d.reg_rank, (uid_t)d.uid,
+	int rc = job_plans_set_remote(ps->jps, ds, d.job, e->rank, d.world_size, d.epoch, d.reg_rank, (uid_t)d.uid,
 				      d.blob, d.bloblen, d.off, d.n, e->gen, e->published, e->hash);
 	if (rc < 0) {
 		snprintf(why, sizeof(why), "cannot install it: %s", strerror(-rc));
@@ -811,7 +794,8 @@ static void load_next(struct plan_share *ps)
 static void hook_registered(void *arg, struct job_plan *jp)
 {
 	struct plan_share *ps = arg;
-	cancel_unkeep(ps, jp->ds->name, jp->job); /* a new registration replaces the cancelled one */
+	/* a new registration replaces the cancelled one */
+	plan_cancels_forget(&ps->pend, jp->ds->name, jp->job, jp->only_rank);
 	publish_next(ps);
 }
 
@@ -941,7 +925,7 @@ void plan_share_report(const struct plan_share *ps, struct proto_rs *rs)
 	proto_rs_u64(rs, "loaded", ps->loaded);
 	proto_rs_u64(rs, "load_failures", ps->load_failures);
 	proto_rs_u64(rs, "cancels_sent", ps->cancels_sent);
-	proto_rs_u64(rs, "cancels_pending", ps->npend);
+	proto_rs_u64(rs, "cancels_pending", ps->pend.n);
 	proto_rs_u64(rs, "cancels_kept", ps->cancels_kept);
 	proto_rs_u64(rs, "cancels_resent", ps->cancels_resent);
 	proto_rs_u64(rs, "cancels_lost", ps->cancels_lost);

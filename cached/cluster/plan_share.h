@@ -19,7 +19,7 @@
  * heartbeat while the plan lives; a dead job's (or node's) plan lapses.
  * A cancel leaves a tombstone for one TTL, so nodes drop their copies at
  * their next poll. A cancel made while Redis cannot be reached (or whose
- * command got no answer) is kept (at most PLAN_SHARE_CANCELS_MAX, for at
+ * command got no answer) is kept (at most PLAN_CANCELS_MAX (plan_cancels.h), for at
  * most PLAN_SHARE_CANCEL_AGE_TTLS TTLs) and sent first thing when Redis is
  * back; it then cancels only the registration it was made for (its
  * version, or the same list republished), never a newer one.
@@ -51,7 +51,6 @@ struct plans;
 struct plan_share;
 
 #define PLAN_SHARE_INDEX_MAX 1024u /* fields of the index a node takes */
-#define PLAN_SHARE_CANCELS_MAX 64u /* cancels kept while Redis is away */
 #define PLAN_SHARE_CANCEL_AGE_TTLS 10u /* ... for at most this many plan TTLs */
 
 /* Set up on reg's whole-job plans (sets their hooks) and start the timer.

@@ -108,6 +108,8 @@ static void plan_remove(struct plans *reg, struct dplan *pl, const char *why)
 	}
 	reg->n--;
 	(void)plan_store_drop(reg->cache->plans, pl->psid);
+	if (reg->jobs && pl->owner != reg->jobs) /* a client's plan: its shared copy goes too */
+		job_plans_rank_ended(reg->jobs, pl->ds, pl->job, pl->rank, strcmp(why, "cancelled") == 0);
 	log_info("dataset=%s job=%llu rank=%u op=plan_end why=%s position=%llu chunks=%llu",
 		 pl->ds->name, (unsigned long long)pl->job, pl->rank, why,
 		 (unsigned long long)plan_track_pos(&pl->tr), (unsigned long long)plan_track_end(&pl->tr));
@@ -290,6 +292,16 @@ static int plan_register(struct plans *reg, const void *c, uid_t uid, struct dat
 		 fresh ? (pl->resync ? "resume" : "set") : "append", in->na + in->nb,
 		 (unsigned long long)(plan_track_end(&pl->tr) - plan_track_pos(&pl->tr)));
 	prefetch_pump(reg->pf, pl);
+	if (c != reg->jobs && !view) {
+		/* shared with the cluster for the homes' views (advice: a failure
+		 * leaves the plan as it is) */
+		int src = job_plans_rank_local(reg->jobs, c, uid, ds, job, rank, world_size, epoch, append,
+					       in->a, in->na, in->b, in->nb);
+		if (src < 0)
+			log_warn("dataset=%s job=%llu rank=%u op=rank_plan_share err=\"%s\" (the plan works "
+				 "on this node only)",
+				 ds->name, (unsigned long long)job, rank, strerror(-src));
+	}
 	return 0;
 }
 
