@@ -166,8 +166,9 @@ bool job_plans_serves(const struct job_plans *jps, uint64_t job);
  * every job plan's home view again. */
 void job_plans_rehome(struct job_plans *jps);
 
-/* A slice of this registry's (plans.c) passed key: queue the copy to be
- * given up if another node is its home (hooks.is_home). */
+/* A slice of this registry's, or a client's plan of world_size > 1 (a DDP
+ * rank's, plans.c), passed key: queue the copy to be given up if another
+ * node is its home (hooks.is_home). */
 void job_plans_passed(struct job_plans *jps, uint64_t key);
 
 void job_plans_conn_closed(struct job_plans *jps, const void *c);

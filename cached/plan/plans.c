@@ -332,12 +332,14 @@ int plans_cancel(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t r
 	return 0;
 }
 
-/* Positions [from, to) of pl were passed: count their bytes (a job
- * slice's: and maybe give up copies of other nodes' chunks). */
+/* Positions [from, to) of pl were passed: count their bytes (a DDP rank's
+ * plan, a job slice or a client's plan of world_size > 1: and maybe give
+ * up copies of other nodes' chunks, job_plans_passed). */
 static void plan_passed(struct plans *reg, struct dplan *pl, uint64_t from, uint64_t to)
 {
+	bool ddp = pl->owner == reg->jobs || pl->world_size > 1;
 	for (uint64_t q = from; q < to; q++) {
-		if (pl->owner == reg->jobs)
+		if (ddp)
 			job_plans_passed(reg->jobs, plan_track_key(&pl->tr, q));
 		uint64_t aux = plan_track_aux(&pl->tr, q);
 		uint32_t len = plans_chunk_len(pl->ds, &pl->files[PLAN_AUX_FILE(aux)], PLAN_AUX_IDX(aux));
