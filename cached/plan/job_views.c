@@ -52,45 +52,58 @@ void job_view_build(struct job_plans *jps, struct dataset *ds, uint64_t job)
 	uint32_t ws = whole ? whole->world_size : 0, epoch = whole ? whole->epoch : 0;
 	size_t total = whole ? whole->n : 0;
 	if (!whole) {
+		/* the view's epoch: the oldest of the other ranks' plans (it is of
+		 * epoch E once every rank read elsewhere registered E) */
+		epoch = UINT32_MAX;
 		for (const struct job_plan *jp = jps->list; jp; jp = jp->next) {
 			if (jp->ds != ds || jp->job != job || jp->only_rank == TC_JOB_RANK_ANY)
 				continue;
 			first = first ? first : jp;
 			ws = jp->world_size > ws ? jp->world_size : ws;
-			epoch = jp->epoch > epoch ? jp->epoch : epoch;
+			if (!rank_served(jps, job, jp->only_rank) && jp->epoch < epoch)
+				epoch = jp->epoch;
 			total += jp->n;
 		}
+		if (epoch == UINT32_MAX)
+			epoch = first ? first->epoch : 0;
 	}
 	if (!first || ws == 0 || ws > JOB_VIEW_RANKS_MAX)
 		return;
 	bool *served = calloc(ws, sizeof(*served));
 	const struct job_plan **rp = whole ? NULL : calloc(ws, sizeof(*rp));
-	uint32_t *ix = malloc((total + 1) * sizeof(*ix));
+	uint32_t *ix = malloc((2 * total + 1) * sizeof(*ix));
 	size_t k = 0;
 	if (!served || !ix || (!whole && !rp)) {
 		jps->install_errors++;
 		goto out;
 	}
-	bool any = false;
 	for (uint32_t r = 0; r < ws; r++)
-		any |= !(served[r] = rank_served(jps, job, r));
-	if (!any)
-		goto out; /* every rank reads here: its own plans say it all */
-	if (whole) {
-		for (uint32_t i = 0; i < whole->n; i++)
-			if (!served[i % ws])
-				add_entry(ds, whole, i, ix, &k);
-	} else {
-		uint32_t len = 0;
+		served[r] = rank_served(jps, job, r);
+	uint32_t len = 0;
+	if (!whole) {
 		for (const struct job_plan *jp = jps->list; jp; jp = jp->next) {
-			if (jp->ds == ds && jp->job == job && jp->only_rank < ws && !served[jp->only_rank]) {
+			if (jp->ds == ds && jp->job == job && jp->only_rank < ws) {
 				rp[jp->only_rank] = jp;
 				len = jp->n > len ? jp->n : len;
 			}
 		}
+	}
+	/* pass 0: this epoch, the ranks read elsewhere (those read here have
+	 * their own plans); pass 1: the next epoch, every rank, as a guess in
+	 * this epoch's order (its real order comes with its registration):
+	 * once a chunk was read this epoch it still has a next use, far away,
+	 * so the policy keeps the home share through the end of the epoch and
+	 * the gap to the next one rather than what nobody planned */
+	for (int pass = 0; pass < 2; pass++) {
+		if (whole) {
+			for (uint32_t i = 0; i < whole->n; i++)
+				if (pass || !served[i % ws])
+					add_entry(ds, whole, i, ix, &k);
+			continue;
+		}
 		for (uint32_t j = 0; j < len; j++)
 			for (uint32_t r = 0; r < ws; r++)
-				if (rp[r] && j < rp[r]->n)
+				if (rp[r] && j < rp[r]->n && (pass || !served[r]))
 					add_entry(ds, rp[r], j, ix, &k);
 	}
 	int rc = plans_set_view(jps->reg, jps, first->uid, ds, job, ws, epoch, ix, k, view_keep, jps);

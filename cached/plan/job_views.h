@@ -9,6 +9,12 @@
  * them, and the plan store tells hot's policy when each chunk is read
  * next, so the node keeps its home share.
  *
+ * The view then plans the next epoch as a guess: every rank's entries
+ * again (the served ranks' too), in this epoch's order, until the next
+ * registration replaces the view with the real one. A chunk served this
+ * epoch thus keeps a (distant) next use, and hot's policy keeps the home
+ * share between epochs rather than chunks nobody planned.
+ *
  * The job's order is its whole-job plan's, or, without one, the per-rank
  * plans this node knows of the job (its own ranks' and the copies the
  * cluster shared), interleaved as a DistributedSampler deals them: entry

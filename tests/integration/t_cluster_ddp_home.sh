@@ -14,11 +14,11 @@
 # the home view the scan pushes the job's chunks out (LRU among chunks
 # nobody planned) and the next epoch reads them from the cold store again.
 # Checks: every byte equal to the source (ranks and scan), node 3 loads the
-# plan and installs a home view every epoch, prefetches from the cold store
-# and serves those chunks to its peers, the ranks' aggregate hit ratio from
+# plan and installs a home view every epoch, the peers' asks advance it and
+# it serves those chunks to its peers, the ranks' aggregate hit ratio from
 # epoch 2 is >= 0.95, and the job's files are read from the cold store about
-# once over all epochs (<= 1.10x; 1.000-1.033x measured, 1.70x without home
-# views) despite the scans.
+# once over all epochs (<= 1.05x; 1.000x measured in 6 runs, both forms;
+# 1.70x without home views) despite the scans.
 # Then the same with per-rank plans (what tiercache.torch's PlanSampler
 # registers by default: each rank its own share, no TIERCACHE_PLAN_JOB, on
 # its own node), fresh caches: each node publishes its rank's plan, node 3
@@ -129,7 +129,8 @@ run_mode() {
 		tc_node_start "$i" || exit 1
 	done
 	for i in $(seq 1 $N); do
-		check "$MODE: node $i lists all $N members" wait_for 30 "[ \"\$(tc_node_json $i 'len(s[\"cluster_members\"])')\" = $N ]"
+		check "$MODE: node $i lists all $N members up" \
+			wait_for 30 "[ \"\$(tc_node_json $i 'sum(m[\"state\"] == \"up\" for m in s[\"cluster_members\"])')\" = $N ]"
 	done
 
 	th=0
@@ -150,8 +151,12 @@ run_mode() {
 			echo "  node $i: $(tc_node_json "$i" "'from_cold %d from_peers %d to_peers %d resident %d evictions %d prefetched %d pf_hits %d' % (s['counters']['bytes_from_cold'] >> 20, s['counters']['bytes_from_peers'] >> 20, s['counters']['bytes_to_peers'] >> 20, s['datasets'][0]['resident_hot_bytes'] >> 20, s['counters'].get('evictions', -1), s['prefetch']['prefetched_bytes'] >> 20, s['prefetch']['hits'])")"
 		done
 		if [ "$e" = 1 ]; then
-			check "$MODE: epoch 1: node 3's home view prefetched from the cold store ($(view_field 3 prefetched_bytes) bytes)" \
-				[ "$(view_field 3 prefetched_bytes)" -gt 0 ]
+			# node 3 reads nothing itself: what it prefetched, it did for its
+			# view. Printed, not checked: the ranks' own prefetchers ask for
+			# the same chunks from their registration on, and whichever comes
+			# first fills them (with per-rank plans the view comes a second
+			# later, after the copies)
+			echo "$MODE: epoch 1: node 3 prefetched $(tc_node_json 3 "s['prefetch']['prefetched_bytes']") bytes for its view"
 			check "$MODE: epoch 1: peers' reads advanced node 3's home view ($(view_field 3 read) chunks)" \
 				[ "$(view_field 3 read)" -gt 0 ]
 		fi
@@ -160,8 +165,8 @@ run_mode() {
 	cold=$(train_cold)
 	echo "ranks' hit ratio from epoch 2: $RATIO; the job's cold bytes $cold for $total ($(awk -v c="$cold" -v t="$total" 'BEGIN {printf "%.3f", c / t}')x over $EPOCHS epochs)"
 	check "$MODE: the ranks' aggregate hit ratio from epoch 2 ($RATIO) >= 0.95" awk -v r="$RATIO" 'BEGIN {exit !(r >= 0.95)}'
-	check "$MODE: the job's files read from the cold store once or a little more ($cold <= 1.10x $total)" \
-		[ "$cold" -le $((total * 110 / 100)) ]
+	check "$MODE: the job's files read from the cold store once or a little more ($cold <= 1.05x $total)" \
+		[ "$cold" -le $((total * 105 / 100)) ]
 	check "$MODE: node 3 serves no rank" [ "$(tc_node_json 3 "sum(1 for p in s['plans'] if p['job_slice'])")" = 0 ]
 	local copies=1
 	[ "$MODE" = rank ] && copies=$WORLD
@@ -174,7 +179,7 @@ run_mode() {
 		done
 	fi
 	check "$MODE: node 3 installed a home view every epoch" [ "$(tc_node_json 3 "s['job_slices']['home_views']")" -ge $EPOCHS ]
-	check "$MODE: node 3's prefetched chunks were read by its peers" [ "$(tc_node_json 3 "s['prefetch']['hits']")" -gt 0 ]
+	echo "$MODE: node 3's prefetched chunks read by its peers: $(tc_node_json 3 "s['prefetch']['hits']")"
 	check "$MODE: node 3 served its home share to its peers" [ "$(tc_node_json 3 "s['counters']['bytes_to_peers']")" -gt 0 ]
 	for i in $(seq 1 $WORLD); do
 		check "$MODE: node $i (serving a rank) also has a home view for the other rank" has_view "$i" $EPOCHS
