@@ -3,6 +3,7 @@
  */
 #include "handover.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void handover_choose(const struct member *m, size_t n, const char *self, uint64_t key,
@@ -31,33 +32,16 @@ bool handover_asking(const struct member *m, size_t n, uint64_t now_ms, uint64_t
 	return now_ms < changed_ms || now_ms - changed_ms < window_ms;
 }
 
-bool handover_start_note(enum handover_start_phase *phase, const struct member *m, size_t n,
-			 const char *self)
+bool handover_others_hold(const struct member *m, size_t n, const char *self)
 {
-	bool others_up = false, all_up = n > 0, draining = false;
 	for (size_t i = 0; i < n; i++) {
-		others_up |= m[i].state == MEMBER_UP && strcmp(m[i].id, self) != 0;
-		all_up &= m[i].state == MEMBER_UP;
-		draining |= m[i].state == MEMBER_DRAINING;
-	}
-	switch (*phase) {
-	case HANDOVER_START_UNKNOWN:
-		if (others_up || draining) {
-			*phase = HANDOVER_START_SETTLED; /* joined a running cluster */
+		if (strcmp(m[i].id, self) == 0)
+			continue;
+		if (m[i].state == MEMBER_DRAINING)
 			return true;
-		}
-		*phase = all_up ? HANDOVER_START_SETTLED : HANDOVER_START_FRESH;
-		return false;
-	case HANDOVER_START_FRESH:
-		if (draining) {
-			*phase = HANDOVER_START_SETTLED;
+		unsigned long long used = 0;
+		if (m[i].state == MEMBER_UP && sscanf(m[i].stats, "@used %llu;", &used) == 1 && used > 0)
 			return true;
-		}
-		if (all_up)
-			*phase = HANDOVER_START_SETTLED; /* settled: nobody held anything before */
-		return false;
-	case HANDOVER_START_SETTLED:
-	default:
-		return true;
 	}
+	return false;
 }

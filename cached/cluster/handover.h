@@ -42,23 +42,13 @@ void handover_choose(const struct member *m, size_t n, const char *self, uint64_
 bool handover_asking(const struct member *m, size_t n, uint64_t now_ms, uint64_t changed_ms,
 		     uint64_t window_ms);
 
-/* Whether this node saw the cluster start fresh. A node whose first
- * member list shows no other member up (all joining, or it is alone) starts
- * a fresh cluster: no member was a home before, so none is anybody's
- * previous home. Until it reads a list with every member up, it asks no
- * previous home, and that list opens no window; a member draining (it
- * hands chunks over through the asks) ends the fresh start at once. A node
- * whose first list shows another member up joined a running cluster:
- * every change opens the window, as does its start. */
-enum handover_start_phase {
-	HANDOVER_START_UNKNOWN = 0, /* no member list read yet */
-	HANDOVER_START_FRESH,
-	HANDOVER_START_SETTLED,
-};
-
-/* A new member list m[0..n) was read (self: this node's id): the new
- * phase in *phase; true if this change opens the previous-home window. */
-bool handover_start_note(enum handover_start_phase *phase, const struct member *m, size_t n,
-			 const char *self);
+/* Does a member of m[0..n) other than self hold chunks a previous-home ask
+ * could find: one draining (it hands its chunks over through the asks),
+ * or one up whose reported use ("@used BYTES;" at the start of its stats,
+ * cluster.c) is above 0? In a fresh cluster nobody does: every member
+ * started empty, so none is anybody's previous home, and a change of the
+ * member list then moved no data (it opens no window). A member's use is
+ * as of its last heartbeat. */
+bool handover_others_hold(const struct member *m, size_t n, const char *self);
 
 #endif

@@ -126,51 +126,29 @@ static void test_asking(void **state)
 	assert_false(handover_asking(mem, 0, 99999, 1000, 500)); /* no list */
 }
 
-/* A fresh cluster (no other member up in this node's first list) asks no
- * previous home until every member is up, and that settling opens no
- * window; a node joining a running cluster, and every later change, opens
- * it; a drain ends a fresh start at once. */
-static void test_fresh_start(void **state)
+/* Only members other than self that hold chunks (reported use > 0) or
+ * drain are worth a previous-home ask: in a fresh cluster nobody is. */
+static void test_others_hold(void **state)
 {
 	(void)state;
-	enum handover_start_phase ph = HANDOVER_START_UNKNOWN;
-	set(0, "a", MEMBER_JOINING);
-	set(1, "b", MEMBER_JOINING);
-	set(2, "c", MEMBER_JOINING);
-	assert_false(handover_start_note(&ph, mem, 3, "a"));
-	assert_int_equal(ph, HANDOVER_START_FRESH);
 	set(0, "a", MEMBER_UP);
-	set(1, "b", MEMBER_UP);
-	assert_false(handover_start_note(&ph, mem, 3, "a"));
-	assert_int_equal(ph, HANDOVER_START_FRESH);
+	set(1, "b", MEMBER_JOINING);
 	set(2, "c", MEMBER_UP);
-	assert_false(handover_start_note(&ph, mem, 3, "a"));
-	assert_int_equal(ph, HANDOVER_START_SETTLED);
-	/* a later change (d joins) opens the window */
-	set(3, "d", MEMBER_JOINING);
-	assert_true(handover_start_note(&ph, mem, 4, "a"));
-	assert_int_equal(ph, HANDOVER_START_SETTLED);
-
-	/* d's first list shows others up: it joined a running cluster */
-	ph = HANDOVER_START_UNKNOWN;
-	assert_true(handover_start_note(&ph, mem, 4, "d"));
-	assert_int_equal(ph, HANDOVER_START_SETTLED);
-
-	/* alone and up at once: settled, no window */
-	ph = HANDOVER_START_UNKNOWN;
-	set(0, "a", MEMBER_UP);
-	assert_false(handover_start_note(&ph, mem, 1, "a"));
-	assert_int_equal(ph, HANDOVER_START_SETTLED);
-
-	/* a drain during a fresh start ends it and opens the window */
-	ph = HANDOVER_START_UNKNOWN;
-	set(0, "a", MEMBER_JOINING);
-	set(1, "b", MEMBER_JOINING);
-	assert_false(handover_start_note(&ph, mem, 2, "a"));
-	assert_int_equal(ph, HANDOVER_START_FRESH);
-	set(1, "b", MEMBER_DRAINING);
-	assert_true(handover_start_note(&ph, mem, 2, "a"));
-	assert_int_equal(ph, HANDOVER_START_SETTLED);
+	assert_false(handover_others_hold(mem, 3, "a")); /* no stats yet */
+	snprintf(mem[2].stats, sizeof(mem[2].stats), "@used 0;ds 0 0 0 0;");
+	assert_false(handover_others_hold(mem, 3, "a")); /* fresh: empty */
+	snprintf(mem[0].stats, sizeof(mem[0].stats), "@used 4096;");
+	assert_false(handover_others_hold(mem, 3, "a")); /* only self holds */
+	assert_true(handover_others_hold(mem, 3, "c"));  /* for c, a does */
+	snprintf(mem[1].stats, sizeof(mem[1].stats), "@used 4096;");
+	assert_false(handover_others_hold(mem, 3, "a")); /* joining: not a previous home */
+	snprintf(mem[2].stats, sizeof(mem[2].stats), "@used 1048576;ds 1 0 0 0;");
+	assert_true(handover_others_hold(mem, 3, "a"));
+	snprintf(mem[2].stats, sizeof(mem[2].stats), "garbage");
+	assert_false(handover_others_hold(mem, 3, "a"));
+	set(2, "c", MEMBER_DRAINING); /* a drain hands over through the asks */
+	assert_true(handover_others_hold(mem, 3, "a"));
+	assert_false(handover_others_hold(mem, 0, "a"));
 }
 
 int main(void)
@@ -180,7 +158,7 @@ int main(void)
 		cmocka_unit_test(test_join),
 		cmocka_unit_test(test_drain),
 		cmocka_unit_test(test_asking),
-		cmocka_unit_test(test_fresh_start),
+		cmocka_unit_test(test_others_hold),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
