@@ -10,7 +10,8 @@ static bool same(const struct plan_cancel *c, const char *dataset, uint64_t job,
 	return c->job == job && c->rank == rank && strcmp(c->dataset, dataset) == 0;
 }
 
-bool plan_cancels_keep(struct plan_cancels *k, const struct plan_cancel *c, struct plan_cancel *lost)
+bool plan_cancels_keep(struct plan_cancels *k, const struct plan_cancel *c,
+		       struct plan_cancel *lost)
 {
 	unsigned at = k->n, oldest = 0;
 	for (unsigned i = 0; i < k->n; i++) {
@@ -41,11 +42,12 @@ void plan_cancels_forget(struct plan_cancels *k, const char *dataset, uint64_t j
 	}
 }
 
-bool plan_cancels_match(const struct plan_cancels *k, const char *dataset, uint64_t job, uint32_t rank,
-			uint64_t gen, uint64_t hash)
+bool plan_cancels_match(const struct plan_cancels *k, const char *dataset, uint64_t job,
+			uint32_t rank, uint64_t gen, uint64_t hash)
 {
 	for (unsigned i = 0; i < k->n; i++)
-		if (same(&k->v[i], dataset, job, rank) && (k->v[i].gen == gen || k->v[i].hash == hash))
+		if (same(&k->v[i], dataset, job, rank) &&
+		    (k->v[i].gen == gen || k->v[i].hash == hash))
 			return true;
 	return false;
 }

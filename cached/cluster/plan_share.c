@@ -246,8 +246,8 @@ static void on_published(void *arg, struct redisReply *r, int err)
 		if (err == 0 && gen == 0 && end && !*end && jp && !jp->remote) {
 			/* a republish found the list cancelled meanwhile */
 			ps->superseded++;
-			log_info("dataset=%s job=%" PRIu64 " op=job_plan_superseded why=\"cancelled on another node "
-				 "while Redis was away\"",
+			log_info("dataset=%s job=%" PRIu64 " op=job_plan_superseded "
+				 "why=\"cancelled on another node while Redis was away\"",
 				 q->dataset, q->job);
 			(void)job_plans_end(ps->jps, jp->ds, jp->job, jp->only_rank, false);
 		} else if (gen > 0 && gen != GEN_UNPUBLISHABLE) {
@@ -303,7 +303,8 @@ static int publish(struct plan_share *ps, struct job_plan *jp)
 	field_of(field, jp->ds->name, jp->job, jp->only_rank);
 	snprintf(ttl, sizeof(ttl), "%" PRIu64, ps->ttl_ms);
 	snprintf(meta, sizeof(meta), "%zu %" PRIu64 " %" PRIu64, enclen, rawlen, hash);
-	const char *head[] = {"EVAL", publish_script, "2", ps->index_key, ps->gen_key, field, ttl, ps->prefix, meta,
+	const char *head[] = {"EVAL", publish_script, "2", ps->index_key,
+			      ps->gen_key, field, ttl, ps->prefix, meta,
 			      jp->share_republish ? "1" : "0"};
 	for (size_t i = 0; i < 10; i++) {
 		argv[i] = head[i];
@@ -406,8 +407,9 @@ static void cancel_keep(struct plan_share *ps, const struct plan_cancel *c)
 	ps->cancels_kept++;
 	if (plan_cancels_keep(&ps->pend, c, &lost)) {
 		ps->cancels_lost++;
-		log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"%u cancels already wait for "
-			 "Redis\": this older one is given up; other nodes drop that plan when its TTL lapses",
+		log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"%u cancels already wait "
+			 "for Redis\": this older one is given up; other nodes drop that plan when its "
+			 "TTL lapses",
 			 lost.dataset, lost.job, PLAN_CANCELS_MAX);
 	}
 }
@@ -422,8 +424,9 @@ static void cancels_flush(struct plan_share *ps)
 	while (redis_conn_up(ps->rc) && plan_cancels_pop(&ps->pend, &c)) {
 		if (now - c.since_ns > max_age) {
 			ps->cancels_lost++;
-			log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"Redis was away too long\": "
-				 "the cancel is given up; the plan lapses with its TTL unless its job still runs",
+			log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"Redis was away too "
+				 "long\": the cancel is given up; the plan lapses with its TTL unless its job "
+				 "still runs",
 				 c.dataset, c.job);
 			continue;
 		}
@@ -554,7 +557,8 @@ static const struct ps_entry *entry_find(const struct plan_share *ps, const char
 					 uint32_t rank)
 {
 	for (size_t i = 0; i < ps->nidx; i++)
-		if (ps->idx[i].job == job && ps->idx[i].rank == rank && strcmp(ps->idx[i].dataset, dataset) == 0)
+		if (ps->idx[i].job == job && ps->idx[i].rank == rank &&
+		    strcmp(ps->idx[i].dataset, dataset) == 0)
 			return &ps->idx[i];
 	return NULL;
 }
@@ -734,8 +738,9 @@ static void on_loaded(void *arg, struct redisReply *r, int err)
 		free(d.off);
 		goto next;
 	}
-	int rc = job_plans_set_remote(ps->jps, ds, d.job, e->rank, d.world_size, d.epoch, d.reg_rank, (uid_t)d.uid,
-				      d.blob, d.bloblen, d.off, d.n, e->gen, e->published, e->hash);
+	int rc = job_plans_set_remote(ps->jps, ds, d.job, e->rank, d.world_size, d.epoch, d.reg_rank,
+				      (uid_t)d.uid, d.blob, d.bloblen, d.off, d.n, e->gen, e->published,
+				      e->hash);
 	if (rc < 0) {
 		snprintf(why, sizeof(why), "cannot install it: %s", strerror(-rc));
 		goto fail;

@@ -35,7 +35,8 @@ static bool rank_served(const struct job_plans *jps, uint64_t job, uint32_t rank
 }
 
 /* Add entry i of jp (its manifest index) to ix, if this node lists it. */
-static void add_entry(const struct dataset *ds, const struct job_plan *jp, uint32_t i, uint32_t *ix, size_t *k)
+static void add_entry(const struct dataset *ds, const struct job_plan *jp, uint32_t i, uint32_t *ix,
+		      size_t *k)
 {
 	const struct mf_entry *e = manifest_find(ds->mf, jp->blob + jp->off[i]);
 	if (e)
@@ -106,7 +107,8 @@ void job_view_build(struct job_plans *jps, struct dataset *ds, uint64_t job)
 				if (rp[r] && j < rp[r]->n && (pass || !served[r]))
 					add_entry(ds, rp[r], j, ix, &k);
 	}
-	int rc = plans_set_view(jps->reg, jps, first->uid, ds, job, ws, epoch, ix, k, view_keep, jps);
+	int rc = plans_set_view(jps->reg, jps, first->uid, ds, job, ws, epoch, ix, k, view_keep,
+				jps);
 	if (rc < 0) {
 		jps->install_errors++;
 		log_warn("dataset=%s job=%llu op=job_plan_home_view err=\"%s\"", ds->name,
@@ -120,7 +122,8 @@ void job_view_build(struct job_plans *jps, struct dataset *ds, uint64_t job)
 		goto out;
 	}
 	jps->views_installed++;
-	log_info("dataset=%s job=%llu world_size=%u epoch=%u op=job_plan_home_view files=%zu chunks=%llu "
+	log_info("dataset=%s job=%llu world_size=%u epoch=%u op=job_plan_home_view files=%zu "
+		 "chunks=%llu "
 		 "from=%s",
 		 ds->name, (unsigned long long)job, ws, epoch, k, (unsigned long long)chunks,
 		 whole ? "whole_job_plan" : "rank_plans");

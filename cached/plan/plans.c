@@ -504,8 +504,9 @@ void plans_report(struct plans *reg, struct proto_rs *rs)
 		proto_rs_bool(rs, "connected", pl->owner != NULL);
 		proto_rs_bool(rs, "resuming", pl->resync);
 		proto_rs_u64(rs, "orphaned_s", pl->owner ? 0 : (now - pl->gone_ns) / NS_PER_S);
-		proto_rs_bool(rs, "job_slice", reg->jobs && pl->owner == reg->jobs && pl->rank != TC_JOB_RANK_ANY);
-		proto_rs_bool(rs, "home_view", reg->jobs && pl->owner == reg->jobs && pl->rank == TC_JOB_RANK_ANY);
+		bool ours = reg->jobs && pl->owner == reg->jobs;
+		proto_rs_bool(rs, "job_slice", ours && pl->rank != TC_JOB_RANK_ANY);
+		proto_rs_bool(rs, "home_view", ours && pl->rank == TC_JOB_RANK_ANY);
 	}
 	job_plans_report(reg ? reg->jobs : NULL, rs);
 }

@@ -16,10 +16,14 @@
 #include "plan_cancels.h"
 #include "tiercache/protocol.h"
 
-static struct plan_cancel mk(const char *ds, uint64_t job, uint32_t rank, uint64_t gen, uint64_t hash,
-			     uint64_t since)
+static struct plan_cancel mk(const char *ds, uint64_t job, uint32_t rank, uint64_t gen,
+			     uint64_t hash, uint64_t since)
 {
-	struct plan_cancel c = {.job = job, .rank = rank, .gen = gen, .hash = hash, .since_ns = since};
+	struct plan_cancel c = {.job = job,
+				.rank = rank,
+				.gen = gen,
+				.hash = hash,
+				.since_ns = since};
 	snprintf(c.dataset, sizeof(c.dataset), "%s", ds);
 	return c;
 }
@@ -37,7 +41,7 @@ static void test_one_per_plan(void **state)
 	assert_true(plan_cancels_match(&k, "ds", 7, TC_JOB_RANK_ANY, 200, 1));
 	assert_true(plan_cancels_match(&k, "ds", 7, TC_JOB_RANK_ANY, 999, 0xdef)); /* republished */
 	assert_false(plan_cancels_match(&k, "ds", 7, TC_JOB_RANK_ANY, 100, 0xabc)); /* replaced */
-	assert_false(plan_cancels_match(&k, "ds", 7, 0, 200, 0xdef));  /* another rank's plan */
+	assert_false(plan_cancels_match(&k, "ds", 7, 0, 200, 0xdef)); /* another rank's plan */
 	assert_false(plan_cancels_match(&k, "ds2", 7, TC_JOB_RANK_ANY, 200, 0xdef));
 	assert_false(plan_cancels_match(&k, "ds", 8, TC_JOB_RANK_ANY, 200, 0xdef));
 	/* per-rank plans of one job are separate */
@@ -77,7 +81,8 @@ static void test_bounded(void **state)
 	assert_int_equal(lost.since_ns, oldest);
 	assert_int_equal(k.n, PLAN_CANCELS_MAX);
 	assert_true(plan_cancels_match(&k, "ds", 5000, TC_JOB_RANK_ANY, 9, 0));
-	assert_false(plan_cancels_match(&k, lost.dataset, lost.job, lost.rank, lost.gen, lost.hash));
+	assert_false(
+		plan_cancels_match(&k, lost.dataset, lost.job, lost.rank, lost.gen, lost.hash));
 }
 
 int main(void)
