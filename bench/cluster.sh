@@ -272,5 +272,5 @@ ddp_off=$DDP_HIT
 ddp_off_cold=$DDP_COLD
 echo "ddp_hit_ratio $ddp_on (epochs 2-3, goal >= 0.95); independent caches: $ddp_off; ratio $(awk -v a="$ddp_on" -v b="$ddp_off" 'BEGIN {printf "%.2f", a / b}')"
 echo "ddp_cold_ratio $ddp_on_cold (cold bytes / dataset over 3 epochs); independent caches: $ddp_off_cold"
-DDP_HOW=rank ddp_run on
+DDP_HOW=rank DDP_JOB=$((DDP_JOB + 1)) ddp_run on # another job: the first one's plan may still be in Redis
 echo "ddp_rank_plans_hit_ratio $DDP_HIT (each rank registers its own plan, as tiercache.torch does; epochs 2-3); cold bytes / dataset $DDP_COLD"
