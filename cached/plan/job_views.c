@@ -9,14 +9,28 @@
 
 #include "cache.h"
 #include "job_plans.h"
+#include "keymap.h"
 #include "log.h"
 #include "manifest.h"
 #include "plans.h"
 
+/* One build's keep(): is key homed here? Memoised for the build: the
+ * next-epoch pass asks again for every chunk of this epoch's pass, and a
+ * home is a rendezvous over every member. */
+struct view_ctx {
+	struct job_plans *jps;
+	struct keymap memo; /* key -> 1 + is_home */
+};
+
 static bool view_keep(void *arg, uint64_t key)
 {
-	struct job_plans *jps = arg;
-	return jps->hooks.is_home(jps->hooks.arg, key);
+	struct view_ctx *vc = arg;
+	uint64_t *v = keymap_get(&vc->memo, key);
+	if (v)
+		return *v == 2;
+	bool home = vc->jps->hooks.is_home(vc->jps->hooks.arg, key);
+	(void)keymap_put(&vc->memo, key, home ? 2 : 1); /* out of memory: asked again */
+	return home;
 }
 
 void job_view_end(struct job_plans *jps, struct dataset *ds, uint64_t job)
@@ -107,8 +121,11 @@ void job_view_build(struct job_plans *jps, struct dataset *ds, uint64_t job)
 				if (rp[r] && j < rp[r]->n && (pass || !served[r]))
 					add_entry(ds, rp[r], j, ix, &k);
 	}
+	struct view_ctx vc = {.jps = jps};
+	keymap_init(&vc.memo);
 	int rc = plans_set_view(jps->reg, jps, first->uid, ds, job, ws, epoch, ix, k, view_keep,
-				jps);
+				&vc);
+	keymap_free(&vc.memo);
 	if (rc < 0) {
 		jps->install_errors++;
 		log_warn("dataset=%s job=%llu op=job_plan_home_view err=\"%s\"", ds->name,
