@@ -213,7 +213,10 @@ ddp_counts() { # ddp_counts: HITS / MISSES summed over the nodes
 		MISSES=$((MISSES + $(tc_node_json "$i" "s['datasets'][0]['misses']")))
 	done
 }
-ddp_epoch() { # ddp_epoch E MODE: one epoch (MODE on: wait for every node's slice)
+# how rank R registers: DDP_HOW=job (default): rank 0 the whole job's order;
+# DDP_HOW=rank: every rank its own share (tiercache.torch's default)
+ddp_how() { if [ "${DDP_HOW:-job}" = rank ]; then echo register-rank; elif [ "$1" = 0 ]; then echo register; fi; }
+ddp_epoch() { # ddp_epoch E MODE: one epoch (MODE on: wait for every node's slice or plan)
 	local e=$1 mode=$2 i r
 	local -a p=()
 	(cd "$SRC" && ls ddp/*) | python3 -c "
@@ -222,7 +225,7 @@ v = sys.stdin.read().split(); random.Random($e).shuffle(v); print('\n'.join(v))"
 	for i in $(seq 1 $N); do
 		r=$((i - 1))
 		TIERCACHE_SOCKET=$T/n$i/sock "$TC_TESTS/tcplan" ddp ds "$SRC" $DDP_JOB $r $N "$e" "$T/ddp_order$e" \
-			"$T/ddp_go$e" 20 $([ $r = 0 ] && echo register) >"$T/ddp_rank$r.out" 2>&1 &
+			"$T/ddp_go$e" 20 $(ddp_how $r) >"$T/ddp_rank$r.out" 2>&1 &
 		p+=($!)
 	done
 	for i in $(seq 1 $N); do
@@ -278,3 +281,5 @@ ddp_off=$DDP_HIT
 ddp_off_cold=$DDP_COLD
 echo "ddp_hit_ratio $ddp_on (epochs 2-3, goal >= 0.95); independent caches: $ddp_off; ratio $(awk -v a="$ddp_on" -v b="$ddp_off" 'BEGIN {printf "%.2f", a / b}')"
 echo "ddp_cold_ratio $ddp_on_cold (cold bytes / dataset over 3 epochs); independent caches: $ddp_off_cold"
+DDP_HOW=rank DDP_JOB=$((DDP_JOB + 1)) ddp_run on # another job: the first one's plan may still be in Redis
+echo "ddp_rank_plans_hit_ratio $DDP_HIT (each rank registers its own plan, as tiercache.torch does; epochs 2-3); cold bytes / dataset $DDP_COLD"

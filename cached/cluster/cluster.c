@@ -59,6 +59,8 @@ struct cluster {
 	uint64_t prev_asked, prev_got;      /* misses asked of the chunk's previous home */
 	uint64_t prev_skipped;              /* ... not asked: the cluster had settled */
 	uint64_t changed_ms;                /* when the member list last changed (now_ms) */
+	bool others_hold;                   /* handover_others_hold, as of others_hold_ms */
+	uint64_t others_hold_ms;
 	struct plans *plans;                 /* the daemon's plans (cluster_set_plans) */
 	struct plan_share *pshare;           /* whole-job plans through Redis (plan_share.h) */
 	bool running;
@@ -182,9 +184,15 @@ static uint64_t now_ms(void)
 static void on_members_changed(void *arg)
 {
 	struct cluster *cl = arg;
-	cl->changed_ms = now_ms(); /* homes may have moved: ask previous homes a while */
 	size_t n;
 	const struct member *m = members_list(cl->mem, &n);
+	/* homes may have moved: ask previous homes a while, if another member
+	 * holds chunks (in a fresh cluster nobody does: nothing moved) */
+	cl->others_hold = handover_others_hold(m, n < MEMBERS_MAX ? n : MEMBERS_MAX, cl->cc->node_id);
+	cl->others_hold_ms = now_ms();
+	if (cl->others_hold)
+		cl->changed_ms = now_ms();
+	plan_share_members_changed(cl->pshare); /* the home views follow the homes */
 	const char *ids[MEMBERS_MAX];
 	for (size_t i = 0; i < n && i < MEMBERS_MAX; i++)
 		ids[i] = m[i].id;
@@ -305,7 +313,9 @@ int cluster_start(struct cluster *cl, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot start the cluster membership: %s", strerror(-rc));
 		return rc;
 	}
-	cl->changed_ms = now_ms(); /* a start moves homes like a join */
+	/* a start opens no window by itself: the first member list that shows
+	 * others is a change (on_members_changed), which opens it if they hold
+	 * chunks (joining a running cluster) and not in a fresh one */
 	cl->running = true;
 	log_info("op=cluster_start cluster=%s node=%s peer_listen=%s redis=%s", cc->name, cc->node_id,
 		 cc->peer_listen, cc->redis);
@@ -319,6 +329,13 @@ static bool asking_prev(struct cluster *cl)
 {
 	size_t n;
 	const struct member *m = members_list(cl->mem, &n);
+	uint64_t now = now_ms();
+	if (now - cl->others_hold_ms >= 200) { /* members' use, as of their heartbeats */
+		cl->others_hold = handover_others_hold(m, n < MEMBERS_MAX ? n : MEMBERS_MAX, cl->cc->node_id);
+		cl->others_hold_ms = now;
+	}
+	if (!cl->others_hold)
+		return false; /* nobody else holds anything: no previous home to ask */
 	return handover_asking(m, n < MEMBERS_MAX ? n : MEMBERS_MAX, now_ms(), cl->changed_ms,
 			       cl->cc->prev_home_window_ms);
 }
@@ -563,6 +580,7 @@ void cluster_report(struct cluster *cl, struct proto_rs *rs)
 	proto_rs_u64(rs, "prev_home_got", cl->prev_got);
 	proto_rs_u64(rs, "prev_home_skipped", cl->prev_skipped);
 	proto_rs_bool(rs, "prev_home_asking", cl->mem && asking_prev(cl));
+	proto_rs_bool(rs, "prev_home_others_hold", cl->others_hold);
 	proto_rs_u64(rs, "prev_home_served", ss.prev_served);
 	proto_rs_u64(rs, "prev_home_not_held", ss.prev_misses);
 	proto_rs_u64(rs, "drain_chunks_taken", ss.takes);

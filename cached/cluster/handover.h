@@ -42,4 +42,13 @@ void handover_choose(const struct member *m, size_t n, const char *self, uint64_
 bool handover_asking(const struct member *m, size_t n, uint64_t now_ms, uint64_t changed_ms,
 		     uint64_t window_ms);
 
+/* Does a member of m[0..n) other than self hold chunks a previous-home ask
+ * could find: one draining (it hands its chunks over through the asks),
+ * or one up whose reported use ("@used BYTES;" at the start of its stats,
+ * cluster.c) is above 0? In a fresh cluster nobody does: every member
+ * started empty, so none is anybody's previous home, and a change of the
+ * member list then moved no data (it opens no window). A member's use is
+ * as of its last heartbeat. */
+bool handover_others_hold(const struct member *m, size_t n, const char *self);
+
 #endif

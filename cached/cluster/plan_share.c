@@ -19,6 +19,7 @@
 
 #include "job_plans.h"
 #include "log.h"
+#include "plan_cancels.h"
 #include "plan_codec.h"
 #include "plans.h"
 #include "redis_conn.h"
@@ -29,19 +30,26 @@
 
 /* Publish: drop the old version's pieces, write the new ones under a
  * fresh version, point the field at it. Returns {gen (a string: Lua
- * would print so large a number in %g form), now}. */
+ * would print so large a number in %g form), now}. ARGV[5] "1": a
+ * republish (Redis lost the plan): refused ({"0", now}) if the field is a
+ * tombstone of the same list (a cancel kept while Redis was away got there
+ * first). */
 static const char publish_script[] =
 	"local t = redis.call('TIME')\n"
 	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
 	"local ttl = tonumber(ARGV[2])\n"
 	"local old = redis.call('HGET', KEYS[1], ARGV[1])\n"
+	"if old and ARGV[5] == '1' and string.match(old, '^%d+ 0 ') and\n"
+	"   string.match(old, ' (%d+)$') == string.match(ARGV[4], ' (%d+)$') then\n"
+	"  return {'0', now}\n"
+	"end\n"
 	"if old then\n"
 	"  local og, on = string.match(old, '^(%d+) (%d+) ')\n"
 	"  if og then for i = 0, tonumber(on) - 1 do redis.call('DEL', ARGV[3] .. og .. ':' .. i) end end\n"
 	"end\n"
 	"local gen = string.format('%d', now * 1024 + redis.call('INCR', KEYS[2]) % 1024)\n"
-	"local np = #ARGV - 4\n"
-	"for i = 0, np - 1 do redis.call('SET', ARGV[3] .. gen .. ':' .. i, ARGV[5 + i], 'PX', ttl) end\n"
+	"local np = #ARGV - 5\n"
+	"for i = 0, np - 1 do redis.call('SET', ARGV[3] .. gen .. ':' .. i, ARGV[6 + i], 'PX', ttl) end\n"
 	"redis.call('HSET', KEYS[1], ARGV[1], gen .. ' ' .. np .. ' ' .. (now + ttl) .. ' ' .. now .. ' ' .. ARGV[4])\n"
 	"return {gen, now}\n";
 
@@ -64,16 +72,30 @@ static const char refresh_script[] =
 	"redis.call('HSET', KEYS[1], ARGV[1], g .. ' ' .. np .. ' ' .. (now + ttl) .. ' ' .. rest)\n"
 	"return 1\n";
 
-/* Cancel: the pieces go, the field becomes a tombstone for one TTL. */
+/* Cancel: the pieces go, the field becomes a tombstone for one TTL.
+ * ARGV[4] / ARGV[5]: "0 0" cancels whatever is there (a cancel sent at
+ * once); else the cancelled version and its hash (a cancel kept while
+ * Redis was down, sent later): only that registration is cancelled, or the
+ * same list published again (a Redis restarted empty gets it republished
+ * under a new version), not a newer one (-1); a missing field gets the
+ * tombstone anyway, so that a republish after it is refused by its
+ * refresh. */
 static const char cancel_script[] =
 	"local v = redis.call('HGET', KEYS[1], ARGV[1])\n"
-	"if not v then return 0 end\n"
-	"local g, np = string.match(v, '^(%d+) (%d+) ')\n"
-	"if not g then redis.call('HDEL', KEYS[1], ARGV[1]) return 0 end\n"
-	"for i = 0, tonumber(np) - 1 do redis.call('DEL', ARGV[3] .. g .. ':' .. i) end\n"
 	"local t = redis.call('TIME')\n"
 	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-	"redis.call('HSET', KEYS[1], ARGV[1], g .. ' 0 ' .. (now + tonumber(ARGV[2])) .. ' ' .. now .. ' 0 0 0')\n"
+	"local tomb = ' 0 ' .. (now + tonumber(ARGV[2])) .. ' ' .. now .. ' 0 0 '\n"
+	"if not v then\n"
+	"  if ARGV[4] == '0' then return 0 end\n"
+	"  redis.call('HSET', KEYS[1], ARGV[1], ARGV[4] .. tomb .. ARGV[5])\n"
+	"  return 1\n"
+	"end\n"
+	"local g, np, h = string.match(v, '^(%d+) (%d+) %d+ %d+ %d+ %d+ (%d+)$')\n"
+	"if not g then redis.call('HDEL', KEYS[1], ARGV[1]) return 0 end\n"
+	"if ARGV[4] ~= '0' and g ~= ARGV[4] and h ~= ARGV[5] then return -1 end\n"
+	"if np == '0' then return 1 end\n"
+	"for i = 0, tonumber(np) - 1 do redis.call('DEL', ARGV[3] .. g .. ':' .. i) end\n"
+	"redis.call('HSET', KEYS[1], ARGV[1], g .. tomb .. h)\n"
 	"return 1\n";
 
 /* List the index, dropping lapsed fields. */
@@ -94,6 +116,7 @@ enum req_kind { REQ_PUBLISH, REQ_REFRESH, REQ_CANCEL, REQ_LIST, REQ_LOAD };
 struct ps_entry {
 	char dataset[CONFIG_NAME_MAX + 1];
 	uint64_t job, gen, np, expires, published, clen, rawlen, hash;
+	uint32_t rank; /* TC_JOB_RANK_ANY: a whole-job plan; else a per-rank plan's copy */
 };
 
 struct ps_req {
@@ -102,6 +125,8 @@ struct ps_req {
 	enum req_kind kind;
 	char dataset[CONFIG_NAME_MAX + 1];
 	uint64_t job, serial, gen, hash;
+	uint32_t rank;         /* as in struct ps_entry */
+	uint64_t since_ns;     /* REQ_CANCEL: when it was made */
 	struct ps_entry ent;   /* REQ_LOAD: what is loaded */
 };
 
@@ -122,6 +147,8 @@ struct plan_share {
 	size_t nidx;
 	uint64_t bad_gens[BAD_GENS_MAX];
 	unsigned nbad;
+	struct plan_cancels pend; /* cancels waiting for Redis (plan_cancels.h) */
+	uint64_t cancels_kept, cancels_resent, cancels_lost;
 	/* counters */
 	uint64_t published, publish_failures, republished, refreshes, refresh_failures, superseded;
 	uint64_t loaded, load_failures, cancels_sent, dropped, lists, list_failures;
@@ -171,9 +198,13 @@ static struct plan_share *req_done(struct ps_req *q)
 	return ps;
 }
 
-static void field_of(char *buf, const char *dataset, uint64_t job)
+/* "DATASET JOB" (a whole-job plan) or "DATASET JOB RANK" (a per-rank plan) */
+static void field_of(char *buf, const char *dataset, uint64_t job, uint32_t rank)
 {
-	snprintf(buf, FIELD_MAX, "%s %" PRIu64, dataset, job);
+	if (rank == TC_JOB_RANK_ANY)
+		snprintf(buf, FIELD_MAX, "%s %" PRIu64, dataset, job);
+	else
+		snprintf(buf, FIELD_MAX, "%s %" PRIu64 " %" PRIu32, dataset, job, rank);
 }
 
 /* The local dataset named name, if it has a manifest. */
@@ -187,7 +218,7 @@ static struct dataset *dataset_named(struct plan_share *ps, const char *name)
 static struct job_plan *req_plan(struct plan_share *ps, const struct ps_req *q)
 {
 	struct dataset *ds = cache_dataset(ps->cache, q->dataset, strlen(q->dataset));
-	struct job_plan *jp = ds ? job_plans_find(ps->jps, ds, q->job) : NULL;
+	struct job_plan *jp = ds ? job_plans_get(ps->jps, ds, q->job, q->rank) : NULL;
 	return jp && jp->serial == q->serial ? jp : NULL;
 }
 
@@ -212,10 +243,18 @@ static void on_published(void *arg, struct redisReply *r, int err)
 			if (!end || *end || end == num)
 				gen = 0;
 		}
-		if (gen > 0 && gen != GEN_UNPUBLISHABLE) {
+		if (err == 0 && gen == 0 && end && !*end && jp && !jp->remote) {
+			/* a republish found the list cancelled meanwhile */
+			ps->superseded++;
+			log_info("dataset=%s job=%" PRIu64 " op=job_plan_superseded "
+				 "why=\"cancelled on another node while Redis was away\"",
+				 q->dataset, q->job);
+			(void)job_plans_end(ps->jps, jp->ds, jp->job, jp->only_rank, false);
+		} else if (gen > 0 && gen != GEN_UNPUBLISHABLE) {
 			ps->published++;
 			if (jp && !jp->remote) {
 				jp->share_gen = gen;
+				jp->share_republish = false;
 				jp->share_ms = (uint64_t)r->element[1]->integer;
 				jp->share_hash = q->hash;
 				log_info("dataset=%s job=%" PRIu64 " epoch=%u op=job_plan_published version=%" PRIu64,
@@ -252,8 +291,8 @@ static int publish(struct plan_share *ps, struct job_plan *jp)
 	if (rc < 0)
 		return rc;
 	size_t np = (enclen + PLAN_CODEC_PIECE_MAX - 1) / PLAN_CODEC_PIECE_MAX;
-	const char **argv = calloc(9 + np, sizeof(*argv));
-	size_t *lens = calloc(9 + np, sizeof(*lens));
+	const char **argv = calloc(10 + np, sizeof(*argv));
+	size_t *lens = calloc(10 + np, sizeof(*lens));
 	struct ps_req *q = req_new(ps, REQ_PUBLISH);
 	char field[FIELD_MAX], ttl[24], meta[80];
 	if (!argv || !lens || !q) {
@@ -261,23 +300,26 @@ static int publish(struct plan_share *ps, struct job_plan *jp)
 		free(q);
 		goto out;
 	}
-	field_of(field, jp->ds->name, jp->job);
+	field_of(field, jp->ds->name, jp->job, jp->only_rank);
 	snprintf(ttl, sizeof(ttl), "%" PRIu64, ps->ttl_ms);
 	snprintf(meta, sizeof(meta), "%zu %" PRIu64 " %" PRIu64, enclen, rawlen, hash);
-	const char *head[] = {"EVAL", publish_script, "2", ps->index_key, ps->gen_key, field, ttl, ps->prefix, meta};
-	for (size_t i = 0; i < 9; i++) {
+	const char *head[] = {"EVAL", publish_script, "2", ps->index_key,
+			      ps->gen_key, field, ttl, ps->prefix, meta,
+			      jp->share_republish ? "1" : "0"};
+	for (size_t i = 0; i < 10; i++) {
 		argv[i] = head[i];
 		lens[i] = strlen(head[i]);
 	}
 	for (size_t i = 0; i < np; i++) {
-		argv[9 + i] = (const char *)enc + i * PLAN_CODEC_PIECE_MAX;
-		lens[9 + i] = i + 1 < np ? PLAN_CODEC_PIECE_MAX : enclen - i * PLAN_CODEC_PIECE_MAX;
+		argv[10 + i] = (const char *)enc + i * PLAN_CODEC_PIECE_MAX;
+		lens[10 + i] = i + 1 < np ? PLAN_CODEC_PIECE_MAX : enclen - i * PLAN_CODEC_PIECE_MAX;
 	}
 	snprintf(q->dataset, sizeof(q->dataset), "%s", jp->ds->name);
 	q->job = jp->job;
+	q->rank = jp->only_rank;
 	q->serial = jp->serial;
 	q->hash = hash;
-	rc = req_send(q, on_published, (int)(9 + np), argv, lens);
+	rc = req_send(q, on_published, (int)(10 + np), argv, lens);
 	if (rc == 0)
 		ps->publishing = true;
 out:
@@ -316,13 +358,14 @@ static void on_refreshed(void *arg, struct redisReply *r, int err)
 			/* Redis lost it (restarted empty): publish it again */
 			ps->republished++;
 			jp->share_gen = 0;
+			jp->share_republish = true;
 			publish_next(ps);
 		} else if (jp && jp->share_gen == q->gen && r->integer < 0) {
 			/* another registration (or a cancel) elsewhere replaced it */
 			ps->superseded++;
 			log_info("dataset=%s job=%" PRIu64 " op=job_plan_superseded version=%" PRIu64, q->dataset,
 				 q->job, q->gen);
-			(void)job_plans_cancel(ps->jps, jp->ds, jp->job, false);
+			(void)job_plans_end(ps->jps, jp->ds, jp->job, jp->only_rank, false);
 		} else if (r->integer > 0) {
 			ps->refreshes++;
 		}
@@ -342,9 +385,10 @@ static void refresh_all(struct plan_share *ps)
 			return;
 		snprintf(q->dataset, sizeof(q->dataset), "%s", jp->ds->name);
 		q->job = jp->job;
+		q->rank = jp->only_rank;
 		q->serial = jp->serial;
 		q->gen = jp->share_gen;
-		field_of(field, jp->ds->name, jp->job);
+		field_of(field, jp->ds->name, jp->job, jp->only_rank);
 		snprintf(gen, sizeof(gen), "%" PRIu64, jp->share_gen);
 		const char *argv[] = {"EVAL", refresh_script, "1", ps->index_key, field, gen, ttl, ps->prefix};
 		if (req_send(q, on_refreshed, 8, argv, NULL) < 0)
@@ -354,16 +398,91 @@ static void refresh_all(struct plan_share *ps)
 
 /* ---- cancel ---- */
 
+static int send_cancel(struct plan_share *ps, const struct plan_cancel *c, bool kept);
+
+/* Keep c until Redis is back (plan_cancels.h). */
+static void cancel_keep(struct plan_share *ps, const struct plan_cancel *c)
+{
+	struct plan_cancel lost;
+	ps->cancels_kept++;
+	if (plan_cancels_keep(&ps->pend, c, &lost)) {
+		ps->cancels_lost++;
+		log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"%u cancels already wait "
+			 "for Redis\": this older one is given up; other nodes drop that plan when its "
+			 "TTL lapses",
+			 lost.dataset, lost.job, PLAN_CANCELS_MAX);
+	}
+}
+
+/* Redis is back: send the kept cancels (before any list, on the same
+ * connection, so the list already sees them). Those older than
+ * PLAN_SHARE_CANCEL_AGE_TTLS TTLs are given up. */
+static void cancels_flush(struct plan_share *ps)
+{
+	uint64_t now = cache_now_ns(), max_age = PLAN_SHARE_CANCEL_AGE_TTLS * ps->ttl_ms * 1000000ull;
+	struct plan_cancel c;
+	while (redis_conn_up(ps->rc) && plan_cancels_pop(&ps->pend, &c)) {
+		if (now - c.since_ns > max_age) {
+			ps->cancels_lost++;
+			log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"Redis was away too "
+				 "long\": the cancel is given up; the plan lapses with its TTL unless its job "
+				 "still runs",
+				 c.dataset, c.job);
+			continue;
+		}
+		if (send_cancel(ps, &c, true) < 0) {
+			struct plan_cancel lost;
+			(void)plan_cancels_keep(&ps->pend, &c, &lost); /* it was just taken out: room */
+			return;
+		}
+		ps->cancels_resent++;
+	}
+}
+
 static void on_cancelled(void *arg, struct redisReply *r, int err)
 {
 	struct ps_req *q = arg;
 	struct plan_share *ps = req_done(q);
-	(void)r;
-	if (ps && err < 0)
-		log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"%s\": other nodes drop the "
-			 "plan when its TTL lapses",
+	if (ps && err < 0) {
+		/* sent, but no answer (the deadline passed, or the connection
+		 * broke): kept, and sent again when Redis is back */
+		log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"%s\": kept, sent again when "
+			 "Redis is back",
 			 q->dataset, q->job, strerror(-err));
+		struct plan_cancel c = {.job = q->job, .rank = q->rank, .gen = q->gen, .hash = q->hash,
+					.since_ns = q->since_ns};
+		snprintf(c.dataset, sizeof(c.dataset), "%s", q->dataset);
+		cancel_keep(ps, &c);
+	} else if (ps && r->type == REDIS_REPLY_INTEGER && r->integer < 0) {
+		log_info("dataset=%s job=%" PRIu64 " op=job_plan_cancel result=\"a newer registration "
+			 "replaced the cancelled one meanwhile: left alone\"",
+			 q->dataset, q->job);
+	}
 	free(q);
+}
+
+/* kept: only that registration (gen/hash) or its republished copy. */
+static int send_cancel(struct plan_share *ps, const struct plan_cancel *c, bool kept)
+{
+	struct ps_req *q = req_new(ps, REQ_CANCEL);
+	if (!q)
+		return -ENOMEM;
+	char field[FIELD_MAX], ttl[24], g[24], h[24];
+	snprintf(q->dataset, sizeof(q->dataset), "%s", c->dataset);
+	q->job = c->job;
+	q->rank = c->rank;
+	q->gen = c->gen;
+	q->hash = c->hash;
+	q->since_ns = c->since_ns;
+	field_of(field, c->dataset, c->job, c->rank);
+	snprintf(ttl, sizeof(ttl), "%" PRIu64, ps->ttl_ms);
+	snprintf(g, sizeof(g), "%" PRIu64, kept ? c->gen : 0);
+	snprintf(h, sizeof(h), "%" PRIu64, kept ? c->hash : 0);
+	const char *argv[] = {"EVAL", cancel_script, "1", ps->index_key, field, ttl, ps->prefix, g, h};
+	int rc = req_send(q, on_cancelled, 9, argv, NULL);
+	if (rc == 0)
+		ps->cancels_sent++;
+	return rc;
 }
 
 static void hook_cancelled(void *arg, const struct job_plan *jp)
@@ -371,21 +490,15 @@ static void hook_cancelled(void *arg, const struct job_plan *jp)
 	struct plan_share *ps = arg;
 	if (jp->share_gen == 0 || jp->share_gen == GEN_UNPUBLISHABLE)
 		return;
-	struct ps_req *q = req_new(ps, REQ_CANCEL);
-	if (!q)
+	struct plan_cancel c = {.job = jp->job, .rank = jp->only_rank, .gen = jp->share_gen,
+				.hash = jp->share_hash, .since_ns = cache_now_ns()};
+	snprintf(c.dataset, sizeof(c.dataset), "%s", jp->ds->name);
+	if (send_cancel(ps, &c, false) == 0)
 		return;
-	char field[FIELD_MAX], ttl[24];
-	snprintf(q->dataset, sizeof(q->dataset), "%s", jp->ds->name);
-	q->job = jp->job;
-	field_of(field, jp->ds->name, jp->job);
-	snprintf(ttl, sizeof(ttl), "%" PRIu64, ps->ttl_ms);
-	const char *argv[] = {"EVAL", cancel_script, "1", ps->index_key, field, ttl, ps->prefix};
-	if (req_send(q, on_cancelled, 7, argv, NULL) == 0)
-		ps->cancels_sent++;
-	else
-		log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"coordination unavailable\": "
-			 "other nodes drop the plan when its TTL lapses",
-			 jp->ds->name, jp->job);
+	cancel_keep(ps, &c);
+	log_warn("dataset=%s job=%" PRIu64 " op=job_plan_cancel err=\"coordination unavailable\": kept, "
+		 "sent when Redis is back",
+		 jp->ds->name, jp->job);
 }
 
 /* ---- list and load ---- */
@@ -415,9 +528,18 @@ static bool parse_entry(const redisReply *f, const redisReply *v, struct ps_entr
 	memcpy(vs, v->str, v->len);
 	vs[v->len] = '\0';
 	int used = 0;
-	if (sscanf(fs, "%64[A-Za-z0-9._-] %" SCNu64 "%n", e->dataset, &e->job, &used) != 2 ||
-	    (size_t)used != f->len)
+	e->rank = TC_JOB_RANK_ANY;
+	if (sscanf(fs, "%64[A-Za-z0-9._-] %" SCNu64 "%n", e->dataset, &e->job, &used) != 2)
 		return false;
+	if ((size_t)used != f->len) { /* a per-rank plan: " RANK", digits only */
+		int more = 0;
+		uint64_t rank = 0;
+		if (fs[used] != ' ' || fs[used + 1] < '0' || fs[used + 1] > '9' ||
+		    sscanf(fs + used + 1, "%" SCNu64 "%n", &rank, &more) != 1 ||
+		    (size_t)(used + 1 + more) != f->len || rank >= TC_JOB_RANK_ANY)
+			return false;
+		e->rank = (uint32_t)rank;
+	}
 	used = 0;
 	if (sscanf(vs, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 "%n",
 		   &e->gen, &e->np, &e->expires, &e->published, &e->clen, &e->rawlen, &e->hash, &used) != 7 ||
@@ -431,10 +553,12 @@ static bool parse_entry(const redisReply *f, const redisReply *v, struct ps_entr
 	       e->rawlen <= PLAN_CODEC_RAW_MAX;
 }
 
-static const struct ps_entry *entry_find(const struct plan_share *ps, const char *dataset, uint64_t job)
+static const struct ps_entry *entry_find(const struct plan_share *ps, const char *dataset, uint64_t job,
+					 uint32_t rank)
 {
 	for (size_t i = 0; i < ps->nidx; i++)
-		if (ps->idx[i].job == job && strcmp(ps->idx[i].dataset, dataset) == 0)
+		if (ps->idx[i].job == job && ps->idx[i].rank == rank &&
+		    strcmp(ps->idx[i].dataset, dataset) == 0)
 			return &ps->idx[i];
 	return NULL;
 }
@@ -449,7 +573,7 @@ static void reconcile(struct plan_share *ps)
 		next = jp->next;
 		if (!jp->remote)
 			continue;
-		const struct ps_entry *e = entry_find(ps, jp->ds->name, jp->job);
+		const struct ps_entry *e = entry_find(ps, jp->ds->name, jp->job, jp->only_rank);
 		bool drop = false;
 		if (e && e->np == 0 && e->gen >= jp->share_gen) {
 			drop = true; /* cancelled */
@@ -462,7 +586,7 @@ static void reconcile(struct plan_share *ps)
 		}
 		if (drop) {
 			ps->dropped++;
-			(void)job_plans_cancel(ps->jps, jp->ds, jp->job, false);
+			(void)job_plans_end(ps->jps, jp->ds, jp->job, jp->only_rank, false);
 		}
 	}
 }
@@ -520,16 +644,21 @@ static void list_now(struct plan_share *ps)
 		ps->list_failures++;
 }
 
-/* Should e be loaded? (a job served here, a dataset here, a version newer
- * than what this node has) */
+/* Should e be loaded? (a dataset here, a version newer than what this
+ * node has; without homes, a job served here) */
 static bool wanted(struct plan_share *ps, const struct ps_entry *e)
 {
-	if (e->np == 0 || is_bad(ps, e->gen) || !job_plans_serves(ps->jps, e->job))
+	/* a node that serves no rank of the job is still home for its share
+	 * of the job's chunks: it loads the plan for its home view */
+	/* (a per-rank plan's copy serves only the home views: homes needed) */
+	if (e->np == 0 || is_bad(ps, e->gen) ||
+	    (!ps->is_home && (e->rank != TC_JOB_RANK_ANY || !job_plans_serves(ps->jps, e->job))) ||
+	    plan_cancels_match(&ps->pend, e->dataset, e->job, e->rank, e->gen, e->hash))
 		return false;
 	struct dataset *ds = dataset_named(ps, e->dataset);
 	if (!ds)
 		return false;
-	struct job_plan *jp = job_plans_find(ps->jps, ds, e->job);
+	struct job_plan *jp = job_plans_get(ps->jps, ds, e->job, e->rank);
 	if (!jp)
 		return true;
 	if (jp->share_gen == e->gen)
@@ -595,7 +724,8 @@ static void on_loaded(void *arg, struct redisReply *r, int err)
 		mark_bad(ps, e->gen);
 		goto fail;
 	}
-	if (strcmp(d.dataset, e->dataset) != 0 || d.job != e->job) {
+	if (strcmp(d.dataset, e->dataset) != 0 || d.job != e->job ||
+	    (e->rank != TC_JOB_RANK_ANY && (d.reg_rank != e->rank || e->rank >= d.world_size))) {
 		snprintf(why, sizeof(why), "the document names another plan (%s %" PRIu64 ")", d.dataset, d.job);
 		free(d.blob);
 		free(d.off);
@@ -608,8 +738,9 @@ static void on_loaded(void *arg, struct redisReply *r, int err)
 		free(d.off);
 		goto next;
 	}
-	int rc = job_plans_set_remote(ps->jps, ds, d.job, d.world_size, d.epoch, d.reg_rank, (uid_t)d.uid,
-				      d.blob, d.bloblen, d.off, d.n, e->gen, e->published, e->hash);
+	int rc = job_plans_set_remote(ps->jps, ds, d.job, e->rank, d.world_size, d.epoch, d.reg_rank,
+				      (uid_t)d.uid, d.blob, d.bloblen, d.off, d.n, e->gen, e->published,
+				      e->hash);
 	if (rc < 0) {
 		snprintf(why, sizeof(why), "cannot install it: %s", strerror(-rc));
 		goto fail;
@@ -668,7 +799,8 @@ static void load_next(struct plan_share *ps)
 static void hook_registered(void *arg, struct job_plan *jp)
 {
 	struct plan_share *ps = arg;
-	(void)jp; /* new: share_gen 0 */
+	/* a new registration replaces the cancelled one */
+	plan_cancels_forget(&ps->pend, jp->ds->name, jp->job, jp->only_rank);
 	publish_next(ps);
 }
 
@@ -689,6 +821,7 @@ static void beat(struct plan_share *ps)
 {
 	if (!redis_conn_up(ps->rc))
 		return;
+	cancels_flush(ps);
 	refresh_all(ps);
 	publish_next(ps);
 	list_now(ps);
@@ -699,6 +832,12 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	beat(arg);
+}
+
+void plan_share_members_changed(struct plan_share *ps)
+{
+	if (ps)
+		job_plans_rehome(ps->jps);
 }
 
 void plan_share_redis_up(struct plan_share *ps)
@@ -791,6 +930,10 @@ void plan_share_report(const struct plan_share *ps, struct proto_rs *rs)
 	proto_rs_u64(rs, "loaded", ps->loaded);
 	proto_rs_u64(rs, "load_failures", ps->load_failures);
 	proto_rs_u64(rs, "cancels_sent", ps->cancels_sent);
+	proto_rs_u64(rs, "cancels_pending", ps->pend.n);
+	proto_rs_u64(rs, "cancels_kept", ps->cancels_kept);
+	proto_rs_u64(rs, "cancels_resent", ps->cancels_resent);
+	proto_rs_u64(rs, "cancels_lost", ps->cancels_lost);
 	proto_rs_u64(rs, "dropped", ps->dropped);
 	proto_rs_u64(rs, "lists", ps->lists);
 	proto_rs_u64(rs, "list_failures", ps->list_failures);

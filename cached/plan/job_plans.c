@@ -14,6 +14,7 @@
 #include "chunk.h"
 #include "log.h"
 #include "manifest.h"
+#include "job_views.h"
 #include "mover.h"
 #include "plans.h"
 
@@ -90,12 +91,18 @@ void job_plans_set_hooks(struct job_plans *jps, const struct job_plans_hooks *h)
 	jps->hooks = *h;
 }
 
-struct job_plan *job_plans_find(struct job_plans *jps, const struct dataset *ds, uint64_t job)
+struct job_plan *job_plans_get(struct job_plans *jps, const struct dataset *ds, uint64_t job,
+			       uint32_t only_rank)
 {
 	for (struct job_plan *jp = jps ? jps->list : NULL; jp; jp = jp->next)
-		if (jp->ds == ds && jp->job == job)
+		if (jp->ds == ds && jp->job == job && jp->only_rank == only_rank)
 			return jp;
 	return NULL;
+}
+
+struct job_plan *job_plans_find(struct job_plans *jps, const struct dataset *ds, uint64_t job)
+{
+	return job_plans_get(jps, ds, job, TC_JOB_RANK_ANY);
 }
 
 bool job_plans_serves(const struct job_plans *jps, uint64_t job)
@@ -155,6 +162,8 @@ static void slices_end(struct job_plans *jps, struct dataset *ds, uint64_t job, 
 		if (pl && pl->owner == jps)
 			(void)plans_cancel(jps->reg, ds, job, jps->served[i].rank);
 	}
+	if (keep_below == 0)
+		job_view_end(jps, ds, job);
 }
 
 /* Install every served rank's slice of jp. */
@@ -164,6 +173,7 @@ static void slices_install(struct job_plans *jps, struct job_plan *jp, uint8_t f
 	for (unsigned i = 0; i < jps->nserved; i++)
 		if (jps->served[i].job == jp->job)
 			slice_install(jps, jp, jps->served[i].rank, flags);
+	job_view_build(jps, jp->ds, jp->job);
 }
 
 static void unlink_plan(struct job_plans *jps, struct job_plan *jp)
@@ -177,10 +187,12 @@ static void unlink_plan(struct job_plans *jps, struct job_plan *jp)
 	}
 }
 
-/* Put jp in place of (ds, job)'s current plan, then install its slices. */
+/* Put jp in place of (ds, job)'s current plan (of its rank, for a per-rank
+ * copy), then install its slices (a per-rank copy: the views are built
+ * again at the next tick). */
 static int job_plan_put(struct job_plans *jps, struct job_plan *jp, uint8_t flags)
 {
-	struct job_plan *old = job_plans_find(jps, jp->ds, jp->job);
+	struct job_plan *old = job_plans_get(jps, jp->ds, jp->job, jp->only_rank);
 	if (!old && jps->n >= JOB_PLANS_MAX) {
 		job_plan_free(jp);
 		return -ENOSPC;
@@ -193,6 +205,14 @@ static int job_plan_put(struct job_plans *jps, struct job_plan *jp, uint8_t flag
 	jp->next = jps->list;
 	jps->list = jp;
 	jps->n++;
+	if (jp->only_rank != TC_JOB_RANK_ANY) {
+		log_info("dataset=%s job=%llu rank=%u world_size=%u epoch=%u op=rank_plan_copy entries=%u "
+			 "source=%s",
+			 jp->ds->name, (unsigned long long)jp->job, jp->only_rank, jp->world_size, jp->epoch,
+			 jp->n, jp->remote ? "cluster" : "local");
+		jps->views_dirty = true;
+		return 0;
+	}
 	log_info("dataset=%s job=%llu world_size=%u epoch=%u uid=%u op=job_plan_%s entries=%u source=%s",
 		 jp->ds->name, (unsigned long long)jp->job, jp->world_size, jp->epoch, (unsigned)jp->uid,
 		 old ? "replace" : "set", jp->n, jp->remote ? "cluster" : "local");
@@ -218,14 +238,15 @@ static bool serve_mark(struct job_plans *jps, uint64_t job, uint32_t rank)
 	return true;
 }
 
-int job_plans_set_local(struct job_plans *jps, const void *c, uid_t uid, struct dataset *ds,
-			uint64_t job, uint32_t rank, uint32_t world_size, uint32_t epoch, uint8_t flags,
-			const uint32_t *a, size_t na, const uint32_t *b, size_t nb)
+/* A new job plan of the entries of prev (if any) then the files a[0..na)
+ * then b[0..nb) (indices into ds->mf). 0, -EINVAL, -EFBIG or -ENOMEM. */
+static int plan_build(const struct dataset *ds, const struct job_plan *prev, const uint32_t *a, size_t na,
+		      const uint32_t *b, size_t nb, struct job_plan **out)
 {
-	size_t n = na + nb, bytes = 0;
-	if (world_size == 0 || rank >= world_size || !ds->mf || n > TC_PLAN_ENTRIES_MAX)
+	size_t n0 = prev ? prev->n : 0, n = n0 + na + nb, bytes = prev ? prev->bloblen : 0;
+	if (!ds->mf || n > TC_PLAN_ENTRIES_MAX)
 		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < na + nb; i++) {
 		uint32_t x = i < na ? a[i] : b[i - na];
 		if (x >= ds->mf->n)
 			return -EINVAL;
@@ -243,16 +264,40 @@ int job_plans_set_local(struct job_plans *jps, const void *c, uid_t uid, struct 
 		return -ENOMEM;
 	}
 	size_t at = 0;
-	for (size_t i = 0; i < n; i++) {
+	if (prev) {
+		memcpy(blob, prev->blob, prev->bloblen);
+		memcpy(off, prev->off, n0 * sizeof(*off));
+		at = prev->bloblen;
+	}
+	for (size_t i = 0; i < na + nb; i++) {
 		const char *p = ds->mf->v[i < na ? a[i] : b[i - na]].path;
 		size_t len = strlen(p) + 1;
 		memcpy(blob + at, p, len);
-		off[i] = (uint32_t)at;
+		off[n0 + i] = (uint32_t)at;
 		at += len;
 	}
-	*jp = (struct job_plan){.ds = ds, .job = job, .world_size = world_size, .epoch = epoch,
-				.reg_rank = rank, .uid = uid, .blob = blob, .bloblen = bytes, .off = off,
-				.n = (uint32_t)n, .owner = c};
+	*jp = (struct job_plan){.ds = (struct dataset *)ds, .blob = blob, .bloblen = bytes, .off = off,
+				.n = (uint32_t)n, .only_rank = TC_JOB_RANK_ANY};
+	*out = jp;
+	return 0;
+}
+
+int job_plans_set_local(struct job_plans *jps, const void *c, uid_t uid, struct dataset *ds,
+			uint64_t job, uint32_t rank, uint32_t world_size, uint32_t epoch, uint8_t flags,
+			const uint32_t *a, size_t na, const uint32_t *b, size_t nb)
+{
+	if (world_size == 0 || rank >= world_size)
+		return -EINVAL;
+	struct job_plan *jp;
+	int rc0 = plan_build(ds, NULL, a, na, b, nb, &jp);
+	if (rc0 < 0)
+		return rc0;
+	jp->job = job;
+	jp->world_size = world_size;
+	jp->epoch = epoch;
+	jp->reg_rank = rank;
+	jp->uid = uid;
+	jp->owner = c;
 	bool fresh_serve = serve_mark(jps, job, rank);
 	int rc = job_plan_put(jps, jp, flags);
 	if (rc < 0)
@@ -264,31 +309,40 @@ int job_plans_set_local(struct job_plans *jps, const void *c, uid_t uid, struct 
 	return 0;
 }
 
-int job_plans_set_remote(struct job_plans *jps, struct dataset *ds, uint64_t job, uint32_t world_size,
-			 uint32_t epoch, uint32_t reg_rank, uid_t uid, char *blob, size_t bloblen,
-			 uint32_t *off, uint32_t n, uint64_t gen, uint64_t published_ms, uint64_t hash)
+int job_plans_set_remote(struct job_plans *jps, struct dataset *ds, uint64_t job, uint32_t only_rank,
+			 uint32_t world_size, uint32_t epoch, uint32_t reg_rank, uid_t uid, char *blob,
+			 size_t bloblen, uint32_t *off, uint32_t n, uint64_t gen, uint64_t published_ms,
+			 uint64_t hash)
 {
-	struct job_plan *jp = world_size ? calloc(1, sizeof(*jp)) : NULL;
+	bool ok = world_size && (only_rank == TC_JOB_RANK_ANY || only_rank < world_size);
+	struct job_plan *jp = ok ? calloc(1, sizeof(*jp)) : NULL;
 	if (!jp) {
 		free(blob);
 		free(off);
-		return world_size ? -ENOMEM : -EINVAL;
+		return ok ? -ENOMEM : -EINVAL;
 	}
 	*jp = (struct job_plan){.ds = ds, .job = job, .world_size = world_size, .epoch = epoch,
 				.reg_rank = reg_rank, .uid = uid, .blob = blob, .bloblen = bloblen,
 				.off = off, .n = n, .remote = true, .share_gen = gen,
-				.share_ms = published_ms, .share_hash = hash};
+				.share_ms = published_ms, .share_hash = hash, .only_rank = only_rank};
 	return job_plan_put(jps, jp, 0);
 }
 
-int job_plans_cancel(struct job_plans *jps, struct dataset *ds, uint64_t job, bool local)
+int job_plans_end(struct job_plans *jps, struct dataset *ds, uint64_t job, uint32_t only_rank, bool local)
 {
-	struct job_plan *jp = job_plans_find(jps, ds, job);
+	struct job_plan *jp = job_plans_get(jps, ds, job, only_rank);
 	if (!jp)
 		return -ENOENT;
 	if (local && jps->hooks.cancelled)
 		jps->hooks.cancelled(jps->hooks.arg, jp);
 	unlink_plan(jps, jp);
+	if (only_rank != TC_JOB_RANK_ANY) {
+		log_info("dataset=%s job=%llu rank=%u op=rank_plan_copy_end why=%s", ds->name,
+			 (unsigned long long)job, only_rank, local ? "cancelled" : "cluster");
+		job_plan_free(jp);
+		jps->views_dirty = true;
+		return 0;
+	}
 	slices_end(jps, ds, job, 0);
 	log_info("dataset=%s job=%llu epoch=%u op=job_plan_end why=%s", ds->name, (unsigned long long)job,
 		 jp->epoch, local ? "cancelled" : "cluster");
@@ -296,13 +350,58 @@ int job_plans_cancel(struct job_plans *jps, struct dataset *ds, uint64_t job, bo
 	return 0;
 }
 
+int job_plans_cancel(struct job_plans *jps, struct dataset *ds, uint64_t job, bool local)
+{
+	return job_plans_end(jps, ds, job, TC_JOB_RANK_ANY, local);
+}
+
+int job_plans_rank_local(struct job_plans *jps, const void *c, uid_t uid, struct dataset *ds, uint64_t job,
+			 uint32_t rank, uint32_t world_size, uint32_t epoch, bool append, const uint32_t *a,
+			 size_t na, const uint32_t *b, size_t nb)
+{
+	if (!jps || !jps->hooks.registered || rank >= world_size)
+		return 0; /* no cluster to share it with */
+	struct job_plan *old = job_plans_get(jps, ds, job, rank), *jp;
+	int rc = plan_build(ds, append && old && !old->remote ? old : NULL, a, na, b, nb, &jp);
+	if (rc < 0)
+		return rc;
+	jp->job = job;
+	jp->world_size = world_size;
+	jp->epoch = epoch;
+	jp->reg_rank = rank;
+	jp->only_rank = rank;
+	jp->uid = uid;
+	jp->owner = c;
+	bool fresh_serve = serve_mark(jps, job, rank);
+	rc = job_plan_put(jps, jp, 0);
+	if (rc < 0)
+		return rc;
+	jps->hooks.registered(jps->hooks.arg, jp);
+	if (fresh_serve && jps->hooks.serving)
+		jps->hooks.serving(jps->hooks.arg, job);
+	return 0;
+}
+
+void job_plans_rank_ended(struct job_plans *jps, struct dataset *ds, uint64_t job, uint32_t rank,
+			  bool cancelled)
+{
+	struct job_plan *jp = rank == TC_JOB_RANK_ANY ? NULL : job_plans_get(jps, ds, job, rank);
+	if (jp && !jp->remote)
+		(void)job_plans_end(jps, ds, job, rank, cancelled);
+}
+
 void job_plans_serve(struct job_plans *jps, uint64_t job, uint32_t rank)
 {
 	if (!jps || rank == TC_JOB_RANK_ANY || !serve_mark(jps, job, rank))
 		return;
-	for (struct job_plan *jp = jps->list; jp; jp = jp->next)
-		if (jp->job == job)
+	for (struct job_plan *jp = jps->list; jp; jp = jp->next) {
+		if (jp->job == job && jp->only_rank == TC_JOB_RANK_ANY) {
 			slice_install(jps, jp, rank, 0);
+			job_view_build(jps, jp->ds, jp->job); /* without that rank now */
+		} else if (jp->job == job) {
+			jps->views_dirty = true;
+		}
+	}
 	if (jps->hooks.serving)
 		jps->hooks.serving(jps->hooks.arg, job);
 }
@@ -332,7 +431,8 @@ void job_plans_tick(struct job_plans *jps, uint64_t now_ns, uint64_t grace_ns)
 {
 	for (struct job_plan *jp = jps ? jps->list : NULL, *next; jp; jp = next) {
 		next = jp->next;
-		if (jp->remote || jp->owner || now_ns - jp->gone_ns < grace_ns)
+		if (jp->remote || jp->owner || now_ns - jp->gone_ns < grace_ns ||
+		    jp->only_rank != TC_JOB_RANK_ANY) /* a per-rank copy ends with its plan */
 			continue;
 		/* its job is gone: the slices end here; elsewhere its Redis TTL
 		 * lapses now that nobody refreshes it */
@@ -342,18 +442,38 @@ void job_plans_tick(struct job_plans *jps, uint64_t now_ns, uint64_t grace_ns)
 			 (unsigned long long)jp->job, jp->epoch);
 		job_plan_free(jp);
 	}
+	if (jps && jps->views_dirty) {
+		jps->views_dirty = false; /* per-rank plans changed: one rebuild a second at most */
+		job_views_rebuild(jps);
+	}
+}
+
+void job_plans_rehome(struct job_plans *jps)
+{
+	if (jps)
+		jps->views_dirty = false;
+	job_views_rebuild(jps);
 }
 
 void job_plans_report(struct job_plans *jps, struct proto_rs *rs)
 {
+	uint64_t rank_local = 0, rank_cluster = 0;
+	for (struct job_plan *jp = jps ? jps->list : NULL; jp; jp = jp->next)
+		if (jp->only_rank != TC_JOB_RANK_ANY)
+			jp->remote ? rank_cluster++ : rank_local++;
 	proto_rs_section(rs, "job_slices", TC_SHAPE_OBJECT);
 	proto_rs_record(rs);
 	proto_rs_u64(rs, "installed", jps ? jps->installed : 0);
 	proto_rs_u64(rs, "install_errors", jps ? jps->install_errors : 0);
 	proto_rs_u64(rs, "dropped_copies", jps ? jps->dropped_copies : 0);
+	proto_rs_u64(rs, "home_views", jps ? jps->views_installed : 0);
+	proto_rs_u64(rs, "rank_plans_shared", rank_local);
+	proto_rs_u64(rs, "rank_plans_from_cluster", rank_cluster);
 
 	proto_rs_section(rs, "job_plans", TC_SHAPE_ARRAY);
 	for (struct job_plan *jp = jps ? jps->list : NULL; jp; jp = jp->next) {
+		if (jp->only_rank != TC_JOB_RANK_ANY)
+			continue; /* per-rank copies: counted in job_slices */
 		unsigned ranks = 0;
 		for (unsigned i = 0; i < jps->nserved; i++)
 			ranks += jps->served[i].job == jp->job && jps->served[i].rank < jp->world_size;

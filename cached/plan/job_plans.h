@@ -13,6 +13,14 @@
  * it like any other. A new registration replaces the slices; a cancel or
  * the end of the job plan ends them.
  *
+ * In a cluster (hooks.is_home set) the node also installs the job plan's
+ * *home view*: one more plan (rank TC_JOB_RANK_ANY) of the chunks homed
+ * here among the entries of the ranks it does not serve, in the job's
+ * order. Other nodes' ranks ask this node for those chunks; the view
+ * prefetches them from the cold store ahead of the asks (peers' reads
+ * advance it) and tells the policy (the plan store) when each is read
+ * next, so a node keeps its home share even if it serves no rank.
+ *
  * A job plan is *local* (registered by a connection here; it ends like a
  * connection's plan, daemon.plan_grace after the connection went) or
  * *remote* (given by the cluster's plan sharing, cluster/plan_share.h,
@@ -36,7 +44,7 @@ struct plans;
 struct dataset;
 struct event;
 
-#define JOB_PLANS_MAX 256u         /* whole-job plans on the node */
+#define JOB_PLANS_MAX 1024u        /* whole-job plans and per-rank copies on the node */
 #define JOB_SERVED_MAX 256u        /* (job, rank) pairs served here, oldest forgotten */
 #define JOB_PLAN_BLOB_MAX (256u << 20) /* bytes of paths (+ NULs) of one job plan */
 #define JOB_DROP_QUEUE 1024u       /* copies waiting to be given up */
@@ -62,6 +70,10 @@ struct job_plan {
 	uint64_t share_ms;     /* Redis time it was published at */
 	uint64_t share_hash;   /* hash of its encoded form (0: not computed) */
 	uint64_t share_absent_ns; /* remote: since when the Redis index lacks it (0: listed) */
+	bool share_republish;  /* local: Redis lost it, it is published again */
+	uint32_t only_rank;    /* TC_JOB_RANK_ANY: a whole-job plan; else a per-rank
+	                        * plan's copy (that rank's order only, no slices:
+	                        * used for the home views, job_views.h) */
 };
 
 struct job_plans_hooks {
@@ -98,6 +110,8 @@ struct job_plans {
 	unsigned ndrop;
 	uint64_t dropped_copies; /* peers' chunks given up after the slice read them */
 	uint64_t installed;    /* slices installed */
+	uint64_t views_installed; /* home views installed */
+	bool views_dirty;      /* per-rank copies changed: rebuild the views at the tick */
 	uint64_t install_errors;
 };
 
@@ -116,19 +130,45 @@ int job_plans_set_local(struct job_plans *jps, const void *c, uid_t uid, struct 
 /* The cluster gives ds's job plan (blob/off/n as in struct job_plan, taken
  * over: freed here, also on error). Replaces what this node had. 0 or
  * -errno. */
-int job_plans_set_remote(struct job_plans *jps, struct dataset *ds, uint64_t job, uint32_t world_size,
-			 uint32_t epoch, uint32_t reg_rank, uid_t uid, char *blob, size_t bloblen,
-			 uint32_t *off, uint32_t n, uint64_t gen, uint64_t published_ms, uint64_t hash);
+int job_plans_set_remote(struct job_plans *jps, struct dataset *ds, uint64_t job, uint32_t only_rank,
+			 uint32_t world_size, uint32_t epoch, uint32_t reg_rank, uid_t uid, char *blob,
+			 size_t bloblen, uint32_t *off, uint32_t n, uint64_t gen, uint64_t published_ms,
+			 uint64_t hash);
+/* ds's whole-job plan of job (job_plans_find), or the per-rank copy of
+ * rank only_rank (job_plans_get). */
 struct job_plan *job_plans_find(struct job_plans *jps, const struct dataset *ds, uint64_t job);
+struct job_plan *job_plans_get(struct job_plans *jps, const struct dataset *ds, uint64_t job,
+			       uint32_t only_rank);
 /* End ds's job plan and its slices. local: a client's cancel here (the
  * cancelled hook tells the cluster). 0 or -ENOENT. */
 int job_plans_cancel(struct job_plans *jps, struct dataset *ds, uint64_t job, bool local);
+/* The same for a whole-job plan (only_rank TC_JOB_RANK_ANY) or a per-rank
+ * copy. */
+int job_plans_end(struct job_plans *jps, struct dataset *ds, uint64_t job, uint32_t only_rank, bool local);
+
+/* Per-rank plans in a cluster (plans.c calls these for the plans clients
+ * register without TC_PLAN_JOB): a copy of the rank's order (with append,
+ * the copy's entries then these) is kept here and shared (hooks.registered)
+ * so that the homes of its chunks build their home views from it; no-op
+ * without plan sharing. 0 or -errno (the plan itself stands). */
+int job_plans_rank_local(struct job_plans *jps, const void *c, uid_t uid, struct dataset *ds, uint64_t job,
+			 uint32_t rank, uint32_t world_size, uint32_t epoch, bool append, const uint32_t *a,
+			 size_t na, const uint32_t *b, size_t nb);
+/* That plan ended (cancelled: by a client; else replaced, expired or its
+ * dataset removed): its copy goes (a cancel is shared). */
+void job_plans_rank_ended(struct job_plans *jps, struct dataset *ds, uint64_t job, uint32_t rank,
+			  bool cancelled);
 /* A connection here is tagged with (job, rank): serve that rank. */
 void job_plans_serve(struct job_plans *jps, uint64_t job, uint32_t rank);
 bool job_plans_serves(const struct job_plans *jps, uint64_t job);
 
-/* A slice of this registry's (plans.c) passed key: queue the copy to be
- * given up if another node is its home (hooks.is_home). */
+/* The cluster's homes moved (a member joined, left or drains): install
+ * every job plan's home view again. */
+void job_plans_rehome(struct job_plans *jps);
+
+/* A slice of this registry's, or a client's plan of world_size > 1 (a DDP
+ * rank's, plans.c), passed key: queue the copy to be given up if another
+ * node is its home (hooks.is_home). */
 void job_plans_passed(struct job_plans *jps, uint64_t key);
 
 void job_plans_conn_closed(struct job_plans *jps, const void *c);

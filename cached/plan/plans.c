@@ -108,6 +108,8 @@ static void plan_remove(struct plans *reg, struct dplan *pl, const char *why)
 	}
 	reg->n--;
 	(void)plan_store_drop(reg->cache->plans, pl->psid);
+	if (reg->jobs && pl->owner != reg->jobs) /* a client's plan: its shared copy goes too */
+		job_plans_rank_ended(reg->jobs, pl->ds, pl->job, pl->rank, strcmp(why, "cancelled") == 0);
 	log_info("dataset=%s job=%llu rank=%u op=plan_end why=%s position=%llu chunks=%llu",
 		 pl->ds->name, (unsigned long long)pl->job, pl->rank, why,
 		 (unsigned long long)plan_track_pos(&pl->tr), (unsigned long long)plan_track_end(&pl->tr));
@@ -184,6 +186,9 @@ struct plan_in {
 	const struct manifest *mf;
 	const uint32_t *a, *b;
 	size_t na, nb;
+	/* NULL, or which chunks to plan (a home view: those homed here) */
+	bool (*keep)(void *arg, uint64_t key);
+	void *keep_arg;
 };
 
 static const struct mf_entry *plan_in_get(const struct plan_in *in, size_t i)
@@ -214,16 +219,16 @@ static int plan_extend(struct plans *reg, struct dplan *pl, const struct plan_in
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct mf_entry *e = plan_in_get(in, i);
-		uint32_t nch = (uint32_t)((e->st.size + cs - 1) / cs), id;
+		uint32_t nch = (uint32_t)((e->st.size + cs - 1) / cs), id = UINT32_MAX;
 		if (!nch || e->gone)
 			continue; /* an empty file has nothing to read */
-		keys[at] = chunk_key(dsn, e->path, &e->st, 0);
-		rc = plan_file_id(pl, e, keys[at], &id);
-		if (rc < 0)
-			goto out;
-		aux[at++] = PLAN_AUX(id, 0);
-		for (uint32_t c = 1; c < nch; c++) {
-			keys[at] = chunk_key(dsn, e->path, &e->st, c);
+		uint64_t key0 = chunk_key(dsn, e->path, &e->st, 0);
+		for (uint32_t c = 0; c < nch; c++) {
+			keys[at] = c ? chunk_key(dsn, e->path, &e->st, c) : key0;
+			if (in->keep && !in->keep(in->keep_arg, keys[at]))
+				continue;
+			if (id == UINT32_MAX && (rc = plan_file_id(pl, e, key0, &id)) < 0)
+				goto out;
 			aux[at++] = PLAN_AUX(id, c);
 		}
 	}
@@ -245,7 +250,8 @@ static int plan_register(struct plans *reg, const void *c, uid_t uid, struct dat
 			 uint8_t flags, const struct plan_in *in)
 {
 	bool append = flags & TC_PLAN_APPEND;
-	if (world_size == 0 || rank >= world_size || !in->mf)
+	bool view = rank == TC_JOB_RANK_ANY && in->keep; /* a home view (plans_set_view) */
+	if (world_size == 0 || (rank >= world_size && !view) || !in->mf)
 		return -EINVAL;
 	for (size_t i = 0; i < in->na + in->nb; i++)
 		if ((i < in->na ? in->a[i] : in->b[i - in->na]) >= in->mf->n)
@@ -286,6 +292,16 @@ static int plan_register(struct plans *reg, const void *c, uid_t uid, struct dat
 		 fresh ? (pl->resync ? "resume" : "set") : "append", in->na + in->nb,
 		 (unsigned long long)(plan_track_end(&pl->tr) - plan_track_pos(&pl->tr)));
 	prefetch_pump(reg->pf, pl);
+	if (c != reg->jobs && !view) {
+		/* shared with the cluster for the homes' views (advice: a failure
+		 * leaves the plan as it is) */
+		int src = job_plans_rank_local(reg->jobs, c, uid, ds, job, rank, world_size, epoch, append,
+					       in->a, in->na, in->b, in->nb);
+		if (src < 0)
+			log_warn("dataset=%s job=%llu rank=%u op=rank_plan_share err=\"%s\" (the plan works "
+				 "on this node only)",
+				 ds->name, (unsigned long long)job, rank, strerror(-src));
+	}
 	return 0;
 }
 
@@ -297,6 +313,16 @@ int plans_set(struct plans *reg, const void *c, uid_t uid, struct dataset *ds, u
 	return plan_register(reg, c, uid, ds, job, rank, world_size, epoch, flags, &in);
 }
 
+int plans_set_view(struct plans *reg, const void *c, uid_t uid, struct dataset *ds, uint64_t job,
+		   uint32_t world_size, uint32_t epoch, const uint32_t *ix, size_t n,
+		   bool (*keep)(void *arg, uint64_t key), void *keep_arg)
+{
+	struct plan_in in = {.mf = ds->mf, .b = ix, .nb = n, .keep = keep, .keep_arg = keep_arg};
+	if (!keep)
+		return -EINVAL;
+	return plan_register(reg, c, uid, ds, job, TC_JOB_RANK_ANY, world_size, epoch, 0, &in);
+}
+
 int plans_cancel(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t rank)
 {
 	struct dplan *pl = plans_find(reg, ds, job, rank);
@@ -306,12 +332,14 @@ int plans_cancel(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t r
 	return 0;
 }
 
-/* Positions [from, to) of pl were passed: count their bytes (a job
- * slice's: and maybe give up copies of other nodes' chunks). */
+/* Positions [from, to) of pl were passed: count their bytes (a DDP rank's
+ * plan, a job slice or a client's plan of world_size > 1: and maybe give
+ * up copies of other nodes' chunks, job_plans_passed). */
 static void plan_passed(struct plans *reg, struct dplan *pl, uint64_t from, uint64_t to)
 {
+	bool ddp = pl->owner == reg->jobs || pl->world_size > 1;
 	for (uint64_t q = from; q < to; q++) {
-		if (pl->owner == reg->jobs)
+		if (ddp)
 			job_plans_passed(reg->jobs, plan_track_key(&pl->tr, q));
 		uint64_t aux = plan_track_aux(&pl->tr, q);
 		uint32_t len = plans_chunk_len(pl->ds, &pl->files[PLAN_AUX_FILE(aux)], PLAN_AUX_IDX(aux));
@@ -476,7 +504,9 @@ void plans_report(struct plans *reg, struct proto_rs *rs)
 		proto_rs_bool(rs, "connected", pl->owner != NULL);
 		proto_rs_bool(rs, "resuming", pl->resync);
 		proto_rs_u64(rs, "orphaned_s", pl->owner ? 0 : (now - pl->gone_ns) / NS_PER_S);
-		proto_rs_bool(rs, "job_slice", reg->jobs && pl->owner == reg->jobs);
+		bool ours = reg->jobs && pl->owner == reg->jobs;
+		proto_rs_bool(rs, "job_slice", ours && pl->rank != TC_JOB_RANK_ANY);
+		proto_rs_bool(rs, "home_view", ours && pl->rank == TC_JOB_RANK_ANY);
 	}
 	job_plans_report(reg ? reg->jobs : NULL, rs);
 }

@@ -16,10 +16,12 @@
  *        (from chunk FIRST, COUNT chunks; default: all)
  *   tcplan raw OP HEX                   send a raw payload, print the errno
  *   tcplan settle                       wait for no fill in flight
- *   tcplan ddp DATASET SRCDIR JOB RANK WORLD EPOCH ORDER GO COMPUTE_MS [register]
+ *   tcplan ddp DATASET SRCDIR JOB RANK WORLD EPOCH ORDER GO COMPUTE_MS [register|register-rank]
  *        one rank of a DDP job: tags its connection JOB:RANK, registers
  *        ORDER (paths, one a line) as the whole job's plan if "register"
- *        (TIERCACHE_PLAN_JOB), prints "ready", waits (<= 120 s) for the
+ *        (TIERCACHE_PLAN_JOB), or its own entries (below) as this rank's
+ *        plan if "register-rank" (no flag: tiercache.torch's default),
+ *        prints "ready", waits (<= 120 s) for the
  *        file GO, then reads ORDER's entries i with i % WORLD == RANK, each
  *        whole, compared with SRCDIR/PATH, "computing" COMPUTE_MS after
  *        each; prints "ok read N" or FAIL lines
@@ -375,7 +377,9 @@ static int cmd_shell(struct tiercache *tc, char **argv)
 	return 0;
 }
 
-static int cmd_ddp(struct tiercache *tc, char **argv, bool reg)
+enum { DDP_REG_NONE, DDP_REG_JOB, DDP_REG_RANK };
+
+static int cmd_ddp(struct tiercache *tc, char **argv, int reg)
 {
 	const char *ds = argv[2], *srcdir = argv[3];
 	struct tiercache_plan p = {.job = strtoull(argv[4], NULL, 0),
@@ -396,9 +400,23 @@ static int cmd_ddp(struct tiercache *tc, char **argv, bool reg)
 		(void)report_err();
 		goto out;
 	}
-	if (reg && tiercache_plan_paths(tc, ds, &p, (const char *const *)v, n, TIERCACHE_PLAN_JOB) < 0) {
+	if (reg == DDP_REG_JOB && tiercache_plan_paths(tc, ds, &p, (const char *const *)v, n, TIERCACHE_PLAN_JOB) < 0) {
 		(void)report_err();
 		goto out;
+	}
+	if (reg == DDP_REG_RANK) {
+		/* this rank's own plan (per-rank, as tiercache.torch's PlanSampler
+		 * registers a DistributedSampler's share): entries i % world == rank */
+		const char **mine = calloc(n / p.world_size + 1, sizeof(*mine));
+		size_t k = 0;
+		for (size_t i = p.rank; mine && i < n; i += p.world_size)
+			mine[k++] = v[i];
+		int prc = mine ? tiercache_plan_paths(tc, ds, &p, mine, k, 0) : -1;
+		free(mine);
+		if (prc < 0) {
+			(void)report_err();
+			goto out;
+		}
 	}
 	printf("ready\n");
 	fflush(stdout);
@@ -456,7 +474,10 @@ int main(int argc, char **argv)
 	else if (!strcmp(argv[1], "shell") && argc == 4)
 		rc = cmd_shell(tc, argv);
 	else if (!strcmp(argv[1], "ddp") && (argc == 11 || argc == 12))
-		rc = cmd_ddp(tc, argv, argc == 12 && !strcmp(argv[11], "register"));
+		rc = cmd_ddp(tc, argv,
+			     argc < 12 ? DDP_REG_NONE
+			     : !strcmp(argv[11], "register") ? DDP_REG_JOB
+			     : !strcmp(argv[11], "register-rank") ? DDP_REG_RANK : DDP_REG_NONE);
 	tiercache_disconnect(tc);
 	return rc;
 }

@@ -126,6 +126,31 @@ static void test_asking(void **state)
 	assert_false(handover_asking(mem, 0, 99999, 1000, 500)); /* no list */
 }
 
+/* Only members other than self that hold chunks (reported use > 0) or
+ * drain are worth a previous-home ask: in a fresh cluster nobody is. */
+static void test_others_hold(void **state)
+{
+	(void)state;
+	set(0, "a", MEMBER_UP);
+	set(1, "b", MEMBER_JOINING);
+	set(2, "c", MEMBER_UP);
+	assert_false(handover_others_hold(mem, 3, "a")); /* no stats yet */
+	snprintf(mem[2].stats, sizeof(mem[2].stats), "@used 0;ds 0 0 0 0;");
+	assert_false(handover_others_hold(mem, 3, "a")); /* fresh: empty */
+	snprintf(mem[0].stats, sizeof(mem[0].stats), "@used 4096;");
+	assert_false(handover_others_hold(mem, 3, "a")); /* only self holds */
+	assert_true(handover_others_hold(mem, 3, "c"));  /* for c, a does */
+	snprintf(mem[1].stats, sizeof(mem[1].stats), "@used 4096;");
+	assert_false(handover_others_hold(mem, 3, "a")); /* joining: not a previous home */
+	snprintf(mem[2].stats, sizeof(mem[2].stats), "@used 1048576;ds 1 0 0 0;");
+	assert_true(handover_others_hold(mem, 3, "a"));
+	snprintf(mem[2].stats, sizeof(mem[2].stats), "garbage");
+	assert_false(handover_others_hold(mem, 3, "a"));
+	set(2, "c", MEMBER_DRAINING); /* a drain hands over through the asks */
+	assert_true(handover_others_hold(mem, 3, "a"));
+	assert_false(handover_others_hold(mem, 0, "a"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -133,6 +158,7 @@ int main(void)
 		cmocka_unit_test(test_join),
 		cmocka_unit_test(test_drain),
 		cmocka_unit_test(test_asking),
+		cmocka_unit_test(test_others_hold),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
