@@ -294,6 +294,11 @@ static bool reclaimable(const struct segment *g, unsigned max_live_pct)
 {
 	if (!g->named || g->writers || !g->size)
 		return false;
+	/* a held one would give nothing back until its holders let go, while
+	 * the copies of its live items take room now: the tier could pass its
+	 * high mark on the reclaim's own account */
+	if (g->holds)
+		return false;
 	/* an open one too, if it has dead bytes: on a small tier (or one
 	 * whose capacity a reload lowered) its dead bytes could otherwise
 	 * hold the tier over its marks; it is sealed when chosen */

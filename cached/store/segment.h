@@ -79,6 +79,9 @@ struct segment {
 	uint32_t writers;        /* appends in flight */
 	uint32_t refs;           /* descriptors handed out that still need it
 				  * (held by the engine's file references) */
+	uint32_t holds;          /* references to its items' files beyond the
+				  * items' own (clients, checks): counted by
+				  * the engine; a held segment is not reclaimed */
 	bool sealed;             /* takes no more items */
 	bool named;              /* its file still has its name */
 	int wfd;                 /* for the workers' pwrite; -1 once sealed and idle */
