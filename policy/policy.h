@@ -78,6 +78,14 @@ struct policy_ops {
 	 * touch for it; no effect on any decision. The simulator, which
 	 * knows the trace ahead, calls it a few reads early. */
 	void (*prefetch)(const struct policy *p, const struct pol_entry *e);
+	/* The entries victim() would name next, in that order, if the caller
+	 * removed each in turn and nothing else happened: written to out
+	 * until their sizes add up to `bytes` or `max` entries are written;
+	 * returns how many. Changes nothing. A policy whose order can be
+	 * read off its lists says it (lru, arc); NULL: it cannot (the
+	 * daemon's segment reclaim then ranks by last access instead). */
+	size_t (*next_victims)(const struct policy *p, uint64_t now, uint64_t bytes,
+			       struct pol_entry **out, size_t max);
 };
 
 /* Every policy instance starts with this. */
@@ -150,6 +158,18 @@ static inline void policy_prefetch(const struct policy *p, const struct pol_entr
 {
 	if (p->ops->prefetch)
 		p->ops->prefetch(p, e);
+}
+
+static inline bool policy_has_order(const struct policy *p)
+{
+	return p->ops->next_victims != NULL;
+}
+
+/* See next_victims in struct policy_ops; 0 for a policy without it. */
+static inline size_t policy_next_victims(const struct policy *p, uint64_t now, uint64_t bytes,
+					 struct pol_entry **out, size_t max)
+{
+	return p->ops->next_victims ? p->ops->next_victims(p, now, bytes, out, max) : 0;
 }
 
 static inline const char *policy_name(const struct policy *p)
