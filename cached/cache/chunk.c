@@ -122,8 +122,8 @@ struct chunk *chunk_cursor_next(const struct chunk_table *t, struct chunk_cursor
 void cfile_ref(struct cfile *f)
 {
 	f->refs++;
-	if (f->seg)
-		f->seg->holds++; /* not reclaimed while held (segment.h) */
+	if (f->seg) /* not reclaimed while held (segment.h) */
+		segment_hold(f->seg);
 }
 
 static void cfile_put(struct cache *cache, struct cfile *f);
@@ -132,7 +132,7 @@ void cfile_unref(struct cache *cache, struct cfile *f)
 {
 	loop_assert();
 	struct segment *g = f->seg;
-	if (g && g->holds && --g->holds == 0 && g->named && g->size > g->live)
+	if (g && segment_unhold(g) && g->named && g->size > g->live)
 		mover_kick(cache); /* its dead bytes may be reclaimed now */
 	cfile_put(cache, f);
 }

@@ -94,6 +94,7 @@ static struct segment *seg_new(struct segstore *s, uint64_t id)
 	if (!g)
 		return NULL;
 	g->id = id;
+	g->store = s;
 	g->named = true;
 	g->wfd = g->rfd = -1;
 	seg_link_init(&g->items_live);
@@ -272,6 +273,29 @@ void segment_unlink(struct segstore *s, struct segment *g)
 		seg_close_fds(g);
 		free(g);
 	}
+}
+
+void segment_hold(struct segment *g)
+{
+	if (g->holds++ == 0)
+		g->store->held++;
+}
+
+bool segment_unhold(struct segment *g)
+{
+	if (!g->holds || --g->holds)
+		return false;
+	g->store->held--;
+	return true;
+}
+
+uint64_t segstore_dead_reclaimable(const struct segstore *s)
+{
+	uint64_t dead = s->bytes_dead;
+	for (const struct segment *g = s->list; g && s->held; g = g->next)
+		if (g->holds && g->named)
+			dead -= g->size - g->live < dead ? g->size - g->live : dead;
+	return dead;
 }
 
 void segment_ref(struct segment *g)

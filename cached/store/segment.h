@@ -66,8 +66,11 @@ static inline void seg_link_del(struct seg_link *l)
 	l->prev = l->next = l;
 }
 
+struct segstore;
+
 struct segment {
 	struct segment *next;    /* the store's list */
+	struct segstore *store;  /* whose it is */
 	uint64_t id;
 	uint64_t domain;         /* who may read it (segstore_assign); 0 for
 				  * segments found at start (sealed) */
@@ -100,6 +103,7 @@ struct segstore {
 	uint64_t nsegs;          /* named segments */
 	uint64_t bytes_live, bytes_dead; /* over named segments */
 	uint64_t sealed, reclaimed, created;
+	uint32_t held;           /* segments with holds (segment_hold) */
 };
 
 #define SEGMENT_DIR "segments"
@@ -148,6 +152,14 @@ void segment_unlink(struct segstore *s, struct segment *seg);
  * is freed; segment_unref returns true then. */
 void segment_ref(struct segment *seg);
 bool segment_unref(struct segstore *s, struct segment *seg);
+/* A file of one of its items is held beyond the item's own reference (a
+ * descriptor handed out, a check): a held segment is not reclaimed.
+ * segment_unhold returns true when the last hold went. */
+void segment_hold(struct segment *seg);
+bool segment_unhold(struct segment *seg);
+/* The dead bytes a reclaim could give back now: those of named segments
+ * no one holds (a held one's come back only when it is let go). */
+uint64_t segstore_dead_reclaimable(const struct segstore *s);
 /* The named segment with the most dead bytes that has no writer, with at
  * most max_live_pct % of its size live; NULL if none. An open segment
  * (with dead bytes) is sealed when chosen. */
