@@ -167,9 +167,12 @@ echo "  held: $unkept served unkept, the band has room for $band; $ram bytes in 
 check "more unkept chunks held than the band has room for ($unkept > $band)" [ "$unkept" -gt "$band" ]
 check "past the band, unkept chunks are held in memory" [ "$ram" -gt 0 ]
 check "... every unkept chunk held is in the band or in memory" [ $((ram + inband)) -ge $((unkept * 65536)) ]
+# live bytes: dead bytes of segments (small chunks are segment items by
+# default) stay in used_bytes until their segment is reclaimed, which the
+# background reclaim does, not the placement of unkept chunks
 tiers_under_high() {
-	tc_json "all(t['used_bytes'] + t['reserved_bytes'] <= t['high_water_bytes'] for t in s['tiers']) or sys.exit(1)" >/dev/null ||
-		{ echo "  tiers (name, used, reserved, high, held): $(tc_json "[(t['name'], t['used_bytes'], t['reserved_bytes'], t['high_water_bytes'], t['held_unlinked_bytes']) for t in s['tiers']]")"; return 1; }
+	tc_json "all(t['used_bytes'] - t['segment_bytes_dead'] + t['reserved_bytes'] <= t['high_water_bytes'] for t in s['tiers']) or sys.exit(1)" >/dev/null ||
+		{ echo "  tiers (name, used, dead, reserved, high, held): $(tc_json "[(t['name'], t['used_bytes'], t['segment_bytes_dead'], t['reserved_bytes'], t['high_water_bytes'], t['held_unlinked_bytes']) for t in s['tiers']]")"; return 1; }
 }
 check "... and no tier is over its high watermark" tiers_under_high
 check "a held file still reads right" "$TC_TESTS/tcverify" file ds/held/h01.bin "$T/cold/held/h01.bin"
