@@ -259,10 +259,15 @@ static void arc_insert(struct policy *p, struct pol_entry *e, uint64_t now)
 	} else {
 		t2 = arc_pending_take(a, e->key);
 		/* admitted earlier with no ghost, or moved in without admit():
-		 * it is no ghost now */
+		 * it is no ghost now. Moved in as a B2 ghost: it left T2 a
+		 * moment ago (the daemon copies an entry within its tier:
+		 * remove, then insert), so it goes back to T2, not to T1 as
+		 * if seen once; a B1 ghost goes back to T1. */
 		uint64_t gi = t2 ? ARC_NONE : arc_ghost_find(a, e->key);
-		if (gi != ARC_NONE)
+		if (gi != ARC_NONE) {
+			t2 = (gi & 1) != 0;
 			arc_ghost_drop(a, gi);
+		}
 	}
 	a->last_valid = false;
 	e->list = t2 ? ARC_T2 : ARC_T1;
@@ -305,6 +310,35 @@ static struct pol_entry *arc_victim(struct policy *p, uint64_t now)
 	return v;
 }
 
+/* victim() and remove() in turn, on copies of the two lists' byte counts:
+ * remove() changes neither p nor the tie rule, so each step takes the tail
+ * victim() would name then. */
+static size_t arc_next_victims(const struct policy *p, uint64_t now, uint64_t bytes,
+			       struct pol_entry **out, size_t max)
+{
+	const struct arc *a = (const struct arc *)p;
+	const struct pol_entry *h1 = &a->t1.head, *h2 = &a->t2.head;
+	struct pol_entry *c1 = a->t1.head.prev, *c2 = a->t2.head.prev;
+	uint64_t t1 = a->t1.bytes, got = 0;
+	size_t n = 0;
+	(void)now;
+	while (n < max && got < bytes && (c1 != h1 || c2 != h2)) {
+		bool t1_over = t1 > a->p || (a->pending_b2 && t1 == a->p);
+		struct pol_entry *v;
+		if (c1 != h1 && (t1_over || c2 == h2)) {
+			v = c1;
+			c1 = c1->prev;
+			t1 -= v->size;
+		} else {
+			v = c2;
+			c2 = c2->prev;
+		}
+		out[n++] = v;
+		got += v->size;
+	}
+	return n;
+}
+
 static int arc_describe(struct policy *p, char *buf, size_t len)
 {
 	struct arc *a = (struct arc *)p;
@@ -338,4 +372,5 @@ const struct policy_ops policy_arc_ops = {
 	.tunables = "",
 	.describe = arc_describe,
 	.prefetch = arc_prefetch,
+	.next_victims = arc_next_victims,
 };

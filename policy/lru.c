@@ -64,6 +64,21 @@ static struct pol_entry *lru_victim(struct policy *p, uint64_t now)
 	return pol_list_tail(&((struct lru *)p)->list);
 }
 
+/* The list's tail end, oldest first: the order victim() takes them in. */
+static size_t lru_next_victims(const struct policy *p, uint64_t now, uint64_t bytes,
+			       struct pol_entry **out, size_t max)
+{
+	const struct pol_list *l = &((const struct lru *)p)->list;
+	uint64_t got = 0;
+	size_t n = 0;
+	(void)now;
+	for (struct pol_entry *e = l->head.prev; e != &l->head && n < max && got < bytes; e = e->prev) {
+		out[n++] = e;
+		got += e->size;
+	}
+	return n;
+}
+
 const struct policy_ops policy_lru_ops = {
 	.name = "lru",
 	.summary = "least recently used; the baseline",
@@ -75,4 +90,5 @@ const struct policy_ops policy_lru_ops = {
 	.remove = lru_remove,
 	.victim = lru_victim,
 	.tunables = "",
+	.next_victims = lru_next_victims,
 };

@@ -84,6 +84,14 @@ struct policy_ops {
 	 * until that read (hit) or until it has idled like a dead entry.
 	 * NULL: treated as any insert. */
 	void (*loaded_ahead)(struct policy *p, struct pol_entry *e);
+	/* The entries victim() would name next, in that order, if the caller
+	 * removed each in turn and nothing else happened: written to out
+	 * until their sizes add up to `bytes` or `max` entries are written;
+	 * returns how many. Changes nothing. A policy whose order can be
+	 * read off its lists says it (lru, arc); NULL: it cannot (the
+	 * daemon's segment reclaim then ranks by last access instead). */
+	size_t (*next_victims)(const struct policy *p, uint64_t now, uint64_t bytes,
+			       struct pol_entry **out, size_t max);
 };
 
 /* Every policy instance starts with this. */
@@ -163,6 +171,19 @@ static inline void policy_loaded_ahead(struct policy *p, struct pol_entry *e)
 {
 	if (p->ops->loaded_ahead)
 		p->ops->loaded_ahead(p, e);
+}
+
+/* The policy can name its next victims (next_victims). */
+static inline bool policy_has_order(const struct policy *p)
+{
+	return p->ops->next_victims != NULL;
+}
+
+/* See next_victims in struct policy_ops; 0 for a policy without it. */
+static inline size_t policy_next_victims(const struct policy *p, uint64_t now, uint64_t bytes,
+					 struct pol_entry **out, size_t max)
+{
+	return p->ops->next_victims ? p->ops->next_victims(p, now, bytes, out, max) : 0;
 }
 
 static inline const char *policy_name(const struct policy *p)

@@ -21,6 +21,13 @@
  * room left is copied to the other tier and pinned there. A pin covers the files present when it is set (and, after a
  * restart, whatever of them is still resident); a file that changes at the
  * source is read again on demand and not pinned until pinned again.
+ *
+ * A chunk that is being copied by someone else when an op reaches it (the
+ * mover's demotion or promotion, a segment reclaim keeping it) cannot be
+ * moved or pinned yet, and is not out of room either: the slot waits for
+ * that copy to end, polling on a short timer bounded by MOVE_WAIT_MAX_NS,
+ * then looks the chunk up again (it may be on another tier, or gone) and
+ * goes on. Only a copy that outlasts the bound is reported, as busy.
  */
 #include "residency.h"
 
@@ -31,6 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <event2/event.h>
 
 #include "chunk.h"
 #include "fill.h"
@@ -47,6 +56,8 @@
 #define WINDOW_MOVE 4u  /* ... copies between tiers (the mover's own limit) */
 #define WINDOW_PIN 2u   /* ... pins: fills must fit the band a full tier keeps */
 #define ROP_ITEMS_MAX (64u << 20) /* chunks in one op: far beyond any dataset we serve */
+#define MOVE_WAIT_POLL_US 5000u   /* a slot waiting for someone else's copy looks again */
+#define MOVE_WAIT_MAX_NS (120ull * 1000000000ull) /* ... and gives up after this */
 
 struct residency {
 	struct cache *cache;
@@ -105,6 +116,8 @@ struct slot {
 	uint64_t base;  /* the chunk's offset in fd (a segment item), else 0 */
 	uint32_t len;
 	int err;
+	struct event *wait;     /* waiting for another copy of the chunk to end */
+	uint64_t wait_deadline; /* cache_now_ns() when it gives up waiting */
 };
 
 static void count(struct res_count *c, uint64_t len)
@@ -326,6 +339,8 @@ static void slot_end(struct slot *s)
 {
 	struct rop *op = s->op;
 	op->inflight--;
+	if (s->wait)
+		event_free(s->wait);
 	free(s);
 	if (!op->pumping)
 		rop_pump(op);
@@ -551,18 +566,47 @@ static void slot_moved(struct cache *cache, void *arg, int err)
 	slot_after_move(s, c);
 }
 
+static void slot_wait_move(struct slot *s);
+
 /* The chunk is resident (fill done or a hit). */
 static void slot_have(struct slot *s, struct chunk *c)
 {
 	struct rop *op = s->op;
-	if (op->kind == ROP_WARM && op->tier != TIER_COUNT && c->tier != op->tier &&
-	    c->state == CHUNK_RESIDENT) {
+	bool to_move = op->kind == ROP_WARM && op->tier != TIER_COUNT && c->tier != op->tier;
+	if (c->state == CHUNK_MOVING && (to_move || op->kind == ROP_PIN)) {
+		slot_wait_move(s); /* someone else's copy: not a lack of room */
+		return;
+	}
+	if (to_move && c->state == CHUNK_RESIDENT) {
 		int rc = mover_move(op->cache, c, (enum tier_id)op->tier, true, slot_moved, s);
 		if (rc == 0)
 			return;
 		/* no room there: it stays where it is, and the report says so */
 	}
 	slot_after_move(s, c);
+}
+
+/* Warm, pin: the chunk resident (a hit), or filled for this slot. */
+static void slot_get(struct slot *s)
+{
+	struct rop *op = s->op;
+	struct rop_item *it = &op->items[s->i];
+	struct rop_file *f = &op->files[it->file];
+	struct chunk *c = chunk_find(&op->cache->chunks, it->key);
+	if (!c) {
+		s->w.cb = slot_filled;
+		int rc = fill_get(op->cache, f->ds, f->path, &f->src, it->idx,
+				  &(struct read_ctx){.job = &op->cb.job}, &s->w, &c);
+		if (rc == 0) {
+			count(&op->r.filled, it->len);
+			return;
+		}
+		if (rc < 0) {
+			slot_failed(s, rc == -EHOSTDOWN ? -EIO : rc);
+			return;
+		}
+	}
+	slot_have(s, c);
 }
 
 static void slot_filled(struct cache *cache, struct waiter *w, struct chunk *c, int err)
@@ -596,16 +640,56 @@ static void slot_demote(struct slot *s, struct chunk *c)
 		slot_end(s);
 		return;
 	}
+	if (c->state == CHUNK_MOVING) {
+		slot_wait_move(s); /* a reclaim keeping it, a demotion: see where it ends */
+		return;
+	}
 	int rc = mover_move(op->cache, c, TIER_WARM, op->make_room, slot_moved, s);
 	if (rc < 0)
 		slot_failed(s, rc);
+}
+
+static void slot_wait_fired(evutil_socket_t fd, short what, void *arg)
+{
+	struct slot *s = arg;
+	struct rop *op = s->op;
+	struct chunk *c = chunk_find(&op->cache->chunks, op->items[s->i].key);
+	(void)fd;
+	(void)what;
+	if (op->cache->stopping) {
+		op->stopped = true;
+		slot_end(s);
+	} else if (c && c->state == CHUNK_MOVING && cache_now_ns() < s->wait_deadline) {
+		slot_wait_move(s);
+	} else if (c && c->state == CHUNK_MOVING) {
+		slot_failed(s, -EBUSY); /* a copy that outlasted the bound: reported, not hidden */
+	} else if (op->kind == ROP_DEMOTE) {
+		slot_demote(s, c);
+	} else {
+		slot_get(s); /* it may have moved, or gone (then it is filled again) */
+	}
+}
+
+/* The slot's chunk is being copied by someone else: look again shortly. */
+static void slot_wait_move(struct slot *s)
+{
+	struct timeval tv = {.tv_sec = 0, .tv_usec = MOVE_WAIT_POLL_US};
+	if (!s->wait) {
+		s->wait = evtimer_new(s->op->cache->base, slot_wait_fired, s);
+		if (!s->wait) {
+			slot_failed(s, -ENOMEM);
+			return;
+		}
+		s->wait_deadline = cache_now_ns() + MOVE_WAIT_MAX_NS;
+	}
+	if (evtimer_add(s->wait, &tv) < 0)
+		slot_failed(s, -ENOMEM);
 }
 
 static void slot_start(struct rop *op, size_t i)
 {
 	struct slot *s = calloc(1, sizeof(*s));
 	struct rop_item *it = &op->items[i];
-	struct rop_file *f = &op->files[it->file];
 	if (!s) {
 		count_failed(&op->r, -ENOMEM, it->len);
 		return;
@@ -623,20 +707,7 @@ static void slot_start(struct rop *op, size_t i)
 			slot_final(s);
 			return;
 		}
-		if (!c) {
-			s->w.cb = slot_filled;
-			int rc = fill_get(op->cache, f->ds, f->path, &f->src, it->idx,
-					  &(struct read_ctx){.job = &op->cb.job}, &s->w, &c);
-			if (rc == 0) {
-				count(&op->r.filled, it->len);
-				return;
-			}
-			if (rc < 0) {
-				slot_failed(s, rc == -EHOSTDOWN ? -EIO : rc);
-				return;
-			}
-		}
-		slot_have(s, c);
+		slot_get(s);
 		return;
 	case ROP_DEMOTE:
 		slot_demote(s, c);

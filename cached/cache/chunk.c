@@ -16,6 +16,7 @@
 #include "index.h"
 #include "log.h"
 #include "loop.h"
+#include "mover.h"
 #include "tiercache/protocol.h"
 
 uint64_t chunk_key(const char *dataset, const char *path, const struct cold_stat *src, uint32_t idx)
@@ -121,11 +122,24 @@ struct chunk *chunk_cursor_next(const struct chunk_table *t, struct chunk_cursor
 void cfile_ref(struct cfile *f)
 {
 	f->refs++;
+	if (f->seg) /* not reclaimed while held (segment.h) */
+		segment_hold(f->seg);
 }
+
+static void cfile_put(struct cache *cache, struct cfile *f);
 
 void cfile_unref(struct cache *cache, struct cfile *f)
 {
 	loop_assert();
+	struct segment *g = f->seg;
+	if (g && segment_unhold(g) && g->named && g->size > g->live)
+		mover_kick(cache); /* its dead bytes may be reclaimed now */
+	cfile_put(cache, f);
+}
+
+/* Let go of one reference: a holder's (cfile_unref) or the chunk's own. */
+static void cfile_put(struct cache *cache, struct cfile *f)
+{
 	if (--f->refs)
 		return;
 	if (f->tier == CFILE_IN_RAM) {
@@ -232,7 +246,7 @@ static void cfile_detach(struct cache *cache, struct cfile *f)
 		f->chunk = NULL;
 		tier_item_dead(t);
 		chunk_segment_item_dead(cache, f->tier, f->seg, f->len);
-		cfile_unref(cache, f);
+		cfile_put(cache, f); /* the chunk's own reference */
 		return;
 	}
 	fdcache_forget(cache, f);

@@ -26,6 +26,7 @@
 #include "log.h"
 #include "loop.h"
 #include "policy_glue.h"
+#include "reclaim_rank.h"
 #include "seg_place.h"
 #include "seg_sync.h"
 #include "reclaim.h"
@@ -153,28 +154,35 @@ void mover_evict(struct cache *cache, struct chunk *c)
 static bool reclaim_drop(struct cache *cache, enum tier_id t, struct segment *g)
 {
 	uint64_t id = g->id, size = g->size;
-	bool kept = false;
+	bool kept = false, gone = false;
+	struct reclaim_rank rk;
+	reclaim_rank_begin(&rk, cache, t, size);
 	/* its own list of live items: no walk of the chunk table */
 	for (struct seg_link *l = g->items_live.next; l != &g->items_live && !kept; l = l->next) {
 		struct chunk *c = chunk_of_seg_link(l);
 		kept = c && c->tier == t && c->state == CHUNK_RESIDENT &&
-		       policy_glue_reclaim_keeps(cache, c, size);
+		       policy_glue_reclaim_keeps(cache, c, size, &rk);
 	}
 	for (struct seg_link *l = g->items_live.next, *nx; l != &g->items_live; l = nx) {
 		nx = l->next;
 		struct chunk *c = chunk_of_seg_link(l);
 		if (!c || c->tier != t || c->state != CHUNK_RESIDENT)
 			continue;
-		if (kept && policy_glue_reclaim_keeps(cache, c, size))
+		if (kept && policy_glue_reclaim_keeps(cache, c, size, &rk))
 			continue;
 		cache->ctr.evictions++;
 		cache->ctr.segment_items_dropped++;
 		cache->ctr.segment_reclaim_dropped_bytes += c->len;
 		bool last = g->items == 1;
 		chunk_drop(cache, c, "segment_reclaim_for_room");
-		if (last)
-			return true; /* g is unlinked (and maybe freed) */
+		if (last) {
+			gone = true; /* g is unlinked (and maybe freed) */
+			break;
+		}
 	}
+	reclaim_rank_end(&rk);
+	if (gone)
+		return true;
 	if (kept)
 		mover_kick(cache);
 	return segstore_find(&cache->segs[t], id) == NULL;

@@ -14,6 +14,7 @@
 #include "loop.h"
 #include "mover.h"
 #include "plan.h"
+#include "reclaim_rank.h"
 
 #define POLICY_NS "policy"
 #define PLACEMENT_TUNABLES "demote promote hot_max_size"
@@ -279,12 +280,16 @@ int policy_glue_demote(struct cache *cache, struct chunk *c)
 }
 
 /*
- * What a reclaim keeps. A policy names only its next victim, so the rule
- * places the item in the tier's order by its last access, the key every
- * policy here keeps in pol_entry.atime and the one the mover uses to choose
- * between the datasets' victims:
+ * What a reclaim keeps:
  *   - the tier has room for everything its policies hold plus the whole
  *     segment again: nothing would be given up for it, keep it;
+ *   - the tier's policies say their order (lru, arc: reclaim_rank.h):
+ *     keep it unless they give it up within the next bytes the tier must
+ *     give up (the segment's size less the room they have), as they would
+ *     with no segments at all;
+ * else (epoch, clairvoyant) the rule places the item in the tier's order
+ * by its last access, the key every policy here keeps in pol_entry.atime
+ * and the one the mover uses to choose between the datasets' victims:
  *   - the item is the tier's next victim (mover_victim): do not keep it;
  *   - else keep it unless it was read in the oldest RECLAIM_OLDEST_PART-th
  *     (a quarter) of the span from the victim's last access to now: the
@@ -292,7 +297,8 @@ int policy_glue_demote(struct cache *cache, struct chunk *c)
  * A hot item not kept goes where the placement sends a hot victim (warm's
  * policy admits it or not); a warm item not kept is dropped.
  */
-bool policy_glue_reclaim_keeps(struct cache *cache, struct chunk *c, uint64_t seg_size)
+bool policy_glue_reclaim_keeps(struct cache *cache, struct chunk *c, uint64_t seg_size,
+			       const struct reclaim_rank *rk)
 {
 	enum tier_id t = (enum tier_id)c->tier;
 	uint64_t now = cache_now_ns();
@@ -300,6 +306,9 @@ bool policy_glue_reclaim_keeps(struct cache *cache, struct chunk *c, uint64_t se
 		return false;
 	if (policy_glue_tier_bytes(cache, t) + seg_size <= policy_glue_budget(cache, t))
 		return true;
+	int goes = reclaim_rank_goes(rk, c, seg_size);
+	if (goes >= 0)
+		return !goes;
 	/* the tier's next victim across datasets, as the mover picks it */
 	struct chunk *vc = mover_victim(cache, t);
 	struct pol_entry *v = vc ? &vc->pe : NULL;
@@ -307,9 +316,10 @@ bool policy_glue_reclaim_keeps(struct cache *cache, struct chunk *c, uint64_t se
 	       c->pe.atime > v->atime + (now - v->atime) / RECLAIM_OLDEST_PART;
 }
 
-int policy_glue_reclaim(struct cache *cache, struct chunk *c, uint64_t seg_size)
+int policy_glue_reclaim(struct cache *cache, struct chunk *c, uint64_t seg_size,
+			const struct reclaim_rank *rk)
 {
-	if (policy_glue_reclaim_keeps(cache, c, seg_size))
+	if (policy_glue_reclaim_keeps(cache, c, seg_size, rk))
 		return c->tier;
 	if (c->tier == TIER_HOT && cache->tiers[TIER_WARM].present)
 		return policy_glue_demote(cache, c);

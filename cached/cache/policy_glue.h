@@ -70,15 +70,20 @@ int policy_glue_hit(struct cache *cache, struct chunk *c);
  * drop it. */
 int policy_glue_demote(struct cache *cache, struct chunk *c);
 
+struct reclaim_rank;
+
 /* c is a live item of a segment its tier reclaims (mover.c): where should
  * it go? Its own tier (copied into the tier's open segment), TIER_WARM
  * (demoted, as the placement says for a hot chunk the hot policy does not
  * keep), or TIER_NONE (dropped; the cold store has it). seg_size: the
- * reclaimed segment's size. See policy_glue.c for the rule. */
-int policy_glue_reclaim(struct cache *cache, struct chunk *c, uint64_t seg_size);
+ * reclaimed segment's size; rk: the tier's rank for this batch
+ * (reclaim_rank.h), or NULL. See policy_glue.c for the rule. */
+int policy_glue_reclaim(struct cache *cache, struct chunk *c, uint64_t seg_size,
+			const struct reclaim_rank *rk);
 /* The first half of that: does c's own tier keep it? No side effect (the
  * demotion's question counts as an access for warm's policy). */
-bool policy_glue_reclaim_keeps(struct cache *cache, struct chunk *c, uint64_t seg_size);
+bool policy_glue_reclaim_keeps(struct cache *cache, struct chunk *c, uint64_t seg_size,
+			       const struct reclaim_rank *rk);
 #define RECLAIM_OLDEST_PART 4
 
 /* A fill or a move of len bytes into tier t of ds started / ended (either

@@ -19,6 +19,7 @@
 #include "loop.h"
 #include "mover.h"
 #include "policy_glue.h"
+#include "reclaim_rank.h"
 
 struct tier_reclaim {
 	uint64_t id;    /* the segment being reclaimed, 0: none */
@@ -99,13 +100,14 @@ static int tr_start(enum tier_id t, struct tier_reclaim *r, struct segment *g)
 /* The bytes of g's live items the policy keeps on tier t: what reclaiming
  * g would copy into t (the others are demoted or dropped, as the policy
  * would give them up anyway). */
-static uint64_t kept_bytes(struct cache *cache, enum tier_id t, struct segment *g)
+static uint64_t kept_bytes(struct cache *cache, enum tier_id t, struct segment *g,
+			   const struct reclaim_rank *rk)
 {
 	uint64_t kept = 0;
 	for (struct seg_link *l = g->items_live.next; l != &g->items_live; l = l->next) {
 		struct chunk *c = chunk_of_seg_link(l);
 		if (c && c->tier == t && c->state == CHUNK_RESIDENT &&
-		    policy_glue_reclaim_keeps(cache, c, g->size))
+		    policy_glue_reclaim_keeps(cache, c, g->size, rk))
 			kept += c->len;
 	}
 	return kept;
@@ -116,9 +118,14 @@ struct segment *reclaim_choose(struct cache *cache, enum tier_id t, unsigned max
 	struct segment *cand[RECLAIM_CHOICES];
 	size_t n = segstore_reclaim_candidates(&cache->segs[t], max_live_pct, cand, RECLAIM_CHOICES);
 	struct segment *best = NULL;
-	uint64_t best_kept = 0;
+	uint64_t best_kept = 0, max_size = 0;
+	struct reclaim_rank rk;
+	for (size_t i = 0; i < n; i++)
+		max_size = cand[i]->size > max_size ? cand[i]->size : max_size;
+	if (n)
+		reclaim_rank_begin(&rk, cache, t, max_size);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t kept = kept_bytes(cache, t, cand[i]);
+		uint64_t kept = kept_bytes(cache, t, cand[i], &rk);
 		/* the fewest bytes copied per byte given back (its size);
 		 * ties: the deadest, first in cand */
 		if (!best || (unsigned __int128)kept * best->size < (unsigned __int128)best_kept * cand[i]->size) {
@@ -128,6 +135,8 @@ struct segment *reclaim_choose(struct cache *cache, enum tier_id t, unsigned max
 		if (!kept)
 			break; /* nothing to copy: the deadest of those */
 	}
+	if (n)
+		reclaim_rank_end(&rk);
 	if (best)
 		segment_seal(&cache->segs[t], best);
 	return best;
@@ -228,12 +237,14 @@ void reclaim_step(struct cache *cache, enum tier_id t)
 			tr_end(r);
 		return;
 	}
+	struct reclaim_rank rk;
+	reclaim_rank_begin(&rk, cache, t, r->size);
 	for (unsigned n = 0; n < RECLAIM_STEP && r->next < r->n && r->copies < RECLAIM_COPIES; n++) {
 		struct chunk *c = chunk_find(&cache->chunks, r->keys[r->next++]);
 		if (!c || c->file->seg != g || c->tier != t || c->state != CHUNK_RESIDENT)
 			continue;
 		bool last = g->items == 1;
-		int to = policy_glue_reclaim(cache, c, r->size);
+		int to = policy_glue_reclaim(cache, c, r->size, &rk);
 		if (to == TIER_NONE)
 			drop_item(cache, c, "segment_reclaim_policy");
 		else
@@ -241,6 +252,7 @@ void reclaim_step(struct cache *cache, enum tier_id t)
 		if (last && !segstore_find(ss, r->id))
 			break; /* dropped the last one: g is gone */
 	}
+	reclaim_rank_end(&rk);
 	if (r->next < r->n) {
 		if (r->copies < RECLAIM_COPIES)
 			step_later(cache); /* bounded step done: more next turn */

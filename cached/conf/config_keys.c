@@ -83,7 +83,7 @@ const struct key_def config_keys[] = {
 	 .max = 3600 * 1000, FIELD(struct config, sync_delay_ms), LIVE},
 	{.sect = SECT_DAEMON, .name = "sync_backlog", .type = KEY_SIZE, .def = "1G", .min = 0,
 	 .max = UINT64_MAX, FIELD(struct config, sync_backlog), LIVE},
-	{.sect = SECT_DAEMON, .name = "segment_threshold", .type = KEY_SIZE, .def = "0", .min = 0,
+	{.sect = SECT_DAEMON, .name = "segment_threshold", .type = KEY_SIZE, .def = "512K", .min = 0,
 	 .max = 64 * MIB, FIELD(struct config, segment_threshold), RESTART},
 	{.sect = SECT_DAEMON, .name = "segment_size", .type = KEY_SIZE, .def = "64M", .min = 1 * MIB,
 	 .max = 4096ull * MIB, FIELD(struct config, segment_size), RESTART},

@@ -94,6 +94,7 @@ static struct segment *seg_new(struct segstore *s, uint64_t id)
 	if (!g)
 		return NULL;
 	g->id = id;
+	g->store = s;
 	g->named = true;
 	g->wfd = g->rfd = -1;
 	seg_link_init(&g->items_live);
@@ -274,6 +275,29 @@ void segment_unlink(struct segstore *s, struct segment *g)
 	}
 }
 
+void segment_hold(struct segment *g)
+{
+	if (g->holds++ == 0)
+		g->store->held++;
+}
+
+bool segment_unhold(struct segment *g)
+{
+	if (!g->holds || --g->holds)
+		return false;
+	g->store->held--;
+	return true;
+}
+
+uint64_t segstore_dead_reclaimable(const struct segstore *s)
+{
+	uint64_t dead = s->bytes_dead;
+	for (const struct segment *g = s->list; g && s->held; g = g->next)
+		if (g->holds && g->named)
+			dead -= g->size - g->live < dead ? g->size - g->live : dead;
+	return dead;
+}
+
 void segment_ref(struct segment *g)
 {
 	g->refs++;
@@ -293,6 +317,11 @@ bool segment_unref(struct segstore *s, struct segment *g)
 static bool reclaimable(const struct segment *g, unsigned max_live_pct)
 {
 	if (!g->named || g->writers || !g->size)
+		return false;
+	/* a held one would give nothing back until its holders let go, while
+	 * the copies of its live items take room now: the tier could pass its
+	 * high mark on the reclaim's own account */
+	if (g->holds)
 		return false;
 	/* an open one too, if it has dead bytes: on a small tier (or one
 	 * whose capacity a reload lowered) its dead bytes could otherwise

@@ -66,8 +66,11 @@ static inline void seg_link_del(struct seg_link *l)
 	l->prev = l->next = l;
 }
 
+struct segstore;
+
 struct segment {
 	struct segment *next;    /* the store's list */
+	struct segstore *store;  /* whose it is */
 	uint64_t id;
 	uint64_t domain;         /* who may read it (segstore_assign); 0 for
 				  * segments found at start (sealed) */
@@ -79,6 +82,9 @@ struct segment {
 	uint32_t writers;        /* appends in flight */
 	uint32_t refs;           /* descriptors handed out that still need it
 				  * (held by the engine's file references) */
+	uint32_t holds;          /* references to its items' files beyond the
+				  * items' own (clients, checks): counted by
+				  * the engine; a held segment is not reclaimed */
 	bool sealed;             /* takes no more items */
 	bool named;              /* its file still has its name */
 	int wfd;                 /* for the workers' pwrite; -1 once sealed and idle */
@@ -97,6 +103,7 @@ struct segstore {
 	uint64_t nsegs;          /* named segments */
 	uint64_t bytes_live, bytes_dead; /* over named segments */
 	uint64_t sealed, reclaimed, created;
+	uint32_t held;           /* segments with holds (segment_hold) */
 };
 
 #define SEGMENT_DIR "segments"
@@ -145,6 +152,14 @@ void segment_unlink(struct segstore *s, struct segment *seg);
  * is freed; segment_unref returns true then. */
 void segment_ref(struct segment *seg);
 bool segment_unref(struct segstore *s, struct segment *seg);
+/* A file of one of its items is held beyond the item's own reference (a
+ * descriptor handed out, a check): a held segment is not reclaimed.
+ * segment_unhold returns true when the last hold went. */
+void segment_hold(struct segment *seg);
+bool segment_unhold(struct segment *seg);
+/* The dead bytes a reclaim could give back now: those of named segments
+ * no one holds (a held one's come back only when it is let go). */
+uint64_t segstore_dead_reclaimable(const struct segstore *s);
 /* The named segment with the most dead bytes that has no writer, with at
  * most max_live_pct % of its size live; NULL if none. An open segment
  * (with dead bytes) is sealed when chosen. */

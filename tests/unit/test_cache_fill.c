@@ -154,6 +154,8 @@ static int eng_setup(void **state)
 	snprintf(text, sizeof(text),
 		 "[daemon]\nsocket = %s/s.sock\nstate_dir = %s/state\nlog_level = error\nworkers = "
 		 "2\n"
+		 /* a file per chunk: the checks below read the chunk's own file */
+		 "segment_threshold = 0\n"
 		 "[tier hot]\npath = %s/hot\ncapacity = 64M\n"
 		 "[tier warm]\npath = %s/warm\ncapacity = 64M\n"
 		 "[dataset d]\nbackend = posix\npath = %s\nchunk_size = 64K\n",

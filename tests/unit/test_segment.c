@@ -322,6 +322,15 @@ static void test_candidates_ranked(void **state)
 	assert_int_equal(segstore_reclaim_candidates(&s, 50, out, 8), 1);
 	assert_ptr_equal(out[0], b);
 	assert_int_equal(segstore_reclaim_candidates(&s, 10, out, 8), 0);
+	/* a held one (a client holds an item's file) is no candidate: it
+	 * would give nothing back until let go; again one once let go */
+	b->holds = 1;
+	assert_int_equal(segstore_reclaim_candidates(&s, 100, out, 8), 2);
+	assert_ptr_equal(out[0], c);
+	assert_ptr_equal(out[1], a);
+	b->holds = 0;
+	assert_int_equal(segstore_reclaim_candidates(&s, 100, out, 8), 3);
+	assert_ptr_equal(out[0], b);
 	/* the open one: a candidate once it has dead bytes and a live item,
 	 * not sealed by being listed */
 	append(&s, 90, 20000, &off);
