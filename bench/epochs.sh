@@ -34,6 +34,8 @@
 # per rank, its connection tagged JOB:RANK): each epoch rank 0 registers
 # the job's whole new shuffle (TIERCACHE_PLAN_JOB) under every policy, and
 # rank r reads entries i % W == r, every byte compared with the source.
+# EPOCHS_SEGMENT_THRESHOLD: the daemon's segment_threshold (default: the
+# daemon's own, 512K; 0 keeps a file per chunk).
 # EPOCHS_LOG_LEVEL: the daemon's log_level (default warn); with
 # EPOCHS_TRACE_DIR its log is kept there too.
 # EPOCHS_COMPUTE: ms of "training step" after each file (DDP: per file;
@@ -82,6 +84,7 @@ state_dir = $B/state
 log_level = ${EPOCHS_LOG_LEVEL:-warn}
 workers = 4
 prefetch_inflight = ${EPOCHS_PREFETCH_INFLIGHT:-8}
+${EPOCHS_SEGMENT_THRESHOLD:+segment_threshold = $EPOCHS_SEGMENT_THRESHOLD}
 [tier hot]
 path = $B/hot
 capacity = $HOT
