@@ -200,6 +200,14 @@ bool mover_reclaim(struct cache *cache, enum tier_id t, uint64_t len)
 	return tier_free(tr) >= len;
 }
 
+/* What the tier's policies may hold: their budget less pinned chunks,
+ * which are in no policy but take their room all the same */
+static uint64_t room_budget(const struct cache *cache, enum tier_id t)
+{
+	uint64_t budget = policy_glue_budget(cache, t);
+	return budget > cache->pinned[t] ? budget - cache->pinned[t] : 0;
+}
+
 int mover_make_room(struct cache *cache, enum tier_id t, uint64_t len)
 {
 	struct tier *tr = &cache->tiers[t];
@@ -210,6 +218,19 @@ int mover_make_room(struct cache *cache, enum tier_id t, uint64_t len)
 		struct chunk *v = mover_victim(cache, t);
 		if (!v)
 			return -ENOSPC;
+		if (v->file->seg) {
+			/* an item's bytes stay until its segment goes: giving
+			 * it up makes room only through a reclaim. Give up only
+			 * what the policies would to take len bytes within
+			 * their budget, never more (evicting on until a chunk
+			 * file came up emptied warm to half its budget with
+			 * arc: docs/simulator.md "Replay agreement") */
+			if (policy_glue_tier_bytes(cache, t) + len <= room_budget(cache, t))
+				return -ENOSPC;
+			mover_evict(cache, v);
+			mover_reclaim(cache, t, len);
+			continue;
+		}
 		mover_evict(cache, v);
 	}
 	return 0;
