@@ -282,16 +282,11 @@ static int plan_build(const struct dataset *ds, const struct job_plan *prev, con
 	return 0;
 }
 
-int job_plans_set_local(struct job_plans *jps, const void *c, uid_t uid, struct dataset *ds,
-			uint64_t job, uint32_t rank, uint32_t world_size, uint32_t epoch, uint8_t flags,
-			const uint32_t *a, size_t na, const uint32_t *b, size_t nb)
+/* A plan registered on this node (by connection c, as rank): filled in,
+ * kept, shared through the registered hook, and the rank marked served. */
+static int local_put(struct job_plans *jps, struct job_plan *jp, const void *c, uid_t uid,
+		     uint64_t job, uint32_t rank, uint32_t world_size, uint32_t epoch, uint8_t flags)
 {
-	if (world_size == 0 || rank >= world_size)
-		return -EINVAL;
-	struct job_plan *jp;
-	int rc0 = plan_build(ds, NULL, a, na, b, nb, &jp);
-	if (rc0 < 0)
-		return rc0;
 	jp->job = job;
 	jp->world_size = world_size;
 	jp->epoch = epoch;
@@ -307,6 +302,19 @@ int job_plans_set_local(struct job_plans *jps, const void *c, uid_t uid, struct 
 	if (fresh_serve && jps->hooks.serving)
 		jps->hooks.serving(jps->hooks.arg, job);
 	return 0;
+}
+
+int job_plans_set_local(struct job_plans *jps, const void *c, uid_t uid, struct dataset *ds,
+			uint64_t job, uint32_t rank, uint32_t world_size, uint32_t epoch, uint8_t flags,
+			const uint32_t *a, size_t na, const uint32_t *b, size_t nb)
+{
+	if (world_size == 0 || rank >= world_size)
+		return -EINVAL;
+	struct job_plan *jp;
+	int rc = plan_build(ds, NULL, a, na, b, nb, &jp);
+	if (rc < 0)
+		return rc;
+	return local_put(jps, jp, c, uid, job, rank, world_size, epoch, flags);
 }
 
 int job_plans_set_remote(struct job_plans *jps, struct dataset *ds, uint64_t job, uint32_t only_rank,
@@ -365,21 +373,8 @@ int job_plans_rank_local(struct job_plans *jps, const void *c, uid_t uid, struct
 	int rc = plan_build(ds, append && old && !old->remote ? old : NULL, a, na, b, nb, &jp);
 	if (rc < 0)
 		return rc;
-	jp->job = job;
-	jp->world_size = world_size;
-	jp->epoch = epoch;
-	jp->reg_rank = rank;
 	jp->only_rank = rank;
-	jp->uid = uid;
-	jp->owner = c;
-	bool fresh_serve = serve_mark(jps, job, rank);
-	rc = job_plan_put(jps, jp, 0);
-	if (rc < 0)
-		return rc;
-	jps->hooks.registered(jps->hooks.arg, jp);
-	if (fresh_serve && jps->hooks.serving)
-		jps->hooks.serving(jps->hooks.arg, job);
-	return 0;
+	return local_put(jps, jp, c, uid, job, rank, world_size, epoch, 0);
 }
 
 void job_plans_rank_ended(struct job_plans *jps, struct dataset *ds, uint64_t job, uint32_t rank,
