@@ -5,7 +5,7 @@
 # 0) against segments. Prints files/s and the daemon's CPU per miss
 # (utime + stime of tiercached / files), median of RUNS runs each.
 # Usage: bench/segments.sh [BUILD_DIR] [FILES] [RUNS] [TIER_ROOT]
-# Environment: THRESHOLDS (default "0 256K") to sweep; MIN_KB / MAX_KB the
+# Environment: THRESHOLDS (default "0 512K", the daemon's default) to sweep; MIN_KB / MAX_KB the
 # file sizes (default 60 / 140; one 1M chunk each up to 1024).
 # Below each median, that run's reclaim and move figures: bytes reclaim
 # copied into the same tier and dropped per byte filled, copies (demotions,
@@ -70,7 +70,7 @@ print("%s %s %s %d %d" % ("-" if cp is None else "%.3f" % (cp / f), "-" if dr is
 	python3 -c "import os; hz=os.sysconf('SC_CLK_TCK'); print('%.0f %.0f ${extra:-- - - - -}' % ($N/($t1-$t0), ($c1-$c0)/hz*1e6/$N))"
 }
 echo "date=$(date -u +%F) files=$N sizes=${MIN_KB}-${MAX_KB}K data=$total hot=$hot warm=$warm root=$ROOT ($(df -T "$ROOT" | awk 'NR==2{print $2}')) load=shared"
-for th in ${THRESHOLDS:-0 256K}; do
+for th in ${THRESHOLDS:-0 512K}; do
 	rs=(); for i in $(seq 1 "$RUNS"); do rs+=("$(run $th)"); done
 	printf '%s\n' "${rs[@]}" | sort -n | awk -v th=$th -v n="$RUNS" '{f[NR]=$1; c[NR]=$2; x[NR]=sprintf("reclaim_copied_per_filled=%s reclaim_dropped_per_filled=%s copies_per_sync=%s demotions=%s fills_instead=%s", $3, $4, $5, $6, $7)} END {m=int((n+1)/2); printf "segment_threshold=%s median files/s=%s daemon_cpu_us_per_miss=%s runs=%d\n", th, f[m], c[m], n; printf "  (that run) %s\n", x[m]}'
 done
