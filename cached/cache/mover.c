@@ -155,6 +155,8 @@ static bool reclaim_drop(struct cache *cache, enum tier_id t, struct segment *g)
 {
 	uint64_t id = g->id, size = g->size;
 	bool kept = false, gone = false;
+	if (reclaim_reap_empty(cache, t, g))
+		return true;
 	struct reclaim_rank rk;
 	reclaim_rank_begin(&rk, cache, t, size);
 	/* its own list of live items: no walk of the chunk table */

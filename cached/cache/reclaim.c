@@ -113,6 +113,17 @@ static uint64_t kept_bytes(struct cache *cache, enum tier_id t, struct segment *
 	return kept;
 }
 
+bool reclaim_reap_empty(struct cache *cache, enum tier_id t, struct segment *g)
+{
+	if (!g->named || !g->sealed || g->writers || g->items)
+		return false;
+	uint64_t size = g->size;
+	uint32_t refs = g->refs;
+	segment_unlink(&cache->segs[t], g);
+	chunk_segment_gone(cache, t, size, refs);
+	return true;
+}
+
 struct segment *reclaim_choose(struct cache *cache, enum tier_id t, unsigned max_live_pct)
 {
 	struct segment *cand[RECLAIM_CHOICES];
@@ -225,7 +236,13 @@ void reclaim_step(struct cache *cache, enum tier_id t)
 		 * still gives back at least a quarter of itself */
 		g = reclaim_choose(cache, t, tier_over_high(&cache->tiers[t]) ? RECLAIM_LIVE_PCT_OVER
 									      : RECLAIM_LIVE_PCT);
-		if (!g || tr_start(t, r, g) < 0)
+		if (!g)
+			return;
+		if (reclaim_reap_empty(cache, t, g)) {
+			step_later(cache); /* the next one, if any, next turn */
+			return;
+		}
+		if (tr_start(t, r, g) < 0)
 			return;
 		log_debug("tier=%s op=segment_reclaim segment=%llx live=%llu size=%llu items=%zu",
 			  cache->tiers[t].name, (unsigned long long)g->id,

@@ -40,6 +40,11 @@ int reclaim_init(struct cache *cache);
  * policy keeps least (fewest bytes a reclaim would copy into t per byte it
  * gives back), then the deadest. NULL if none. */
 struct segment *reclaim_choose(struct cache *cache, enum tier_id t, unsigned max_live_pct);
+/* Unlink g if it is sealed with no item and no writer (an open segment
+ * whose items all died is sealed so when the next item does not fit):
+ * its bytes leave tier t (or wait for the descriptors clients hold).
+ * True if it did. */
+bool reclaim_reap_empty(struct cache *cache, enum tier_id t, struct segment *g);
 void reclaim_free(struct cache *cache);
 /* One bounded step of tier t's reclaim (the mover's pass calls it). */
 void reclaim_step(struct cache *cache, enum tier_id t);

@@ -206,6 +206,11 @@ int segstore_assign(struct segstore *s, uint64_t domain, uint32_t len, struct se
 	return 0;
 }
 
+void segstore_set_size(struct segstore *s, uint64_t seg_size)
+{
+	s->seg_size = seg_size;
+}
+
 void segstore_idle_close(struct segstore *s)
 {
 	for (struct segment *g = s->opens; g; g = g->next_open)

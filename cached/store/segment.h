@@ -122,6 +122,9 @@ uint64_t segment_size_for(uint64_t configured, uint64_t capacity);
 /* Set up the store of a tier whose path is tier_path (creates
  * TIER/segments). 0 or -errno. */
 int segstore_init(struct segstore *s, const char *tier_path, const char *tier_name, uint64_t seg_size);
+/* A new segment size (the tier's capacity changed: segment_size_for):
+ * the open segments seal when their next item would pass it. */
+void segstore_set_size(struct segstore *s, uint64_t seg_size);
 /* Close every descriptor and free every segment (the files stay). */
 void segstore_free(struct segstore *s);
 
