@@ -39,7 +39,7 @@
 #include "plans.h"
 #include "policy_glue.h"
 #include "residency.h"
-#include "segment.h"
+#include "reclaim.h"
 #include "server.h"
 #include "status.h"
 #include "trace_rec.h"
@@ -163,7 +163,7 @@ static bool apply_tiers(struct daemon *d, const struct config *oc, const struct 
 		tier_set_limits(&d->cache.tiers[t], b);
 		/* segments stay a small part of the tier: on one shrunk from
 		 * 64M to 2M, 4M segments would hold its every dead byte */
-		segstore_set_size(&d->cache.segs[t], segment_size_for(oc->segment_size, b->capacity));
+		reclaim_size_tier(&d->cache, (enum tier_id)t, oc->segment_size);
 		changed = true;
 		log_info("op=reload tier=%s capacity=%llu high_water=%u low_water=%u", d->cache.tiers[t].name,
 			 (unsigned long long)b->capacity, b->high_water, b->low_water);

@@ -433,8 +433,12 @@ int mover_copy(struct cache *cache, struct chunk *c, enum tier_id to, bool make_
 		return -EBUSY;
 	if (c->tier == to && !c->file->seg)
 		return -EALREADY; /* a chunk file is never rewritten in place */
-	if (!tier_reserve(t, c->len) &&
-	    !(make_room && mover_make_room(cache, to, c->len) == 0 && tier_reserve(t, c->len)))
+	/* a reclaim's copy into its own tier may take the spare it is kept
+	 * for (the segment it empties gives back more) */
+	if (c->tier == to ? !tier_reserve_spare(t, c->len)
+			  : !tier_reserve(t, c->len) &&
+				    !(make_room && mover_make_room(cache, to, c->len) == 0 &&
+				      tier_reserve(t, c->len)))
 		return -ENOSPC;
 	return move_start(cache, c, (uint8_t)to, cb, arg);
 }

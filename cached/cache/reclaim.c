@@ -52,6 +52,14 @@ int reclaim_init(struct cache *cache)
 	return cache->reclaim->again ? 0 : -ENOMEM;
 }
 
+void reclaim_size_tier(struct cache *cache, enum tier_id t, uint64_t configured)
+{
+	struct tier *tr = &cache->tiers[t];
+	uint64_t size = segment_size_for(configured, tr->capacity);
+	segstore_set_size(&cache->segs[t], size);
+	tr->spare = cache->seg_threshold ? size : 0;
+}
+
 static void step_later(struct cache *cache)
 {
 	static const struct timeval zero = {0, 0};
@@ -101,13 +109,15 @@ static int tr_start(enum tier_id t, struct tier_reclaim *r, struct segment *g)
  * g would copy into t (the others are demoted or dropped, as the policy
  * would give them up anyway). */
 static uint64_t kept_bytes(struct cache *cache, enum tier_id t, struct segment *g,
-			   const struct reclaim_rank *rk)
+			   const struct reclaim_rank *rk, bool *stuck)
 {
 	uint64_t kept = 0;
+	*stuck = false;
 	for (struct seg_link *l = g->items_live.next; l != &g->items_live; l = l->next) {
 		struct chunk *c = chunk_of_seg_link(l);
-		if (c && c->tier == t && c->state == CHUNK_RESIDENT &&
-		    policy_glue_reclaim_keeps(cache, c, g->size, rk))
+		if (!c || c->tier != t || c->state != CHUNK_RESIDENT)
+			*stuck = true; /* being moved, pinned: it keeps g named */
+		else if (policy_glue_reclaim_keeps(cache, c, g->size, rk))
 			kept += c->len;
 	}
 	return kept;
@@ -136,7 +146,10 @@ struct segment *reclaim_choose(struct cache *cache, enum tier_id t, unsigned max
 	if (n)
 		reclaim_rank_begin(&rk, cache, t, max_size);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t kept = kept_bytes(cache, t, cand[i], &rk);
+		bool stuck;
+		uint64_t kept = kept_bytes(cache, t, cand[i], &rk, &stuck);
+		if (stuck)
+			continue; /* a reclaim could not empty it now */
 		/* the fewest bytes copied per byte given back (its size);
 		 * ties: the deadest, first in cand */
 		if (!best || (unsigned __int128)kept * best->size < (unsigned __int128)best_kept * cand[i]->size) {
@@ -202,7 +215,7 @@ static void copy_item(struct cache *cache, enum tier_id t, struct chunk *c, enum
 	int rc = mover_copy(cache, c, to, to != t, copy_done, a);
 	if (rc < 0) {
 		free(a);
-		drop_item(cache, c, "segment_reclaim_no_room");
+		drop_item(cache, c, to == t ? "segment_reclaim_no_room" : "segment_reclaim_no_room_below");
 		return;
 	}
 	cache->reclaim->t[t].copies++;
@@ -224,6 +237,17 @@ static void drop_rest(struct cache *cache, enum tier_id t, struct segment *g)
 	}
 }
 
+/* How live a segment of tier t may be to be reclaimed now. */
+static unsigned reclaim_live_pct(const struct cache *cache, enum tier_id t)
+{
+	const struct tier *tr = &cache->tiers[t];
+	/* less than a segment left for new bytes: any segment that gives
+	 * back a tenth of itself (its copies go into the spare) */
+	if (tier_free(tr) < cache->segs[t].seg_size)
+		return RECLAIM_LIVE_PCT_TIGHT;
+	return tier_over_high(tr) ? RECLAIM_LIVE_PCT_OVER : RECLAIM_LIVE_PCT;
+}
+
 void reclaim_step(struct cache *cache, enum tier_id t)
 {
 	loop_assert();
@@ -234,8 +258,7 @@ void reclaim_step(struct cache *cache, enum tier_id t)
 		/* a tier over its high mark (dead bytes count in its used:
 		 * they are disk space) reclaims fuller segments too; each
 		 * still gives back at least a quarter of itself */
-		g = reclaim_choose(cache, t, tier_over_high(&cache->tiers[t]) ? RECLAIM_LIVE_PCT_OVER
-									      : RECLAIM_LIVE_PCT);
+		g = reclaim_choose(cache, t, reclaim_live_pct(cache, t));
 		if (!g)
 			return;
 		if (reclaim_reap_empty(cache, t, g)) {

@@ -54,6 +54,11 @@ struct tier {
 	uint64_t fail_count; /* times it went from ok to failed */
 	uint64_t used;
 	uint64_t reserved;
+	uint64_t spare;      /* kept free for a segment reclaim's copies: new
+			      * bytes do not take it (tier_reserve), the
+			      * copies may (tier_reserve_spare). Without it a
+			      * full tier's dead bytes could never come back
+			      * but by dropping what the policies keep */
 	uint64_t held_dead;  /* part of used: unlinked but still open by clients */
 	uint64_t chunks;     /* published chunk files (live) */
 	uint64_t read_bytes; /* bytes handed out from this tier */
@@ -84,12 +89,23 @@ static inline uint64_t tier_capacity_now(const struct tier *t)
 	return t->room < t->capacity ? t->room : t->capacity;
 }
 
+/* Room for new bytes: the spare is not theirs. */
 static inline uint64_t tier_free(const struct tier *t)
 {
-	uint64_t busy = t->used + t->reserved, cap = tier_capacity_now(t);
+	uint64_t busy = t->used + t->reserved + t->spare, cap = tier_capacity_now(t);
 	if (t->failed)
 		return 0;
 	return busy >= cap ? 0 : cap - busy;
+}
+
+/* Reserve len bytes for a segment reclaim's copy: the spare too. */
+static inline bool tier_reserve_spare(struct tier *t, uint64_t len)
+{
+	uint64_t busy = t->used + t->reserved, cap = tier_capacity_now(t);
+	if (!t->present || t->failed || busy >= cap || cap - busy < len)
+		return false;
+	t->reserved += len;
+	return true;
 }
 
 static inline bool tier_reserve(struct tier *t, uint64_t len)
