@@ -219,6 +219,13 @@ int res_fail(struct res_result *r, int err, const char *fmt, ...)
 	return err;
 }
 
+int res_check_selection(const struct dataset *ds, const char *rest, struct res_result *r)
+{
+	if (*rest && !manifest_find(ds->mf, rest) && !manifest_dir_exists(ds->mf, rest))
+		return res_fail(r, -ENOENT, "no file or directory \"%s\" in dataset %s", rest, ds->name);
+	return 0;
+}
+
 int rop_build_failed(struct rop *op, struct res_result *r, int rc)
 {
 	rop_free(op);

@@ -11,8 +11,8 @@
 int residency_evict(struct residency *res, struct dataset *ds, const char *rest, struct res_result *r)
 {
 	struct cache *cache = res->cache;
-	if (*rest && !manifest_find(ds->mf, rest) && !manifest_dir_exists(ds->mf, rest))
-		return res_fail(r, -ENOENT, "no file or directory \"%s\" in dataset %s", rest, ds->name);
+	if (res_check_selection(ds, rest, r) < 0)
+		return r->err;
 	struct chunk_iter it;
 	for (struct chunk *c = chunk_iter_first(&it, &cache->chunks); c; c = chunk_iter_next(&it)) {
 		if (res_chunk_in(c, ds, rest)) {
@@ -36,8 +36,8 @@ int residency_demote(struct residency *res, struct dataset *ds, const char *rest
 	struct tier *warm = &cache->tiers[TIER_WARM];
 	if (!warm->present)
 		return res_fail(r, -ENODEV, "there is no warm tier in this daemon's config: nothing to demote to");
-	if (*rest && !manifest_find(ds->mf, rest) && !manifest_dir_exists(ds->mf, rest))
-		return res_fail(r, -ENOENT, "no file or directory \"%s\" in dataset %s", rest, ds->name);
+	if (res_check_selection(ds, rest, r) < 0)
+		return r->err;
 	struct rop *op = rop_new(res, ROP_DEMOTE, cb);
 	if (!op)
 		return res_fail(r, -ENOMEM, "out of memory");

@@ -113,6 +113,10 @@ static inline bool res_chunk_in(const struct chunk *c, const struct dataset *ds,
 /* r->err = err with r->msg from fmt; returns err. */
 int res_fail(struct res_result *r, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* rest ("": the whole dataset) names a file or a directory of ds; else
+ * fills r (ENOENT) and returns -ENOENT. */
+int res_check_selection(const struct dataset *ds, const char *rest, struct res_result *r);
+
 /* Building an op (residency.c). */
 struct rop *rop_new(struct residency *res, enum rop_kind kind, const struct res_cb *cb);
 void rop_free(struct rop *op);

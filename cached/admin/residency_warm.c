@@ -41,8 +41,8 @@ int residency_pin(struct residency *res, struct dataset *ds, const char *rest, c
 	struct cache *cache = res->cache;
 	char spec[TC_PATH_MAX + TC_DATASET_NAME_MAX + 2];
 	snprintf(spec, sizeof(spec), "%s%s%s", ds->name, *rest ? "/" : "", rest);
-	if (*rest && !manifest_find(ds->mf, rest) && !manifest_dir_exists(ds->mf, rest))
-		return res_fail(r, -ENOENT, "no file or directory \"%s\" in dataset %s", rest, ds->name);
+	if (res_check_selection(ds, rest, r) < 0)
+		return r->err;
 	struct rop *op = rop_new(res, ROP_PIN, cb);
 	if (!op || !(op->pin_spec = strdup(spec))) {
 		if (op)
