@@ -12,6 +12,7 @@
 
 #include "durable.h"
 #include "fill.h"
+#include "fill_buf.h"
 #include "mover.h"
 #include "scrub.h"
 #include "server.h"
@@ -63,6 +64,16 @@ static uint64_t get_revals_inflight(const struct status *st)
 static uint64_t get_unkept_ram(const struct status *st)
 {
 	return st->cache->unkept_ram;
+}
+
+static uint64_t get_fill_buffers_spare(const struct status *st)
+{
+	return fill_buf_spare_count(&st->cache->fills);
+}
+
+static uint64_t get_fill_buffer_spare_bytes(const struct status *st)
+{
+	return fill_buf_spare_bytes(&st->cache->fills);
 }
 
 static uint64_t get_sync_pending_chunks(const struct status *st)
@@ -242,6 +253,14 @@ const struct counter_row counter_rows[] = {
 	{.status = "unkept_ram_bytes", .section = STATUS_DAEMON,
 	 .metric = "tiercache_unkept_ram_bytes", .labels = "", .type = COUNTER_GAUGE,
 	 .help = "Bytes of chunks served from memory without a tier.", .get = get_unkept_ram},
+	{.status = "fill_buffers_spare", .section = STATUS_DAEMON,
+	 .metric = "tiercache_fill_buffers_spare", .labels = "", .type = COUNTER_GAUGE,
+	 .help = "Buffers of finished fills kept for the next fills.",
+	 .get = get_fill_buffers_spare},
+	{.status = "fill_buffer_spare_bytes", .section = STATUS_DAEMON,
+	 .metric = "tiercache_fill_buffer_spare_bytes", .labels = "", .type = COUNTER_GAUGE,
+	 .help = "Bytes of the spare fill buffers.",
+	 .get = get_fill_buffer_spare_bytes},
 	{.status = "sync_pending_chunks", .section = STATUS_DAEMON,
 	 .metric = "tiercache_sync_pending_chunks", .labels = "", .type = COUNTER_GAUGE,
 	 .help = "Filled chunks not yet fdatasync'ed and recorded.",

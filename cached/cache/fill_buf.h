@@ -15,6 +15,7 @@
 #define TIERCACHE_FILL_BUF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cache.h"
 
@@ -24,6 +25,16 @@ void *fill_buf_get(struct fill_table *t, size_t len, size_t *cap);
 /* Done with buf (of capacity cap, from fill_buf_get; NULL is ignored):
  * kept for a later fill, or freed if the spares are full. */
 void fill_buf_put(struct fill_table *t, void *buf, size_t cap);
+/* The spares kept now, and their bytes (tierctl status, metrics): at most
+ * FILL_SPARE_MAX and FILL_SPARE_BYTES. */
+static inline unsigned fill_buf_spare_count(const struct fill_table *t)
+{
+	return t->nspare;
+}
+static inline uint64_t fill_buf_spare_bytes(const struct fill_table *t)
+{
+	return t->spare_bytes;
+}
 /* Free every spare (shutdown). */
 void fill_buf_free_all(struct fill_table *t);
 

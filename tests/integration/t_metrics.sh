@@ -87,6 +87,13 @@ check "fill latency counted 9" [ "$(m "$T/m1.json" tiercache_cold_read_duration_
 check "miss latency counted 9" [ "$(m "$T/m1.json" 'tiercache_chunk_request_duration_seconds_count{result="miss"}')" = 9 ]
 check "hot used = resident bytes" [ "$(m "$T/m1.json" 'tiercache_tier_used_bytes{tier="hot"}')" = \
 	"$(m "$T/m1.json" 'tiercache_dataset_resident_bytes{dataset="ds",tier="hot"}')" ]
+# the finished fills' buffers are kept for the next fills (cache/fill_buf.h:
+# at most 16 and 32 MiB); every chunk here is in the 256 KiB size class
+spare=$(m "$T/m1.json" tiercache_fill_buffers_spare)
+check "spare fill buffers kept: at least 1 (got $spare)" [ "$spare" -ge 1 ]
+check "spare fill buffers: at most 16 (got $spare)" [ "$spare" -le 16 ]
+check "spare fill buffer bytes: 256 KiB each" [ "$(m "$T/m1.json" tiercache_fill_buffer_spare_bytes)" = $((spare * 262144)) ]
+check "spare fill buffer bytes: at most 32 MiB" [ "$(m "$T/m1.json" tiercache_fill_buffer_spare_bytes)" -le $((32 << 20)) ]
 
 for i in 1 2 3; do "$TC" cat ds/f$i.bin | cmp -s - "$T/cold/f$i.bin" || fail "second read f$i"; done
 check "after second reads" python3 "$T/scrape.py" "$URL" "$T/m2.json"
@@ -96,6 +103,11 @@ check "misses unchanged" [ "$(m "$T/m2.json" tiercache_misses_total)" = 9 ]
 check "hit latency counted the 6 CHUNK hits" [ "$(m "$T/m2.json" 'tiercache_chunk_request_duration_seconds_count{result="hit"}')" = 6 ]
 check "served bytes grew by the files' bytes" [ $(( $(m "$T/m2.json" tiercache_served_bytes_total) - $(m "$T/m1.json" tiercache_served_bytes_total) )) = $((700001 + 700002 + 700003)) ]
 check "hits agree with tierctl status" [ "$("$TC" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["counters"]["hits_hot"])')" = 9 ]
+# nothing filled since m2 (all hits): status shows the same spares
+"$TC" status --json >"$T/status.json"
+check "status daemon.fill_buffers_spare = the metric" [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["daemon"]["fill_buffers_spare"])' "$T/status.json")" = "$(m "$T/m2.json" tiercache_fill_buffers_spare)" ]
+check "status daemon.fill_buffer_spare_bytes = the metric" [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["daemon"]["fill_buffer_spare_bytes"])' "$T/status.json")" = "$(m "$T/m2.json" tiercache_fill_buffer_spare_bytes)" ]
+check "tierctl status (text) shows the spares" bash -c "'$TC' status | grep -q 'fill_buffer_spare_bytes'"
 check "errors by kind present" [ "$(m "$T/m2.json" 'tiercache_errors_total{kind="cold_read"}')" = 0 ]
 
 # a plan: its prefetch shows in the prefetch counters, its reads as prefetch hits

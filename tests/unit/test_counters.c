@@ -142,6 +142,8 @@ static void rig_fill(struct rig *g)
 	g->cache.unkept_ram = 73;
 	g->st.reloads = 74;
 	g->st.reload_failures = 75;
+	g->cache.fills.nspare = 76;
+	g->cache.fills.spare_bytes = 77;
 }
 
 static void test_values_in_struct(void **state)
@@ -162,6 +164,7 @@ static void test_values_in_struct(void **state)
 	} got[] = {
 		{"fills_inflight", 71}, {"revalidations_inflight", 72}, {"unkept_ram_bytes", 73},
 		{"reloads", 74},        {"reload_failures", 75},
+		{"fill_buffers_spare", 76}, {"fill_buffer_spare_bytes", 77},
 	};
 	for (size_t k = 0; k < sizeof(got) / sizeof(got[0]); k++) {
 		size_t i = 0;
