@@ -1,6 +1,6 @@
 /*
  * Residency requests: WARM, PIN, UNPIN, EVICT, DEMOTE, VERIFY, LIFECYCLE
- * (include/tiercache/protocol.h names the ops; the work is residency.c).
+ * (include/tiercache/protocol.h names the ops; the work is admin/residency*.c).
  * Loop thread only.
  *
  * Every op but WARM needs an admin (conn_require_admin): any reader may

@@ -58,7 +58,7 @@ enum chunk_state {
 	CHUNK_MOVING = 1,   /* being copied to another tier: out of every policy */
 	CHUNK_UNKEPT = 2,   /* filled but not admitted anywhere: served once, in
 			     * no table, policy or index (see fill.c) */
-	CHUNK_PINNED = 3,   /* pinned by an admin (residency.c): resident, in no
+	CHUNK_PINNED = 3,   /* pinned by an admin (admin/residency*.c): resident, in no
 			     * policy, so never a victim: not demoted, evicted
 			     * or promoted until unpinned */
 };
@@ -96,7 +96,7 @@ struct chunk {
 	bool doomed;          /* drop when the move in flight ends */
 	bool prefetched;      /* brought in by the prefetcher and not read since */
 	bool seen;            /* startup: its file was found on disk */
-	bool pin_after_move;  /* pin it when the move in flight ends (residency.c) */
+	bool pin_after_move;  /* pin it when the move in flight ends (admin/residency*.c) */
 	bool unverified;      /* loaded from the index (or reported bad by a client):
 			       * its file is checked before it is served (verify.h) */
 	uint64_t sync_seq;    /* != 0: its file is not fdatasync'ed yet, so it

@@ -36,7 +36,7 @@ void mover_evict(struct cache *cache, struct chunk *c);
  * it was and the tier is marked, tier_health.h).
  * Loop thread; the chunk may be gone: look it up by key. */
 typedef void (*mover_done_fn)(struct cache *cache, void *arg, int err);
-/* Admin moves (residency.c): copy resident chunk c to tier `to` now,
+/* Admin moves (admin/residency*.c): copy resident chunk c to tier `to` now,
  * regardless of MOVES_MAX (the caller bounds its own moves). make_room:
  * evict `to`'s policy victims if it has no room. Returns 0 (cb follows),
  * -ENODEV (no such tier), -EBUSY (not in state CHUNK_RESIDENT), -EALREADY
