@@ -30,6 +30,7 @@
 struct sim_ent {
 	struct pol_entry e; /* first: a pol_entry * is a sim_ent * */
 	int tier;           /* TIER_NONE, TIER_HOT, TIER_WARM, SIM_LOADING(_READ) */
+	bool late_next;     /* trace loads: landed late, its waiting read not seen yet */
 };
 
 /* Each job's reads as keys, with where each of its epochs starts. */
@@ -344,6 +345,42 @@ static void sim_prefetch_pump(struct sim_run *s, struct sim_plans *sp, uint32_t 
 	}
 }
 
+/* Trace loads: apply the daemon's load events recorded before access i
+ * (engine.h, trace_loads). */
+static void sim_trace_events(struct sim_run *s, size_t *next, size_t i, struct sim_result *r,
+			     uint64_t now)
+{
+	const struct trace *t = s->t;
+	for (; *next < t->nev && t->ev_at[*next] <= i; (*next)++) {
+		struct sim_ent *se = &s->ents[t->ev_obj[*next]];
+		bool loading = se->tier == SIM_LOADING || se->tier == SIM_LOADING_READ;
+		switch (t->ev_kind[*next]) {
+		case TRACE_EV_LOAD:
+			if (se->tier != TIER_NONE)
+				break; /* the model holds it (the daemon had let it go) */
+			se->tier = SIM_LOADING;
+			r->prefetched++;
+			r->prefetch_bytes += se->e.size;
+			break;
+		case TRACE_EV_LANDED_LATE:
+			if (se->tier == SIM_LOADING)
+				se->late_next = true; /* its read's row comes next */
+			/* fall through */
+		case TRACE_EV_LANDED:
+			if (!loading)
+				break;
+			if (se->late_next)
+				se->tier = SIM_LOADING_READ; /* lands as a fill, not ahead */
+			sim_prefetch_land(s, se, now);
+			break;
+		case TRACE_EV_LOST:
+			if (loading)
+				se->tier = TIER_NONE;
+			break;
+		}
+	}
+}
+
 static int sim_placement_tunables(struct placement *pl, const char *list, char *err, size_t n)
 {
 	char buf[256];
@@ -461,6 +498,7 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 		}
 	}
 	uint64_t now_ns = 0;
+	size_t next_ev = 0; /* trace loads: the next event */
 
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
@@ -507,11 +545,21 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 			}
 			plan_store_access(sp.ps, j, se->e.key);
 		}
+		if (cfg->trace_loads)
+			sim_trace_events(&s, &next_ev, i, r, now);
 		struct sim_counts *ec = &r->epoch[t->epoch[i]];
 		ec->accesses++;
 		ec->bytes += size;
 		int to;
-		if (se->tier == SIM_LOADING || se->tier == SIM_LOADING_READ) {
+		if (se->late_next) {
+			/* the read that waited for a load the daemon made late:
+			 * a miss, placed by the load already */
+			se->late_next = false;
+			r->prefetch_late++;
+			to = se->tier;
+			if (r->outcome)
+				r->outcome[i] = SIM_OUT_LATE;
+		} else if (se->tier == SIM_LOADING || se->tier == SIM_LOADING_READ) {
 			/* late: waits for the load in flight, a miss that reads
 			 * nothing more from cold; the load places it */
 			r->prefetch_late++;

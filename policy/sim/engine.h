@@ -32,6 +32,16 @@
  * the model asks whether the daemon's prefetcher did what a cold store of
  * that rate allows.
  *
+ * trace_loads replays the daemon's own loads instead (a `tierctl trace`
+ * file's load rows, trace.h): no model prefetcher, no rate; each load
+ * event is applied in the file's order between the accesses. load: a chunk
+ * on no tier is in flight (one the model holds is left as it is); landed:
+ * it goes on hot, loaded ahead of its read, making room as a fill does;
+ * landed_late, or a read while it was in flight: it goes on hot as a
+ * plain fill and that read is late (a miss with no cold read of its own);
+ * load_lost: in flight no more. So a load the daemon made late is late in
+ * the model too, and what the model decides is what the policies keep.
+ *
  * Single-threaded. Allocates per run, never per access.
  */
 #ifndef TIERCACHE_SIM_ENGINE_H
@@ -83,6 +93,7 @@ struct sim_config {
 	 * epoch, overriding prefetch_rate (sim_epoch_rates); NULL: none */
 	const uint64_t *prefetch_rates;
 	uint32_t prefetch_inflight; /* timed loads in flight at most (0: 8, the daemon's) */
+	bool trace_loads;       /* replay the trace's load events (above); no window, no rate */
 	const char *tunables;   /* "k=v ..." for the policy, NULL: none */
 	const char *placement;  /* "k=v ..." for placement, NULL: none */
 };

@@ -23,6 +23,7 @@ struct report_info {
 	uint64_t prefetch_window; /* plan prefetch per rank's plan, 0: off */
 	uint64_t prefetch_rate;   /* timed loads: bytes/s, 0: instant */
 	const uint64_t *prefetch_rates; /* per epoch (t->nepochs), or NULL */
+	size_t trace_loads; /* --prefetch-rate trace: the trace's load events (0: off) */
 };
 
 void report_table(FILE *f, const struct report_info *ri, const struct sim_result *res, size_t n,
