@@ -30,7 +30,8 @@
 struct sim_ent {
 	struct pol_entry e; /* first: a pol_entry * is a sim_ent * */
 	int tier;           /* TIER_NONE, TIER_HOT, TIER_WARM, SIM_LOADING(_READ) */
-	bool late_next;     /* trace loads: landed late, its waiting read not seen yet */
+	bool m_ahead;       /* loaded ahead by the model's prefetcher, not read since */
+	bool d_ontime;      /* trace loads: the daemon's load landed, no read waited */
 };
 
 /* Each job's reads as keys, with where each of its epochs starts. */
@@ -255,6 +256,7 @@ static void sim_prefetch_land(struct sim_run *s, struct sim_ent *se, uint64_t no
 	policy_insert(s->pl.tier[TIER_HOT], &se->e, now);
 	if (!read)
 		policy_loaded_ahead(s->pl.tier[TIER_HOT], &se->e);
+	se->m_ahead = !read;
 	se->tier = TIER_HOT;
 	sim_make_room(s, TIER_HOT, now);
 }
@@ -345,39 +347,18 @@ static void sim_prefetch_pump(struct sim_run *s, struct sim_plans *sp, uint32_t 
 	}
 }
 
-/* Trace loads: apply the daemon's load events recorded before access i
- * (engine.h, trace_loads). */
-static void sim_trace_events(struct sim_run *s, size_t *next, size_t i, struct sim_result *r,
-			     uint64_t now)
+/* Trace loads: note the daemon's load events recorded before access i
+ * (engine.h, trace_loads): whether the daemon's prefetcher delivered each
+ * chunk on time since its last read. */
+static void sim_trace_events(struct sim_run *s, size_t *next, size_t i)
 {
 	const struct trace *t = s->t;
 	for (; *next < t->nev && t->ev_at[*next] <= i; (*next)++) {
 		struct sim_ent *se = &s->ents[t->ev_obj[*next]];
-		bool loading = se->tier == SIM_LOADING || se->tier == SIM_LOADING_READ;
-		switch (t->ev_kind[*next]) {
-		case TRACE_EV_LOAD:
-			if (se->tier != TIER_NONE)
-				break; /* the model holds it (the daemon had let it go) */
-			se->tier = SIM_LOADING;
-			r->prefetched++;
-			r->prefetch_bytes += se->e.size;
-			break;
-		case TRACE_EV_LANDED_LATE:
-			if (se->tier == SIM_LOADING)
-				se->late_next = true; /* its read's row comes next */
-			/* fall through */
-		case TRACE_EV_LANDED:
-			if (!loading)
-				break;
-			if (se->late_next)
-				se->tier = SIM_LOADING_READ; /* lands as a fill, not ahead */
-			sim_prefetch_land(s, se, now);
-			break;
-		case TRACE_EV_LOST:
-			if (loading)
-				se->tier = TIER_NONE;
-			break;
-		}
+		if (t->ev_kind[*next] == TRACE_EV_LANDED)
+			se->d_ontime = true;
+		else if (t->ev_kind[*next] != TRACE_EV_LOAD)
+			se->d_ontime = false; /* landed late, or lost */
 	}
 }
 
@@ -546,19 +527,28 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 			plan_store_access(sp.ps, j, se->e.key);
 		}
 		if (cfg->trace_loads)
-			sim_trace_events(&s, &next_ev, i, r, now);
+			sim_trace_events(&s, &next_ev, i);
 		struct sim_counts *ec = &r->epoch[t->epoch[i]];
 		ec->accesses++;
 		ec->bytes += size;
 		int to;
-		if (se->late_next) {
-			/* the read that waited for a load the daemon made late:
-			 * a miss, placed by the load already */
-			se->late_next = false;
+		bool ahead = se->m_ahead, ontime = se->d_ontime;
+		se->m_ahead = se->d_ontime = false;
+		if (cfg->trace_loads && ahead && !ontime && t->result &&
+		    t->result[i] != TRACE_RES_HOT && t->result[i] != TRACE_RES_WARM &&
+		    (se->tier == TIER_HOT || se->tier == TIER_WARM)) {
+			/* loaded ahead by the model, but the daemon's prefetcher
+			 * did not have it in time (its load landed late, was
+			 * lost, or was not made before the read): late here too,
+			 * a miss placed by the load */
+			int from = se->tier;
 			r->prefetch_late++;
-			to = se->tier;
 			if (r->outcome)
 				r->outcome[i] = SIM_OUT_LATE;
+			/* read all the same: out of the ahead list (epoch) */
+			to = placement_hit(&s.pl, from, &se->e, now);
+			if (to != from)
+				policy_remove(tier[from], &se->e);
 		} else if (se->tier == SIM_LOADING || se->tier == SIM_LOADING_READ) {
 			/* late: waits for the load in flight, a miss that reads
 			 * nothing more from cold; the load places it */

@@ -65,9 +65,10 @@ static void usage(FILE *f)
 "                        that issued them (the trace's time_us); a read before its load\n"
 "                        lands is late, a miss (default: loads land at once); \"epoch\":\n"
 "                        each epoch's rate measured from the trace (its bytes not hit\n"
-"                        on warm over its time span); \"trace\": the daemon's own loads,\n"
-"                        from a tierctl trace file's load rows, in its order (no\n"
-"                        --prefetch-window: the trace says what was loaded and when)\n"
+"                        on warm over its time span); \"trace\": a chunk loaded ahead\n"
+"                        is late when the daemon's own load of it was (a tierctl\n"
+"                        trace file's load rows: it landed late, was lost, or was\n"
+"                        not made before a read that missed)\n"
 "  --prefetch-inflight N timed loads in flight at most (default 8, the daemon's)\n"
 "  --no-opt              skip the OPT reference\n"
 "\n"
@@ -371,14 +372,14 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "tiercache-sim: --hot SIZE is required (bytes or a %% of the data set)\n");
 		return -EINVAL;
 	}
-	if (c->rate_trace && (c->prefetch_window || c->prefetch_inflight || c->generate ||
-			      c->curve.on)) {
-		fprintf(stderr, "tiercache-sim: --prefetch-rate trace replays the loads a tierctl "
-				"trace file recorded (--trace): leave out --prefetch-window, "
+	if (c->rate_trace && (c->prefetch_inflight || c->generate || c->curve.on)) {
+		fprintf(stderr, "tiercache-sim: --prefetch-rate trace times the prefetch with the "
+				"loads a tierctl trace file recorded (--trace): leave out "
 				"--prefetch-inflight, --gen and --curve\n");
 		return -EINVAL;
 	}
-	if ((c->prefetch_rate || c->rate_epoch || c->prefetch_inflight) && !c->prefetch_window) {
+	if ((c->prefetch_rate || c->rate_epoch || c->rate_trace || c->prefetch_inflight) &&
+	    !c->prefetch_window) {
 		fprintf(stderr, "tiercache-sim: --prefetch-rate and --prefetch-inflight time the plan "
 				"prefetch: give --prefetch-window too\n");
 		return -EINVAL;
@@ -524,7 +525,8 @@ int main(int argc, char **argv)
 	if (c.rate_trace && !t.nev)
 		fprintf(stderr, "tiercache-sim: --prefetch-rate trace: the trace has no prefetch "
 				"load rows (the daemon loaded nothing ahead, or an older daemon "
-				"recorded it): replaying without prefetch\n");
+				"recorded it): every chunk loaded ahead whose read missed in the "
+				"daemon is late\n");
 	if (!parse_capacity(c.hot, t.dataset_bytes, &cfg.hot) || !cfg.hot) {
 		fprintf(stderr, "tiercache-sim: --hot: \"%s\" is not a size (64G, 512M, 12.5%%)\n",
 			c.hot);

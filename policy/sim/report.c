@@ -59,7 +59,7 @@ void report_table(FILE *f, const struct report_info *ri, const struct sim_result
 		}
 	}
 	if (ri->trace_loads)
-		fprintf(f, "  prefetch: the daemon's own loads (%zu load events)", ri->trace_loads);
+		fprintf(f, ", late as the daemon's loads (%zu load events)", ri->trace_loads);
 	fprintf(f, "\n\n");
 	fprintf(f, "%-12s %8s %8s", "policy", "hit%", "bytehit%");
 	if (ri->warm)
