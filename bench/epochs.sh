@@ -26,9 +26,10 @@
 # timed: at epoch 1's fill rate (one queue), and, for DDP, per epoch
 # (tiercache-sim --prefetch-rate epoch: each epoch's cold read time from
 # the trace's misses, prefetch_inflight loads at once). Last, with the
-# daemon's own loads (tiercache-sim --prefetch-rate trace: the trace's
-# load rows, each landing where it landed among the reads), for any run
-# whose trace has them. With a training
+# daemon's own load timing (tiercache-sim --prefetch-rate trace: the
+# trace's prefetch load rows; a chunk the model loads ahead is late when
+# the daemon's load of it was): what is left is what the policies kept.
+# With a training
 # step (EPOCHS_COMPUTE=2) the readers are slower than the cold store and
 # every column agrees within a few percent; with none, timing decides
 # (docs/simulator.md, "Replay agreement").
@@ -279,13 +280,14 @@ print("replay %-11s daemon %6d hits, per-epoch simulator %6d: %.2f (cold reads t
     sys.argv[3], hits, sim["hits"], hits / sim["hits"] if sim["hits"] else 0, sim["prefetch_late"]))
 PY
 	fi
-	# and with the daemon's own prefetch loads (the trace's load rows,
-	# tiercache-sim --prefetch-rate trace): each load lands in the model
-	# where it landed among the daemon's reads, a late one late, so what
-	# is left between the two is what the policies kept
-	if grep -q ',load$' "$B/trace-$p.csv"; then
+	# and with the daemon's own load timing (the trace's load rows,
+	# tiercache-sim --prefetch-rate trace): a chunk the model loads ahead
+	# is late when the daemon's load of it was (landed late, lost, or not
+	# made before a read that missed), so what is left between the two is
+	# what the policies kept, not when the cold store delivered
+	if [ ${#pfw[@]} -gt 0 ] && grep -q ',load$' "$B/trace-$p.csv"; then
 		"$O/bin/tiercache-sim" --trace "$B/trace-$p.csv" --hot "${lw% *}" --warm "${lw#* }" \
-			--policy "$p" "${band[@]}" --prefetch-rate trace --no-opt --json \
+			--policy "$p" "${band[@]}" "${pfw[@]}" --prefetch-rate trace --no-opt --json \
 			>"$B/simr-$p.json" 2>"$B/simr-$p.err" || cat "$B/simr-$p.err"
 		python3 - "$B/trace-$p.csv" "$B/simr-$p.json" "$p" <<'PY' | tee -a "$B/replay"
 import csv, json, sys
@@ -294,7 +296,7 @@ hits = sum(r["result"] in ("hot", "warm") for r in rows)
 loads = sum(r["result"] == "load" for r in rows)
 late = sum(r["result"] == "landed_late" for r in rows)
 sim = [x for x in json.load(open(sys.argv[2]))["results"] if x["policy"] == sys.argv[3]][0]
-print("replay %-11s daemon %6d hits, simulator with the daemon's loads %6d: %.2f (%d loads, %d landed late in the daemon; %d late in the model)" % (
+print("replay %-11s daemon %6d hits, simulator with the daemon's load timing %6d: %.2f (the daemon made %d loads, %d landed late; %d reads late in the model)" % (
     sys.argv[3], hits, sim["hits"], hits / sim["hits"] if sim["hits"] else 0, loads, late, sim["prefetch_late"]))
 PY
 	fi

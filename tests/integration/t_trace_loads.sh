@@ -9,10 +9,11 @@
 # - every rank's bytes equal the source;
 # - one load row per load the daemon counts (status prefetch.issued), one
 #   landed_late row per late load (prefetch.late), each end after its load;
-# - `tiercache-sim --prefetch-rate trace` (the daemon's own loads, in the
-#   trace's order) gives daemon hits / simulator hits within 0.9-1.1 for
-#   TRACE_LOADS_ASSERT (default lru clairvoyant epoch): the instant model
-#   is printed beside it (it is far off when loads are late);
+# - `tiercache-sim --prefetch-rate trace` (the model's prefetcher with the
+#   daemon's timing: a chunk loaded ahead is late when the daemon's load of
+#   it was) gives daemon hits / simulator hits within 0.9-1.1 for
+#   TRACE_LOADS_ASSERT (default lru clairvoyant epoch); the instant model
+#   is printed beside it (far off when loads are late);
 # - the same trace still replays without it (load rows are not reads).
 . "$(dirname "$0")/lib.sh"
 TC=$TC_BIN/tierctl
@@ -90,7 +91,7 @@ run() {
 	tc_json 's["prefetch"]["issued"], s["prefetch"]["late"]' | tr -d '(),' >"$T/pf-$pol"
 	tc_stop
 	"$SIM" --trace "$tr" --hot "$hot" --warm "$warm" --hot-max "$cap" --policy "$pol" --no-opt \
-		--prefetch-rate trace --json >"$T/sim-$pol.json" 2>"$T/sim-$pol.err" ||
+		--prefetch-window "$WINDOW" --prefetch-rate trace --json >"$T/sim-$pol.json" 2>"$T/sim-$pol.err" ||
 		{ cat "$T/sim-$pol.err"; return 1; }
 	"$SIM" --trace "$tr" --hot "$hot" --warm "$warm" --hot-max "$cap" --policy "$pol" --no-opt \
 		--prefetch-window "$WINDOW" --json >"$T/simi-$pol.json" 2>"$T/simi-$pol.err" ||
