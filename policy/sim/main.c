@@ -598,7 +598,8 @@ int main(int argc, char **argv)
 		.prefetch_window = c.prefetch_window,
 		.prefetch_rate = c.prefetch_rate,
 		.prefetch_rates = rates,
-		.trace_loads = c.rate_trace ? t.nev : 0,
+		.trace_timed = c.rate_trace,
+		.trace_loads = t.nev,
 	};
 	if (c.json)
 		report_json(stdout, &ri, res, nres, c.epochs);

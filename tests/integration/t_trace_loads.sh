@@ -13,7 +13,7 @@
 #   daemon's timing: a chunk loaded ahead is late when the daemon's load of
 #   it was) gives daemon hits / simulator hits within 0.85-1.15 for
 #   TRACE_LOADS_ASSERT (default lru clairvoyant epoch; measured lru
-#   1.00-1.03, epoch 0.98-1.01, clairvoyant 0.89-0.95: the model's
+#   1.00-1.03, epoch 0.98-1.01, clairvoyant 0.89-0.98: the model's
 #   clairvoyant keeps a few chunks the daemon's lets go); the instant model
 #   is printed beside it (lru 0.60-0.68, clairvoyant 0.67-0.80: far off
 #   when loads are late);
@@ -156,4 +156,16 @@ for pol in $POLICIES; do
 	*) echo "note: $pol: not asserted (TRACE_LOADS_ASSERT)" ;;
 	esac
 done
+# the option's misuse is refused with a reason (exit 64, usage)
+refused() { # refused WORDS SIM-ARGS...: exit 64 and stderr says WORDS
+	local words=$1
+	shift
+	"$SIM" "$@" >/dev/null 2>"$T/cli.err"
+	[ $? -eq 64 ] && grep -qF "$words" "$T/cli.err"
+}
+tr=$(ls "$T"/trace-*.csv | head -n 1)
+check "--prefetch-rate trace without --prefetch-window: exit 64, says to give it" \
+	refused "give --prefetch-window" --trace "$tr" --hot 1M --prefetch-rate trace
+check "--prefetch-rate trace with --gen: exit 64, needs a recorded trace" \
+	refused "a tierctl trace file recorded" --gen shuffle --hot 1M --prefetch-window 64K --prefetch-rate trace
 finish
