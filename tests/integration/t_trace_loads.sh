@@ -15,7 +15,7 @@
 #   TRACE_LOADS_ASSERT (default lru clairvoyant epoch; measured lru
 #   1.00-1.03, epoch 0.98-1.01, clairvoyant 0.89-0.98: the model's
 #   clairvoyant keeps a few chunks the daemon's lets go); the instant model
-#   is printed beside it (lru 0.60-0.68, clairvoyant 0.67-0.80: far off
+#   is printed beside it (lru 0.60-0.78, clairvoyant 0.65-0.83: far off
 #   when loads are late);
 # - the same trace still replays without it (load rows are not reads).
 . "$(dirname "$0")/lib.sh"
