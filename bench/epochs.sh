@@ -25,7 +25,11 @@
 # is prefetches that came late (reads faster than the cold store). Then
 # timed: at epoch 1's fill rate (one queue), and, for DDP, per epoch
 # (tiercache-sim --prefetch-rate epoch: each epoch's cold read time from
-# the trace's misses, prefetch_inflight loads at once). With a training
+# the trace's misses, prefetch_inflight loads at once). Last, with the
+# daemon's own load timing (tiercache-sim --prefetch-rate trace: the
+# trace's prefetch load rows; a chunk the model loads ahead is late when
+# the daemon's load of it was): what is left is what the policies kept.
+# With a training
 # step (EPOCHS_COMPUTE=2) the readers are slower than the cold store and
 # every column agrees within a few percent; with none, timing decides
 # (docs/simulator.md, "Replay agreement").
@@ -235,7 +239,7 @@ line = "replay %-11s daemon %6d hits, simulator %6d: %.2f" % (sys.argv[3], hits,
 line += " (hot held to its capacity; at the budgets only %d: %.2f)" % (bud["hits"], hits / bud["hits"] if bud["hits"] else 0)
 if opt:
     line += "; OPT %6d: daemon/OPT %.2f" % (opt[0]["hits"], hits / opt[0]["hits"] if opt[0]["hits"] else 0)
-print(line + " (%d accesses)" % len(rows))
+print(line + " (%d accesses)" % sum(r["result"] in ("hot", "warm", "miss", "unkept") for r in rows))
 PY
 	# the same with the prefetch's loads timed (tiercache-sim
 	# --prefetch-rate): the cold store brings them in at the rate this
@@ -274,6 +278,26 @@ hits = sum(r["result"] in ("hot", "warm") for r in rows)
 sim = [x for x in json.load(open(sys.argv[2]))["results"] if x["policy"] == sys.argv[3]][0]
 print("replay %-11s daemon %6d hits, per-epoch simulator %6d: %.2f (cold reads timed per epoch from the trace's misses; %d late in the model)" % (
     sys.argv[3], hits, sim["hits"], hits / sim["hits"] if sim["hits"] else 0, sim["prefetch_late"]))
+PY
+	fi
+	# and with the daemon's own load timing (the trace's load rows,
+	# tiercache-sim --prefetch-rate trace): a chunk the model loads ahead
+	# is late when the daemon's load of it was (landed late, lost, or not
+	# made before a read that missed), so what is left between the two is
+	# what the policies kept, not when the cold store delivered
+	if [ ${#pfw[@]} -gt 0 ] && grep -q ',load$' "$B/trace-$p.csv"; then
+		"$O/bin/tiercache-sim" --trace "$B/trace-$p.csv" --hot "${lw% *}" --warm "${lw#* }" \
+			--policy "$p" "${band[@]}" "${pfw[@]}" --prefetch-rate trace --no-opt --json \
+			>"$B/simr-$p.json" 2>"$B/simr-$p.err" || cat "$B/simr-$p.err"
+		python3 - "$B/trace-$p.csv" "$B/simr-$p.json" "$p" <<'PY' | tee -a "$B/replay"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+hits = sum(r["result"] in ("hot", "warm") for r in rows)
+loads = sum(r["result"] == "load" for r in rows)
+late = sum(r["result"] == "landed_late" for r in rows)
+sim = [x for x in json.load(open(sys.argv[2]))["results"] if x["policy"] == sys.argv[3]][0]
+print("replay %-11s daemon %6d hits, simulator with the daemon's load timing %6d: %.2f (the daemon made %d loads, %d landed late; %d reads late in the model)" % (
+    sys.argv[3], hits, sim["hits"], hits / sim["hits"] if sim["hits"] else 0, loads, late, sim["prefetch_late"]))
 PY
 	fi
 	if [ -n "${EPOCHS_TRACE_DIR:-}" ]; then mkdir -p "$EPOCHS_TRACE_DIR" && cp "$B/trace-$p.csv" "$EPOCHS_TRACE_DIR/"; fi

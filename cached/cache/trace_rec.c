@@ -35,7 +35,8 @@ struct trace_rec {
 	uint32_t njobs;
 };
 
-static const char *const result_name[] = {"hot", "warm", "miss", "unkept"};
+static const char *const result_name[] = {"hot",  "warm",   "miss",        "unkept",
+					  "load", "landed", "landed_late", "load_lost"};
 
 void trace_rec_info(const struct cache *cache, struct trace_rec_info *info)
 {
@@ -285,7 +286,7 @@ void trace_rec_note(struct cache *cache, const char *dataset, const char *path, 
 	*p++ = ',';
 	p = put_u64(p, idx);
 	*p++ = ',';
-	const char *r = result_name[result & 3];
+	const char *r = result_name[(unsigned)result < 8 ? (unsigned)result : TRACE_MISS];
 	size_t rn = strlen(r);
 	memcpy(p, r, rn);
 	p += rn;

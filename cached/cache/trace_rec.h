@@ -14,6 +14,16 @@
  * result is hot, warm (a hit on that tier), miss (read from the cold store
  * and kept) or unkept (read from the cold store, served without keeping).
  *
+ * Prefetch loads (the plan prefetcher, readahead, open-ahead) add rows of
+ * their own, in the same columns, so a trace stays one time-ordered list
+ * of events: result load (a load was issued; time_us is when), landed (it
+ * came in and was kept, no read asked for it meanwhile), landed_late (it
+ * came in and was kept, and a read asked for it while it was in flight:
+ * that read waited, a miss) or load_lost (it came in but was not kept, or
+ * failed). rank and job are empty on these rows. They are not accesses:
+ * the hit counters do not count them, `tiercache-sim --prefetch-rate
+ * trace` replays them (the daemon's own load timing).
+ *
  * Cost: off, one predictable branch per access (trace_rec_on). On, a row
  * is formatted by hand into a 1 MiB buffer on the loop thread and the
  * buffer is written in one append when full. A write that fails (full
@@ -42,6 +52,11 @@ enum trace_result {
 	TRACE_WARM = 1,
 	TRACE_MISS = 2,
 	TRACE_UNKEPT = 3,
+	/* prefetch load rows, not accesses (above) */
+	TRACE_LOAD = 4,
+	TRACE_LANDED = 5,
+	TRACE_LANDED_LATE = 6,
+	TRACE_LOAD_LOST = 7,
 };
 
 /* What status and TRACE_STOP report. */
@@ -78,7 +93,8 @@ void trace_rec_report(const struct trace_rec_info *info, struct proto_rs *rs);
 void trace_rec_free(struct cache *cache);
 
 /* One access served: chunk idx (len bytes) of dataset/path, result, and
- * who read it (NULL or untagged: no job). Call only when trace_rec_on. */
+ * who read it (NULL or untagged: no job); or, result TRACE_LOAD and up, a
+ * prefetch load's event (job NULL). Call only when trace_rec_on. */
 void trace_rec_note(struct cache *cache, const char *dataset, const char *path, uint32_t idx,
 		    uint32_t len, enum trace_result result, const struct tc_job_tag *job);
 

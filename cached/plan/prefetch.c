@@ -15,6 +15,7 @@
 #include "plan.h"
 #include "plans.h"
 #include "policy_glue.h"
+#include "trace_rec.h"
 
 #define RA_SLOTS 64u /* files followed for sequential readahead at once */
 #define WAITED_MAX 65536u
@@ -49,7 +50,23 @@ struct pf_req {
 	uint64_t psid; /* the plan it is for (0: readahead) */
 	uint64_t t0;
 	uint32_t len;
+	/* for the trace's load rows when a load ends without a chunk (NULL:
+	 * not tracing when it was issued) */
+	struct dataset *ds;
+	char *path;
+	uint32_t idx;
 };
+
+/* A trace row for a prefetch load's event (trace_rec.h): of c when there
+ * is one, else of what r was issued for. */
+static void pf_trace(struct cache *cache, const struct pf_req *r, const struct chunk *c,
+		     enum trace_result what)
+{
+	if (c)
+		trace_rec_note(cache, c->ds->name, c->path, c->idx, c->len, what, NULL);
+	else if (r->path)
+		trace_rec_note(cache, r->ds->name, r->path, r->idx, r->len, what, NULL);
+}
 
 int prefetch_init(struct prefetch **out, struct cache *cache, struct plans *reg)
 {
@@ -158,6 +175,8 @@ static void pf_done(struct cache *cache, struct waiter *w, struct chunk *c, int 
 	pf->inflight--;
 	if (err < 0) {
 		pf->errors++;
+		if (trace_rec_on(pf->cache))
+			pf_trace(pf->cache, r, c, TRACE_LOAD_LOST);
 	} else if (c && c->state != CHUNK_UNKEPT) {
 		double lat = (double)(cache_now_ns() - r->t0);
 		pf->lat_ns = pf->lat_ns > 0 ? 0.8 * pf->lat_ns + 0.2 * lat : lat;
@@ -165,6 +184,8 @@ static void pf_done(struct cache *cache, struct waiter *w, struct chunk *c, int 
 		bool late = keymap_del(&pf->waited, c->key);
 		if (late)
 			pf->late++;
+		if (trace_rec_on(pf->cache))
+			pf_trace(pf->cache, r, c, late ? TRACE_LANDED_LATE : TRACE_LANDED);
 		if (!c->prefetched) {
 			c->prefetched = !late;
 			/* its read is coming: a policy that gives up its newest
@@ -178,7 +199,10 @@ static void pf_done(struct cache *cache, struct waiter *w, struct chunk *c, int 
 				if (pl->psid == r->psid)
 					pl->prefetched += c->len;
 		}
+	} else if (trace_rec_on(pf->cache)) {
+		pf_trace(pf->cache, r, c, TRACE_LOAD_LOST); /* served to its waiters unkept */
 	}
+	free(r->path);
 	free(r);
 	if (!pf->inflight)
 		keymap_clear(&pf->waited); /* keys of misses no prefetch was reading */
@@ -201,8 +225,14 @@ static int pf_issue(struct prefetch *pf, struct dataset *ds, const char *path,
 	r->t0 = cache_now_ns();
 	r->len = len;
 	const struct read_ctx rc_pf = {.flags = READ_PREFETCH}; /* not a read: lands on hot */
+	if (trace_rec_on(pf->cache)) {
+		r->ds = ds;
+		r->idx = idx;
+		r->path = strdup(path); /* NULL: no row if it ends without a chunk */
+	}
 	int rc = fill_get(pf->cache, ds, path, src, idx, &rc_pf, &r->w, &c);
 	if (rc != 0) {
+		free(r->path);
 		free(r);
 		if (rc < 0)
 			pf->errors++;
@@ -210,6 +240,8 @@ static int pf_issue(struct prefetch *pf, struct dataset *ds, const char *path,
 	}
 	pf->inflight++;
 	pf->issued++;
+	if (trace_rec_on(pf->cache))
+		trace_rec_note(pf->cache, ds->name, path, idx, len, TRACE_LOAD, NULL);
 	return 1;
 }
 

@@ -30,6 +30,8 @@
 struct sim_ent {
 	struct pol_entry e; /* first: a pol_entry * is a sim_ent * */
 	int tier;           /* TIER_NONE, TIER_HOT, TIER_WARM, SIM_LOADING(_READ) */
+	bool m_ahead;       /* loaded ahead by the model's prefetcher, not read since */
+	bool d_ontime;      /* trace loads: the daemon's load landed, no read waited */
 };
 
 /* Each job's reads as keys, with where each of its epochs starts. */
@@ -254,6 +256,7 @@ static void sim_prefetch_land(struct sim_run *s, struct sim_ent *se, uint64_t no
 	policy_insert(s->pl.tier[TIER_HOT], &se->e, now);
 	if (!read)
 		policy_loaded_ahead(s->pl.tier[TIER_HOT], &se->e);
+	se->m_ahead = !read;
 	se->tier = TIER_HOT;
 	sim_make_room(s, TIER_HOT, now);
 }
@@ -341,6 +344,21 @@ static void sim_prefetch_pump(struct sim_run *s, struct sim_plans *sp, uint32_t 
 		}
 		f->ahead += se->e.size;
 		f->next++;
+	}
+}
+
+/* Trace loads: note the daemon's load events recorded before access i
+ * (engine.h, trace_loads): whether the daemon's prefetcher delivered each
+ * chunk on time since its last read. */
+static void sim_trace_events(struct sim_run *s, size_t *next, size_t i)
+{
+	const struct trace *t = s->t;
+	for (; *next < t->nev && t->ev_at[*next] <= i; (*next)++) {
+		struct sim_ent *se = &s->ents[t->ev_obj[*next]];
+		if (t->ev_kind[*next] == TRACE_EV_LANDED)
+			se->d_ontime = true;
+		else if (t->ev_kind[*next] != TRACE_EV_LOAD)
+			se->d_ontime = false; /* landed late, or lost */
 	}
 }
 
@@ -461,6 +479,7 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 		}
 	}
 	uint64_t now_ns = 0;
+	size_t next_ev = 0; /* trace loads: the next event */
 
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
@@ -507,11 +526,30 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 			}
 			plan_store_access(sp.ps, j, se->e.key);
 		}
+		if (cfg->trace_loads)
+			sim_trace_events(&s, &next_ev, i);
 		struct sim_counts *ec = &r->epoch[t->epoch[i]];
 		ec->accesses++;
 		ec->bytes += size;
 		int to;
-		if (se->tier == SIM_LOADING || se->tier == SIM_LOADING_READ) {
+		bool ahead = se->m_ahead, ontime = se->d_ontime;
+		se->m_ahead = se->d_ontime = false;
+		if (cfg->trace_loads && ahead && !ontime && t->result &&
+		    t->result[i] != TRACE_RES_HOT && t->result[i] != TRACE_RES_WARM &&
+		    (se->tier == TIER_HOT || se->tier == TIER_WARM)) {
+			/* loaded ahead by the model, but the daemon's prefetcher
+			 * did not have it in time (its load landed late, was
+			 * lost, or was not made before the read): late here too,
+			 * a miss placed by the load */
+			int from = se->tier;
+			r->prefetch_late++;
+			if (r->outcome)
+				r->outcome[i] = SIM_OUT_LATE;
+			/* read all the same: out of the ahead list (epoch) */
+			to = placement_hit(&s.pl, from, &se->e, now);
+			if (to != from)
+				policy_remove(tier[from], &se->e);
+		} else if (se->tier == SIM_LOADING || se->tier == SIM_LOADING_READ) {
 			/* late: waits for the load in flight, a miss that reads
 			 * nothing more from cold; the load places it */
 			r->prefetch_late++;

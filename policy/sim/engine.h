@@ -32,6 +32,17 @@
  * the model asks whether the daemon's prefetcher did what a cold store of
  * that rate allows.
  *
+ * trace_loads takes the timing from the daemon instead (a `tierctl trace`
+ * file's prefetch load rows, trace.h): the model's prefetcher loads its
+ * window at once as above, but a chunk it loaded ahead is late (a miss
+ * that reads nothing more from cold) when the daemon's prefetcher did not
+ * have it in time either: the daemon's read of it missed and no load of
+ * it landed (the landed row) since its read before (it landed late, was
+ * lost, or was not yet issued: the readers outran the prefetcher). A
+ * chunk the model holds from before (not loaded ahead) is a hit or a miss
+ * by the model's policies alone. So what is left between daemon and model
+ * is what the policies kept, not when the cold store delivered.
+ *
  * Single-threaded. Allocates per run, never per access.
  */
 #ifndef TIERCACHE_SIM_ENGINE_H
@@ -83,6 +94,7 @@ struct sim_config {
 	 * epoch, overriding prefetch_rate (sim_epoch_rates); NULL: none */
 	const uint64_t *prefetch_rates;
 	uint32_t prefetch_inflight; /* timed loads in flight at most (0: 8, the daemon's) */
+	bool trace_loads;       /* late as the daemon's loads were (above); needs a window */
 	const char *tunables;   /* "k=v ..." for the policy, NULL: none */
 	const char *placement;  /* "k=v ..." for placement, NULL: none */
 };

@@ -65,7 +65,10 @@ static void usage(FILE *f)
 "                        that issued them (the trace's time_us); a read before its load\n"
 "                        lands is late, a miss (default: loads land at once); \"epoch\":\n"
 "                        each epoch's rate measured from the trace (its bytes not hit\n"
-"                        on warm over its time span)\n"
+"                        on warm over its time span); \"trace\": a chunk loaded ahead\n"
+"                        is late when the daemon's own load of it was (a tierctl\n"
+"                        trace file's load rows: it landed late, was lost, or was\n"
+"                        not made before a read that missed)\n"
 "  --prefetch-inflight N timed loads in flight at most (default 8, the daemon's)\n"
 "  --no-opt              skip the OPT reference\n"
 "\n"
@@ -92,6 +95,7 @@ struct cli {
 	uint64_t prefetch_window, prefetch_rate, prefetch_inflight;
 	bool no_opt, epochs, json, explain;
 	bool rate_epoch; /* --prefetch-rate epoch: measured per epoch (rate.h) */
+	bool rate_trace; /* --prefetch-rate trace: the daemon's own loads (engine.h) */
 	struct curve_cli curve; /* --curve and its options (curve_cli.h) */
 };
 
@@ -309,15 +313,16 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 			}
 			break;
 		case O_PREFETCH_RATE:
-			if (strcmp(a, "epoch") == 0) {
-				c->rate_epoch = true;
+			if (strcmp(a, "epoch") == 0 || strcmp(a, "trace") == 0) {
+				c->rate_epoch = a[0] == 'e';
+				c->rate_trace = a[0] == 't';
 				c->prefetch_rate = 0;
 				break;
 			}
-			c->rate_epoch = false;
+			c->rate_epoch = c->rate_trace = false;
 			if (!gen_parse_bytes(a, &c->prefetch_rate) || !c->prefetch_rate) {
 				fprintf(stderr, "tiercache-sim: --prefetch-rate: \"%s\" is not a rate in "
-						"bytes/s (200M, 1G) or \"epoch\"\n", a);
+						"bytes/s (200M, 1G), \"epoch\" or \"trace\"\n", a);
 				return -EINVAL;
 			}
 			break;
@@ -367,7 +372,14 @@ static int cli_parse(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "tiercache-sim: --hot SIZE is required (bytes or a %% of the data set)\n");
 		return -EINVAL;
 	}
-	if ((c->prefetch_rate || c->rate_epoch || c->prefetch_inflight) && !c->prefetch_window) {
+	if (c->rate_trace && (c->prefetch_inflight || c->generate || c->curve.on)) {
+		fprintf(stderr, "tiercache-sim: --prefetch-rate trace times the prefetch with the "
+				"loads a tierctl trace file recorded (--trace): leave out "
+				"--prefetch-inflight, --gen and --curve\n");
+		return -EINVAL;
+	}
+	if ((c->prefetch_rate || c->rate_epoch || c->rate_trace || c->prefetch_inflight) &&
+	    !c->prefetch_window) {
 		fprintf(stderr, "tiercache-sim: --prefetch-rate and --prefetch-inflight time the plan "
 				"prefetch: give --prefetch-window too\n");
 		return -EINVAL;
@@ -508,7 +520,13 @@ int main(int argc, char **argv)
 	struct sim_config cfg = { .plan_epochs = c.plan_epochs, .placement = c.placement,
 				  .prefetch_window = c.prefetch_window,
 				  .prefetch_rate = c.prefetch_rate,
-				  .prefetch_inflight = (uint32_t)c.prefetch_inflight };
+				  .prefetch_inflight = (uint32_t)c.prefetch_inflight,
+				  .trace_loads = c.rate_trace };
+	if (c.rate_trace && !t.nev)
+		fprintf(stderr, "tiercache-sim: --prefetch-rate trace: the trace has no prefetch "
+				"load rows (the daemon loaded nothing ahead, or an older daemon "
+				"recorded it): every chunk loaded ahead whose read missed in the "
+				"daemon is late\n");
 	if (!parse_capacity(c.hot, t.dataset_bytes, &cfg.hot) || !cfg.hot) {
 		fprintf(stderr, "tiercache-sim: --hot: \"%s\" is not a size (64G, 512M, 12.5%%)\n",
 			c.hot);
@@ -580,6 +598,8 @@ int main(int argc, char **argv)
 		.prefetch_window = c.prefetch_window,
 		.prefetch_rate = c.prefetch_rate,
 		.prefetch_rates = rates,
+		.trace_timed = c.rate_trace,
+		.trace_loads = t.nev,
 	};
 	if (c.json)
 		report_json(stdout, &ri, res, nres, c.epochs);

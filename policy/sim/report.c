@@ -58,6 +58,8 @@ void report_table(FILE *f, const struct report_info *ri, const struct sim_result
 			fprintf(f, "%s%s/s", e ? " " : ", loads per epoch at ", w);
 		}
 	}
+	if (ri->trace_timed)
+		fprintf(f, ", late as the daemon's loads (%zu load events)", ri->trace_loads);
 	fprintf(f, "\n\n");
 	fprintf(f, "%-12s %8s %8s", "policy", "hit%", "bytehit%");
 	if (ri->warm)
@@ -84,7 +86,7 @@ void report_table(FILE *f, const struct report_info *ri, const struct sim_result
 			fprintf(f, "%-12s (prefetched %llu chunks, %s, ahead of their reads; %llu stalls",
 				"", (unsigned long long)r->prefetched, pb,
 				(unsigned long long)r->prefetch_stalls);
-			if (ri->prefetch_rate || ri->prefetch_rates)
+			if (ri->prefetch_rate || ri->prefetch_rates || ri->trace_timed)
 				fprintf(f, "; %llu reads late", (unsigned long long)r->prefetch_late);
 			fprintf(f, ")\n");
 		}

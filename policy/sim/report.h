@@ -23,6 +23,8 @@ struct report_info {
 	uint64_t prefetch_window; /* plan prefetch per rank's plan, 0: off */
 	uint64_t prefetch_rate;   /* timed loads: bytes/s, 0: instant */
 	const uint64_t *prefetch_rates; /* per epoch (t->nepochs), or NULL */
+	bool trace_timed;   /* --prefetch-rate trace (engine.h: trace_loads) */
+	size_t trace_loads; /* ... and the trace's prefetch load events */
 };
 
 void report_table(FILE *f, const struct report_info *ri, const struct sim_result *res, size_t n,

@@ -26,6 +26,9 @@ void trace_free(struct trace *t)
 	free(t->result);
 	free(t->size);
 	free(t->key);
+	free(t->ev_obj);
+	free(t->ev_at);
+	free(t->ev_kind);
 	keymap_free(&t->names);
 	trace_init(t);
 }
@@ -100,6 +103,25 @@ int trace_push_full(struct trace *t, uint32_t obj, uint32_t job, uint32_t rank, 
 		t->nranks = rank + 1;
 	if (epoch + 1 > t->nepochs)
 		t->nepochs = epoch + 1;
+	return 0;
+}
+
+int trace_event_push(struct trace *t, uint32_t obj, uint8_t kind)
+{
+	if (t->nev >= TRACE_MAX_ACCESSES)
+		return -E2BIG;
+	if (t->nev == t->capev) {
+		size_t n = t->capev ? 2 * t->capev : 1024;
+		if (trace_grow((void **)&t->ev_obj, sizeof(*t->ev_obj), n) < 0 ||
+		    trace_grow((void **)&t->ev_at, sizeof(*t->ev_at), n) < 0 ||
+		    trace_grow((void **)&t->ev_kind, sizeof(*t->ev_kind), n) < 0)
+			return -ENOMEM;
+		t->capev = n;
+	}
+	t->ev_obj[t->nev] = obj;
+	t->ev_at[t->nev] = (uint32_t)t->n;
+	t->ev_kind[t->nev] = kind;
+	t->nev++;
 	return 0;
 }
 
@@ -185,17 +207,20 @@ enum { COL_OBJECT, COL_SIZE, COL_RANK, COL_JOB, COL_EPOCH, COL_TIME, COL_USED };
 static const char *const col_name[COL_USED] = { "object", "size", "rank", "job", "epoch",
 						"time_us" };
 
-/* The daemon's outcome names (`tierctl trace`), TRACE_RES_* order. */
-static const char *const res_name[] = { "miss", "hot", "warm", "unkept" };
+/* The daemon's outcome names (`tierctl trace`), TRACE_RES_* order, then
+ * its prefetch load events, TRACE_EV_* order. */
+#define RES_EVENT 4 /* res_name[RES_EVENT + k]: event k */
+static const char *const res_name[] = { "miss", "hot",    "warm",        "unkept",
+					"load", "landed", "landed_late", "load_lost" };
 
-/* A result field: its TRACE_RES_*, or -1. */
+/* A result field: its TRACE_RES_*, RES_EVENT + its TRACE_EV_*, or -1. */
 static int trace_field_result(const char *s, const char *e)
 {
 	while (s < e && (*s == ' ' || *s == '\t'))
 		s++;
 	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
 		e--;
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < (int)(sizeof(res_name) / sizeof(res_name[0])); k++)
 		if ((size_t)(e - s) == strlen(res_name[k]) && !memcmp(s, res_name[k], (size_t)(e - s)))
 			return k;
 	return -1;
@@ -395,10 +420,20 @@ int trace_read_csv_stream(struct trace *t, FILE *f, const char *name, char *err,
 		if (t->has_result &&
 		    (res = trace_field_result(fs[m.result], fe[m.result])) < 0) {
 			int flen = (int)(fe[m.result] - fs[m.result] > 40 ? 40 : fe[m.result] - fs[m.result]);
-			snprintf(err, errlen, "%s:%llu: result: \"%.*s\" is not hot, warm, miss or unkept",
+			snprintf(err, errlen,
+				 "%s:%llu: result: \"%.*s\" is not hot, warm, miss, unkept (an access) "
+				 "or load, landed, landed_late, load_lost (a prefetch load)",
 				 name, (unsigned long long)lineno, flen, fs[m.result]);
 			rc = -EINVAL;
 			goto out;
+		}
+		if (res >= RES_EVENT) {
+			if ((rc = trace_event_push(t, id, (uint8_t)(res - RES_EVENT))) < 0) {
+				snprintf(err, errlen, "%s:%llu: trace too long", name,
+					 (unsigned long long)lineno);
+				goto out;
+			}
+			continue;
 		}
 		rc = trace_push_full(t, id, (uint32_t)v[COL_JOB], (uint32_t)v[COL_RANK],
 				     (uint32_t)v[COL_EPOCH], v[COL_TIME], (uint8_t)res);

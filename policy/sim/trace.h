@@ -19,6 +19,12 @@
  * the one of its first line. Without epochs, a job's epoch advances when
  * it reads an object it already read in its current epoch.
  *
+ * A `tierctl trace` file also has prefetch load rows (result load, landed,
+ * landed_late, load_lost: the daemon's prefetcher issuing a load and the
+ * load coming in). They are not accesses: they are kept apart as events,
+ * each with the number of accesses read before it, so a replay can put
+ * them back in the daemon's order (`--prefetch-rate trace`).
+ *
  * Single-threaded; the reader bounds-checks every field and names the line
  * of the first error.
  */
@@ -57,10 +63,17 @@ struct trace {
 	bool has_epochs;
 	bool has_time; /* time_us per access (set before the first push) */
 	bool has_result; /* the daemon's outcome per access (set before the first push) */
+	/* prefetch load events (TRACE_EV_*), in the file's order */
+	uint32_t *ev_obj;
+	uint32_t *ev_at;   /* accesses before it: it happened before access ev_at */
+	uint8_t *ev_kind;
+	size_t nev, capev;
 };
 
 /* The daemon's outcome of an access (`tierctl trace`'s result column). */
 enum { TRACE_RES_MISS, TRACE_RES_HOT, TRACE_RES_WARM, TRACE_RES_UNKEPT };
+/* A prefetch load's event (the daemon's load, landed, landed_late, load_lost). */
+enum { TRACE_EV_LOAD, TRACE_EV_LANDED, TRACE_EV_LANDED_LATE, TRACE_EV_LOST };
 
 void trace_init(struct trace *t);
 void trace_free(struct trace *t);
@@ -74,6 +87,9 @@ int trace_push_at(struct trace *t, uint32_t obj, uint32_t job, uint32_t rank, ui
 /* The same with the daemon's outcome (TRACE_RES_*), kept when has_result is set. */
 int trace_push_full(struct trace *t, uint32_t obj, uint32_t job, uint32_t rank, uint32_t epoch,
 		    uint64_t time_us, uint8_t result);
+/* Append a prefetch load event of obj (TRACE_EV_*) before the next access.
+ * 0, -ENOMEM or -E2BIG. */
+int trace_event_push(struct trace *t, uint32_t obj, uint8_t kind);
 /* After the last push: totals, and epochs for traces that had none. */
 void trace_finish(struct trace *t);
 

@@ -85,7 +85,8 @@ run() {
 		{ cat "$T/sim-$pol.err"; return 1; }
 	python3 - "$tr" "$T/sim-$pol.json" >"$T/res" <<'PY'
 import csv, json, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
+# accesses only: the prefetch's load rows (load, landed, ...) are not reads
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["result"] in ("hot", "warm", "miss", "unkept")]
 hits = sum(r["result"] in ("hot", "warm") for r in rows)
 sim = json.load(open(sys.argv[2]))["results"][0]
 print(hits, sim["hits"], len(rows), sim["accesses"], sim["prefetched"])
@@ -98,7 +99,7 @@ for pol in $POLICIES; do
 	check "$pol: the trace has a row for every read, $((2 * NF)) (${rows:-none}), and the simulator replayed them all (${acc:-none})" \
 		test "${rows:-0}" = $((2 * NF)) -a "${rows:-0}" = "${acc:-x}"
 	check "$pol: the ranks' reads are tagged in the trace (rank column 0..$((W - 1)))" \
-		python3 -c "import csv,sys; r={x['rank'] for x in csv.DictReader(open(sys.argv[1]))}; sys.exit(0 if r == {str(i) for i in range($W)} else 1)" "$T/trace-$pol.csv"
+		python3 -c "import csv,sys; r={x['rank'] for x in csv.DictReader(open(sys.argv[1])) if x['result'] in ('hot', 'warm', 'miss', 'unkept')}; sys.exit(0 if r == {str(i) for i in range($W)} else 1)" "$T/trace-$pol.csv"
 	check "$pol: the simulator modelled the prefetcher (${pf:-0} chunks loaded ahead)" [ "${pf:-0}" -gt 0 ]
 	ratio=$(python3 -c "import sys; d, s = int(sys.argv[1]), int(sys.argv[2]); print('%.3f' % (d / s if s else 0))" "${dh:-0}" "${sh:-0}")
 	echo "replay-ddp: policy=$pol daemon_hits=${dh:-?} sim_hits=${sh:-?} accesses=${rows:-?} daemon/sim=$ratio prefetch=$(tr -d '\n' <"$T/pf-$pol" 2>/dev/null | head -c 300)"
