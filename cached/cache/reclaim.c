@@ -52,12 +52,21 @@ int reclaim_init(struct cache *cache)
 	return cache->reclaim->again ? 0 : -ENOMEM;
 }
 
+/* The spare: what copying one segment's live items could take, while the
+ * tier holds segments (a tier of chunk files keeps none). */
+static void spare_update(struct cache *cache, enum tier_id t)
+{
+	const struct segstore *ss = &cache->segs[t];
+	uint64_t in_segs = ss->bytes_live + ss->bytes_dead;
+	cache->tiers[t].spare = in_segs < ss->seg_size ? in_segs : ss->seg_size;
+}
+
 void reclaim_size_tier(struct cache *cache, enum tier_id t, uint64_t configured)
 {
 	struct tier *tr = &cache->tiers[t];
 	uint64_t size = segment_size_for(configured, tr->capacity);
 	segstore_set_size(&cache->segs[t], size);
-	tr->spare = cache->seg_threshold ? size : 0;
+	spare_update(cache, t);
 }
 
 static void step_later(struct cache *cache)
@@ -254,6 +263,7 @@ void reclaim_step(struct cache *cache, enum tier_id t)
 	struct tier_reclaim *r = &cache->reclaim->t[t];
 	struct segstore *ss = &cache->segs[t];
 	struct segment *g;
+	spare_update(cache, t);
 	if (!r->id) {
 		/* a tier over its high mark (dead bytes count in its used:
 		 * they are disk space) reclaims fuller segments too; each

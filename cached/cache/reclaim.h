@@ -42,9 +42,11 @@
 
 int reclaim_init(struct cache *cache);
 /* Size tier t's segments for its capacity (segment_size_for, the
- * configured segment_size) and keep one segment's worth of it spare for
- * the reclaim's copies (tier.spare; none without segments). At start and
- * when a reload changes the tier's capacity. */
+ * configured segment_size), at start and when a reload changes the tier's
+ * capacity. The tier keeps one segment's worth spare for the reclaim's
+ * copies (tier.spare) while it holds segments; each reclaim step updates
+ * it (at most the bytes its segments take: a tier of chunk files keeps
+ * none). */
 void reclaim_size_tier(struct cache *cache, enum tier_id t, uint64_t configured);
 /* The segment of tier t to reclaim next, sealed: of the RECLAIM_CHOICES
  * deadest with at most max_live_pct % live, the one whose live items the
