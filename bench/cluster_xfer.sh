@@ -95,4 +95,4 @@ for r in $(seq 1 "$R"); do
 		printf "idle %.2f node1_runq_wait_s %.3f wall_s %.3f\n", (z[1] - a[1]) / (z[2] - a[2]), (w1 - w0) / 1e9, t1 - t0
 	}'
 done
-tc_node_json 1 "'peer_fills %d prefetch issued %d late %d' % (s['counters']['peer_fills'], s['prefetch']['issued'], s['prefetch']['late'])"
+tc_node_json 1 "'peer_fills %d prefetch issued %d late %d stalls %d errors %d' % (s['counters']['peer_fills'], s['prefetch']['issued'], s['prefetch']['late'], s['prefetch']['stalls'], s['prefetch']['errors'])"

@@ -394,8 +394,8 @@ static void fill_done(struct job *j)
 	fill_unlink(&cache->fills, f);
 	histogram_observe(&cache->lat_fill, cache_now_ns() - f->start_ns);
 	if (f->remote)
-		log_debug("op=peer_fill_done key=%016llx start_ns=%llu reply_ns=%llu done_ns=%llu prefetch=%d",
-			  (unsigned long long)f->key, (unsigned long long)f->start_ns,
+		log_debug("op=peer_fill_done key=%016llx path=%s chunk=%u start_ns=%llu reply_ns=%llu done_ns=%llu prefetch=%d",
+			  (unsigned long long)f->key, f->path, f->idx, (unsigned long long)f->start_ns,
 			  (unsigned long long)f->remote_ns, (unsigned long long)cache_now_ns(), f->prefetch);
 	/* the cold read's outcome only: a tier's write error is no fault of
 	 * the cold store (io.result: set by the read, < 0 if it failed) */
