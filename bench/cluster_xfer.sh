@@ -11,6 +11,10 @@
 # reader's threads waited for a CPU (schedstat field 2: run delay).
 #   bench/cluster_xfer.sh BUILD   env: R=rounds (4), FILES=files per part (16), THREADS=reader threads (1), SEG=segment_threshold,
 #                                 PERF=FILE: perf record -a -g over round 1
+#                                 SCHED=FILE: perf record of the scheduler's switches and wakeups over round 1
+#                                   (off-CPU view; bench/sched_view.py FILE reads it)
+#                                 STAGES=DIR: node 1 logs each peer reply's stage times (log_level debug);
+#                                   DIR/stages-ROUND.log per round (bench/stage_view.py reads them)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . tests/integration/lib.sh
@@ -38,6 +42,7 @@ for i in $(seq 1 $N); do
 	tc_node_config "$i" hot=512M warm=none chunk=1M cluster.lease=10s
 	# SEG=SIZE: daemon.segment_threshold (chunks up to SIZE packed into segments: no file per chunk)
 	[ -n "${SEG:-}" ] && sed -i "s/^\[daemon\]$/[daemon]\nsegment_threshold = $SEG/" "$T/n$i/tiercache.conf"
+	[ -n "${STAGES:-}" ] && [ "$i" = 1 ] && sed -i "s/^log_level = .*/log_level = debug/" "$T/n$i/tiercache.conf"
 	tc_node_start "$i" >/dev/null || exit 1
 done
 for i in $(seq 1 $N); do wait_for 30 "[ \"\$(tc_node_json $i 'sum(1 for m in s[\"cluster_members\"] if m[\"state\"] == \"up\")' 2>/dev/null)\" = $N ]" || exit 1; done
@@ -60,13 +65,21 @@ for r in $(seq 1 "$R"); do
 		perf record -q -a -g -F 4000 -o "$PERF" >/dev/null 2>&1 &
 		perf_pid=$!
 		sleep 1
+	elif [ "$r" = 1 ] && [ -n "${SCHED:-}" ]; then
+		perf record -q -a -e sched:sched_switch -e sched:sched_wakeup -o "$SCHED" >/dev/null 2>&1 &
+		perf_pid=$!
+		sleep 1
+		echo "sched_pids node1 $P1 senders $PS"
 	fi
+	[ -n "${STAGES:-}" ] && { mkdir -p "$STAGES"; lines0=$(wc -l <"$T/n1/daemon.log"); }
 	c0=$(sched 1 $P1); w0=$(sched 2 $P1); s0=$(sched 1 $PS); i0=$(idle)
 	t0=$(date +%s.%N)
 	out=$(TIERCACHE_SOCKET=$T/n1/sock "$TC_BIN/epoch_reader" --cpu --epochs 1 --threads "${THREADS:-1}" "ds/p$r") || echo "read failed"
 	t1=$(date +%s.%N)
 	c1=$(sched 1 $P1); w1=$(sched 2 $P1); s1=$(sched 1 $PS); i1=$(idle)
 	[ -n "$perf_pid" ] && { kill -INT "$perf_pid"; wait "$perf_pid"; }
+	[ -n "${STAGES:-}" ] && tail -n +$((lines0 + 1)) "$T/n1/daemon.log" | grep -E 'op=peer_(got|fill_done)' >"$STAGES/stages-$r.log"
+	[ -n "$perf_pid" ] && echo "sched_window $t0 $t1" # CLOCK_REALTIME; perf uses its own clock
 	rcpu=$(echo "$out" | awk '/^cpu_ns / {print $2}')
 	l2=$("$TC_BIN/tcp_floor" --write "$T/n1" "$SRC/p$r"/*)
 	quiet 1
@@ -82,4 +95,4 @@ for r in $(seq 1 "$R"); do
 		printf "idle %.2f node1_runq_wait_s %.3f wall_s %.3f\n", (z[1] - a[1]) / (z[2] - a[2]), (w1 - w0) / 1e9, t1 - t0
 	}'
 done
-tc_node_json 1 "'peer_fills %d prefetch issued %d late %d' % (s['counters']['peer_fills'], s['prefetch']['issued'], s['prefetch']['late'])"
+tc_node_json 1 "'peer_fills %d prefetch issued %d late %d stalls %d errors %d' % (s['counters']['peer_fills'], s['prefetch']['issued'], s['prefetch']['late'], s['prefetch']['stalls'], s['prefetch']['errors'])"

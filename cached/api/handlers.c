@@ -175,6 +175,10 @@ int handlers_open_record(struct conn *c, struct proto_wr *w, uint32_t flags, str
 			} else {
 				counts_hit(c, ch);
 			}
+			/* the client reads chunk 0 through this descriptor and
+			 * never asks for it: this open is that read, which starts
+			 * the file's read-ahead (else none: docs/cluster.md "Measured") */
+			prefetch_readahead(conn_api(c)->plans->pf, ds, e->path, &e->st, 0, hd->nchunks);
 			return 0;
 		}
 		/* the file vanished under us: answer without it */

@@ -100,6 +100,7 @@ struct fill {
 	char final[PATH_MAX + 96];
 	struct waiter *waiters, **wtail;
 	uint64_t start_ns; /* the miss, for the cold-read latency histogram */
+	uint64_t remote_ns; /* the home's reply was in (stage times, log_debug) */
 };
 
 int fill_table_init(struct fill_table *t)
@@ -392,6 +393,10 @@ static void fill_done(struct job *j)
 
 	fill_unlink(&cache->fills, f);
 	histogram_observe(&cache->lat_fill, cache_now_ns() - f->start_ns);
+	if (f->remote)
+		log_debug("op=peer_fill_done key=%016llx path=%s chunk=%u start_ns=%llu reply_ns=%llu done_ns=%llu prefetch=%d",
+			  (unsigned long long)f->key, f->path, f->idx, (unsigned long long)f->start_ns,
+			  (unsigned long long)f->remote_ns, (unsigned long long)cache_now_ns(), f->prefetch);
 	/* the cold read's outcome only: a tier's write error is no fault of
 	 * the cold store (io.result: set by the read, < 0 if it failed) */
 	if (!f->remote)
@@ -666,6 +671,7 @@ static void fill_remote_done(struct remote_read *rr)
 		return;
 	}
 	f->io.result = f->len;
+	f->remote_ns = cache_now_ns();
 	f->job.work = fill_work_write;
 	workers_submit(cache->workers, &f->job);
 }

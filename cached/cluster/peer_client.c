@@ -63,6 +63,7 @@ struct cconn {
 	struct peer_data d;
 	uint32_t got;
 	uint64_t sent_ns;
+	uint64_t first_ns; /* its first reply byte */
 };
 
 struct ppeer {
@@ -389,6 +390,14 @@ static void reply_done(struct cconn *c)
 	q->rr->checksum = c->d.checksum;
 	q->rr->result = 0;
 	pc->bytes += c->d.len;
+	if (LOG_DEBUG <= log_current_level) { /* stage times (docs/cluster.md "Measured") */
+		unsigned busy = 0;
+		for (unsigned i = 0; i < c->peer->nconns; i++)
+			busy += c->peer->conns[i]->state == C_BUSY;
+		log_debug("op=peer_got node=%s key=%016llx sent_ns=%llu first_ns=%llu end_ns=%llu busy=%u queued=%u",
+			  c->peer->id, (unsigned long long)q->rr->key, (unsigned long long)c->sent_ns,
+			  (unsigned long long)c->first_ns, (unsigned long long)now_ns(), busy, c->peer->nq);
+	}
 	req_finish(pc, q, PEER_FAIL_NONE);
 	event_active(pc->pump, EV_TIMEOUT, 0);
 }
@@ -449,6 +458,7 @@ static bool on_reply(struct cconn *c, struct evbuffer *in)
 	struct remote_read *rr = c->req->rr;
 	if (!c->first_byte && evbuffer_get_length(in)) {
 		c->first_byte = true;
+		c->first_ns = now_ns();
 		uint64_t spent = (now_ns() - c->sent_ns) / 1000000ull;
 		uint64_t left = pc->cc->peer_transfer_ms > spent ? pc->cc->peer_transfer_ms - spent : 0;
 		arm(c, left);

@@ -305,17 +305,23 @@ void prefetch_chunk_dropped(struct prefetch *pf, const struct chunk *c)
 	pf->unused_bytes += c->len;
 }
 
-/* In a cluster, is chunk idx of the file homed on another node (a miss
+/* In a cluster, is a chunk idx..last of the file homed on another node (a miss
  * would ask it over the peer port)? Then a file read from its first chunk
  * is read ahead at once: a chunk-at-a-time round trip to a peer is what a
  * single reader waits for. A wrong guess (a reader that stops after the
  * first chunk) costs the chunks read ahead: peer transfers, and cold reads
  * of those homed here or not held by their homes. */
 static bool next_from_peer(struct prefetch *pf, struct dataset *ds, const char *path,
-			   const struct cold_stat *src, uint32_t idx)
+			   const struct cold_stat *src, uint32_t idx, uint32_t last)
 {
 	const struct cache_hooks *h = &pf->cache->hooks;
-	return h->remote_home && h->remote_home(h->arg, chunk_key(ds->name, path, src, idx));
+	/* any chunk of the window, not just the next: a next chunk homed
+	 * here (a hit) must not leave the peer chunks after it to be asked
+	 * one at a time, each once the read before it has landed */
+	for (uint32_t j = idx; h->remote_home && j <= last; j++)
+		if (h->remote_home(h->arg, chunk_key(ds->name, path, src, j)))
+			return true;
+	return false;
 }
 
 void prefetch_readahead(struct prefetch *pf, struct dataset *ds, const char *path,
@@ -336,9 +342,9 @@ void prefetch_readahead(struct prefetch *pf, struct dataset *ds, const char *pat
 		*s = (struct ra_slot){.fkey = fkey, .run = idx == 0};
 	}
 	s->next = idx + 1;
-	if (s->run < 2 && !(s->run == 1 && next_from_peer(pf, ds, path, src, idx + 1)))
-		return;
 	uint32_t last = idx + depth < nchunks - 1 ? idx + depth : nchunks - 1;
+	if (s->run < 2 && !(s->run == 1 && next_from_peer(pf, ds, path, src, idx + 1, last)))
+		return;
 	for (uint32_t j = s->issued > idx ? s->issued + 1 : idx + 1; j <= last; j++) {
 		if (pf->inflight >= pf->cache->cfg->prefetch_inflight)
 			break;
