@@ -2,6 +2,7 @@
  * The prefetcher: see prefetch.h. Loop thread only.
  */
 #include "prefetch.h"
+#include "prefetch_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -33,6 +34,8 @@ struct prefetch {
 	double lat_ns;             /* smoothed latency of one prefetch cold read */
 	uint64_t issued, bytes;    /* prefetch fills started; bytes they brought */
 	uint64_t open_ahead;       /* of issued: one-chunk files during their open's stat */
+	uint64_t dir_ahead;        /* of issued: next files of a directory (dir_ahead.c) */
+	struct dir_ahead da;       /* its depth, from how much of it was used */
 	uint64_t readahead_bytes;  /* of which by readahead without a plan */
 	uint64_t hits, hit_bytes;  /* prefetched chunks then read */
 	uint64_t unused, unused_bytes; /* prefetched chunks evicted before a read */
@@ -289,6 +292,8 @@ static bool next_from_peer(struct prefetch *pf, struct dataset *ds, const char *
 void prefetch_readahead(struct prefetch *pf, struct dataset *ds, const char *path,
 			const struct cold_stat *src, uint32_t idx, uint32_t nchunks)
 {
+	if (pf && nchunks == 1)
+		dir_ahead_read(pf, ds, path, src); /* a small file: its neighbours */
 	unsigned depth = pf->cache->cfg->readahead_chunks;
 	if (!pf || !depth || nchunks < 3 || pf->cache->stopping)
 		return;
@@ -337,6 +342,7 @@ bool prefetch_open_ahead(struct prefetch *pf, struct dataset *ds, const char *pa
 	    pf_issue(pf, ds, path, src, 0, (uint32_t)src->size, 0) != 1)
 		return false;
 	pf->open_ahead++;
+	dir_ahead_read(pf, ds, path, src); /* a miss: its neighbours too */
 	return true;
 }
 
@@ -347,6 +353,8 @@ void prefetch_report(struct prefetch *pf, struct proto_rs *rs)
 	proto_rs_u64(rs, "inflight", pf->inflight);
 	proto_rs_u64(rs, "issued", pf->issued);
 	proto_rs_u64(rs, "open_ahead", pf->open_ahead);
+	proto_rs_u64(rs, "dir_ahead", pf->dir_ahead);
+	proto_rs_u64(rs, "dir_ahead_depth", pf->da.depth);
 	proto_rs_u64(rs, "prefetched_bytes", pf->bytes);
 	proto_rs_u64(rs, "readahead_bytes", pf->readahead_bytes);
 	proto_rs_u64(rs, "hits", pf->hits);
@@ -358,4 +366,36 @@ void prefetch_report(struct prefetch *pf, struct proto_rs *rs)
 	proto_rs_u64(rs, "errors", pf->errors);
 	proto_rs_u64(rs, "latency_us", (uint64_t)(pf->lat_ns / 1000));
 	proto_rs_u64(rs, "plans", plans_count(pf->reg));
+}
+
+/* For dir_ahead.c (prefetch_int.h). */
+struct cache *prefetch_cache(const struct prefetch *pf)
+{
+	return pf->cache;
+}
+
+struct dir_ahead *prefetch_dir_ahead(struct prefetch *pf, uint64_t *hits, uint64_t *unused)
+{
+	*hits = pf->hits;
+	*unused = pf->unused;
+	return &pf->da;
+}
+
+bool prefetch_may_issue(const struct prefetch *pf)
+{
+	return !pf->cache->stopping && pf->inflight < pf->cache->cfg->prefetch_inflight;
+}
+
+int prefetch_issue_ahead(struct prefetch *pf, struct dataset *ds, const char *path,
+			 const struct cold_stat *src, uint32_t len)
+{
+	uint64_t key = chunk_key(ds->name, path, src, 0);
+	if (plans_hold(pf->reg, key))
+		return 0; /* a plan brings it, in its own order */
+	if (!pf_room(pf, ds, key, len))
+		return -ENOSPC;
+	int rc = pf_issue(pf, ds, path, src, 0, len, 0);
+	if (rc == 1)
+		pf->dir_ahead++;
+	return rc;
 }

@@ -1,0 +1,129 @@
+/*
+ * Read-ahead of the next files of a directory, for small files.
+ *
+ * A miss of a small file (one chunk) from a slow cold store costs its
+ * reader a whole cold round trip (RADOS: the OSD's read plus the daemon's
+ * hand-offs, docs/ceph.md "Read-ahead of small files"); one reader with one
+ * open at a time is latency-bound, however fast the store is with many
+ * reads in flight. Training sets of small files are directories of
+ * samples (ImageNet-style class folders), and a reader that misses one
+ * file of a directory reads its neighbours too: in listing order (a
+ * sequential walk, a WebDataset-style scan, a copy) or, when a shuffled
+ * epoch runs over a dataset that fits, later in the same epoch.
+ *
+ * So a miss of file k starts reads of the next daemon.readahead_files
+ * files of the same directory in the manifest's (sorted) order, k+1..k+N,
+ * skipping those resident or already being read. They are prefetch fills
+ * (prefetch_int.h): single flight with any client's read of the same
+ * chunk, at most daemon.prefetch_inflight in flight with every other
+ * prefetch, landing on hot only where they displace nothing hot's policy
+ * would rather keep (else not read at all), and not counted as reads by
+ * the policies. A file read ahead and never opened is an ordinary
+ * unreferenced chunk: the first thing given up when room is needed, and
+ * counted in the status (prefetch.evicted_unused). The version read is the
+ * manifest's; the backend checks it (RADOS: the compound op), so a file
+ * that changed at the source fails its read-ahead (ESTALE, no fault) and
+ * its next open reads the new version.
+ *
+ * How deep it reads follows how much of it is used. Reading neighbours
+ * ahead pays off when they are read before they are evicted: a walk in
+ * listing order, or a shuffled epoch over data the cache holds. When the
+ * cache is smaller than what is read in a shuffled order, most of them
+ * are evicted unread and each is read from the cold store twice, which
+ * costs the store (measured: twice the cold reads and a slower epoch).
+ * So every DIR_AHEAD_JUDGE prefetched chunks read or evicted unread, the
+ * depth doubles (up to readahead_files) if at most a quarter were wasted,
+ * and halves otherwise, down to none; with none, one miss in
+ * DIR_AHEAD_PROBE reads one neighbour ahead again, to see whether the
+ * reads have changed. The counts are the prefetcher's (a plan's
+ * prefetches count too: a job with a plan rarely misses, so this rarely
+ * runs beside one).
+ *
+ * Only a miss starts it (a client's read that finds the chunk absent, or
+ * an open whose revalidation starts the chunk's read, prefetch_open_ahead):
+ * a reader that is served from what was read ahead costs nothing here. When the reader catches up with the reads in
+ * flight (its open finds its file still being read), that read is a miss
+ * again and the window moves on, so a reader faster than the store keeps
+ * N reads in flight. Loop thread only.
+ */
+#include <string.h>
+
+#include "chunk.h"
+#include "fill.h"
+#include "manifest.h"
+#include "prefetch_int.h"
+
+/* Entries looked at past the file, at most (subdirectories' files sort
+ * between a directory's own files and are skipped): bounds the work of
+ * one miss in a directory of deep trees. */
+#define DIR_AHEAD_SCAN_MAX 256u
+/* Prefetched chunks read or evicted between two judgements of the depth. */
+#define DIR_AHEAD_JUDGE 32u
+/* With depth 0, one miss in this many reads one file ahead (a probe). */
+#define DIR_AHEAD_PROBE 64u
+
+/* How many files to read ahead of this miss. */
+static unsigned dir_ahead_depth(struct prefetch *pf, unsigned max)
+{
+	uint64_t hits, unused;
+	struct dir_ahead *da = prefetch_dir_ahead(pf, &hits, &unused);
+	if (!da->started || da->depth > max) {
+		da->started = true;
+		da->depth = max; /* optimistic at first, and after a reload */
+		da->hits0 = hits;
+		da->unused0 = unused;
+	}
+	uint64_t used = hits - da->hits0, wasted = unused - da->unused0;
+	if (used + wasted >= DIR_AHEAD_JUDGE) {
+		if (wasted * 4 <= used + wasted)
+			da->depth = da->depth ? (da->depth * 2 < max ? da->depth * 2 : max) : 1;
+		else
+			da->depth /= 2;
+		da->hits0 = hits;
+		da->unused0 = unused;
+	}
+	if (da->depth)
+		return da->depth;
+	if (++da->idle_misses < DIR_AHEAD_PROBE)
+		return 0;
+	da->idle_misses = 0;
+	return 1;
+}
+
+void dir_ahead_read(struct prefetch *pf, struct dataset *ds, const char *path,
+		    const struct cold_stat *src)
+{
+	struct cache *cache = prefetch_cache(pf);
+	const struct manifest *mf = ds->mf;
+	if (!cache->cfg->readahead_files || !mf || !prefetch_may_issue(pf))
+		return;
+	if (chunk_find(&cache->chunks, chunk_key(ds->name, path, src, 0)))
+		return; /* a hit: the reader is behind what was read ahead */
+	unsigned want = dir_ahead_depth(pf, cache->cfg->readahead_files);
+	if (!want)
+		return;
+	const struct mf_entry *e = manifest_find(mf, path);
+	if (!e)
+		return;
+	const char *slash = strrchr(path, '/');
+	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+	size_t end = (size_t)(e - mf->v) + 1 + DIR_AHEAD_SCAN_MAX;
+	if (end > mf->n)
+		end = mf->n;
+	for (size_t i = (size_t)(e - mf->v) + 1; i < end && want; i++) {
+		const struct mf_entry *s = &mf->v[i];
+		if (strncmp(s->path, path, dirlen) != 0)
+			break; /* past the directory (the manifest is sorted) */
+		if (strchr(s->path + dirlen, '/'))
+			continue; /* a subdirectory's file */
+		if (s->gone || !s->st.size || s->st.size > ds->conf.chunk_size)
+			continue; /* not a small file: its reads fetch what they cover */
+		want--;
+		if (chunk_find(&cache->chunks, chunk_key(ds->name, s->path, &s->st, 0)) ||
+		    fill_pending(cache, chunk_key(ds->name, s->path, &s->st, 0)))
+			continue;
+		if (!prefetch_may_issue(pf) ||
+		    prefetch_issue_ahead(pf, ds, s->path, &s->st, (uint32_t)s->st.size) < 0)
+			break;
+	}
+}
