@@ -16,9 +16,9 @@
  * skipping those resident or already being read. They are prefetch fills
  * (prefetch_int.h): single flight with any client's read of the same
  * chunk, at most daemon.prefetch_inflight in flight with every other
- * prefetch, landing on hot only where they displace nothing hot's policy
- * would rather keep (else not read at all), and not counted as reads by
- * the policies. A file read ahead and never opened is an ordinary
+ * prefetch, landing on hot only in room its policies have free (they evict
+ * nothing; with hot at its budget nothing is read ahead), and not counted
+ * as reads by the policies. A file read ahead and never opened is an ordinary
  * unreferenced chunk: the first thing given up when room is needed, and
  * counted in the status (prefetch.evicted_unused). The version read is the
  * manifest's; the backend checks it (RADOS: the compound op), so a file

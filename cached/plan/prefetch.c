@@ -131,6 +131,20 @@ static bool pf_may_evict(struct prefetch *pf, const struct chunk *v, uint64_t us
 	return plan_use_displaces(plan_store_next_use(pf->cache->plans, v->key), use);
 }
 
+/* Room on hot for len bytes below its policies' budget: nothing is
+ * evicted for them. */
+static bool pf_room_free(struct prefetch *pf, uint32_t len)
+{
+	struct tier *hot = &pf->cache->tiers[TIER_HOT];
+	if (!hot->present || tier_free(hot) < len)
+		return false;
+	uint64_t arriving = 0;
+	for (unsigned i = 0; i < pf->cache->nds; i++)
+		arriving += pf->cache->ds[i]->pl.inflight[TIER_HOT];
+	return policy_glue_tier_bytes(pf->cache, TIER_HOT) + arriving + len <=
+	       policy_glue_budget(pf->cache, TIER_HOT);
+}
+
 /* Room on hot for len bytes of key of ds, without displacing anything
  * needed sooner, nor, for a chunk no plan names (readahead, open-ahead),
  * anything hot's policy would rather keep (policy_glue_ahead_hot). */
@@ -139,10 +153,7 @@ static bool pf_room(struct prefetch *pf, struct dataset *ds, uint64_t key, uint3
 	struct tier *hot = &pf->cache->tiers[TIER_HOT];
 	if (!hot->present || tier_free(hot) < len)
 		return false; /* the mover makes room past the low watermark; retry then */
-	uint64_t arriving = 0;
-	for (unsigned i = 0; i < pf->cache->nds; i++)
-		arriving += pf->cache->ds[i]->pl.inflight[TIER_HOT];
-	if (policy_glue_tier_bytes(pf->cache, TIER_HOT) + arriving + len <= policy_glue_budget(pf->cache, TIER_HOT))
+	if (pf_room_free(pf, len))
 		return true;
 	struct chunk *v = mover_victim(pf->cache, TIER_HOT);
 	uint64_t use = plan_store_next_use(pf->cache->plans, key);
@@ -336,7 +347,8 @@ bool prefetch_open_ahead(struct prefetch *pf, struct dataset *ds, const char *pa
 	    src->size > ds->conf.chunk_size || pf->inflight >= pf->cache->cfg->prefetch_inflight)
 		return false;
 	uint64_t key = chunk_key(ds->name, path, src, 0);
-	if (chunk_find(&pf->cache->chunks, key) || plans_hold(pf->reg, key))
+	if (chunk_find(&pf->cache->chunks, key) || plans_hold(pf->reg, key) ||
+	    fill_pending(pf->cache, key)) /* a read-ahead is reading it: the read joins that */
 		return false;
 	if (!pf_room(pf, ds, key, (uint32_t)src->size) ||
 	    pf_issue(pf, ds, path, src, 0, (uint32_t)src->size, 0) != 1)
@@ -392,7 +404,7 @@ int prefetch_issue_ahead(struct prefetch *pf, struct dataset *ds, const char *pa
 	uint64_t key = chunk_key(ds->name, path, src, 0);
 	if (plans_hold(pf->reg, key))
 		return 0; /* a plan brings it, in its own order */
-	if (!pf_room(pf, ds, key, len))
+	if (!pf_room_free(pf, len))
 		return -ENOSPC;
 	int rc = pf_issue(pf, ds, path, src, 0, len, 0);
 	if (rc == 1)

@@ -26,9 +26,10 @@ struct dir_ahead *prefetch_dir_ahead(struct prefetch *pf, uint64_t *hits, uint64
 /* Room for one more prefetch cold read in flight (and not stopping). */
 bool prefetch_may_issue(const struct prefetch *pf);
 /* Read chunk 0 (len bytes, the whole file) of path at version src ahead
- * of a reader, counted as dir_ahead. 1: started, 0: nothing to do (a plan
- * holds it, or it is resident), -errno: stop (no room on hot, or the
- * read could not start). */
+ * of a reader, counted as dir_ahead: only into room hot's policies have
+ * free (it evicts nothing: a guess must not cost what the policy keeps).
+ * 1: started, 0: nothing to do (a plan holds it, or it is resident),
+ * -errno: stop (no free room on hot, or the read could not start). */
 int prefetch_issue_ahead(struct prefetch *pf, struct dataset *ds, const char *path,
 			 const struct cold_stat *src, uint32_t len);
 
