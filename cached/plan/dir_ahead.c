@@ -39,6 +39,10 @@
  * prefetches count too: a job with a plan rarely misses, so this rarely
  * runs beside one).
  *
+ * Only for cold stores with a costly round trip (no cheap stat: RADOS, S3,
+ * as the open-ahead of prefetch.c); a local posix store answers a miss
+ * about as fast as a read-ahead would.
+ *
  * Only a miss starts it (a client's read that finds the chunk absent, or
  * an open whose revalidation starts the chunk's read, prefetch_open_ahead):
  * a reader that is served from what was read ahead costs nothing here. When the reader catches up with the reads in
@@ -95,7 +99,8 @@ void dir_ahead_read(struct prefetch *pf, struct dataset *ds, const char *path,
 {
 	struct cache *cache = prefetch_cache(pf);
 	const struct manifest *mf = ds->mf;
-	if (!cache->cfg->readahead_files || !mf || !prefetch_may_issue(pf))
+	if (!cache->cfg->readahead_files || !mf || cold_has_cheap_stat(&ds->cold) ||
+	    !prefetch_may_issue(pf))
 		return;
 	if (chunk_find(&cache->chunks, chunk_key(ds->name, path, src, 0)))
 		return; /* a hit: the reader is behind what was read ahead */
