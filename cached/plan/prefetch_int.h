@@ -18,6 +18,11 @@ struct dir_ahead {
 	unsigned depth;
 	unsigned idle_misses;        /* misses while depth is 0 (a probe after a while) */
 	uint64_t hits0, unused0;     /* the prefetcher's counts when it last looked */
+	struct dir_ahead_walk {      /* recent misses, to tell a walk in listing order */
+		const void *mf;      /* the manifest (compared, never followed) */
+		size_t at;           /* the missed file's index in it */
+	} walk[8];
+	unsigned walk_next;
 };
 
 struct cache *prefetch_cache(const struct prefetch *pf);

@@ -6,6 +6,8 @@
 # prefetch hits; a walk of the directory reads each object once and every
 # byte equals the source; a neighbour changed at the source before it was
 # read ahead fails only its read-ahead and is served at its new version;
+# with a dataset larger than the tier, a miss that is not a step of a walk
+# in listing order reads nothing ahead, the next file's miss does;
 # read-ahead nobody opens is given up first when the tier needs room
 # (prefetch.evicted_unused), the tier stays within its capacity and the
 # bytes stay right; readahead_files = 0 reads nothing ahead.
@@ -94,9 +96,14 @@ TC_DAEMON_CONF=$'readahead_files = 4\nsegment_threshold = 0\nsync_delay = 100ms'
 tc_config 1M none 1M
 ds_section 1h
 tc_start || exit 1
-check "b/: a miss reads ahead" readf b/g000.jpg
+c0=$(cold_reads)
+check "b/ (the dataset is larger than the tier): a first miss" readf b/g003.jpg
 wait_until 30 idle
-check "...4 files read ahead" [ "$(pf dir_ahead)" = 4 ]
+check "...reads nothing ahead (a shuffled read of more than the cache holds)" \
+	[ $(($(cold_reads) - c0)) = 1 ] && [ "$(pf dir_ahead)" = 0 ]
+check "b/: the next file, a miss too (a walk)" readf b/g004.jpg
+wait_until 30 idle
+check "...reads the next 3 of b/ ahead, up to its end" [ "$(pf dir_ahead)" = 3 ]
 bad=0
 for i in $(seq 0 39); do
 	readf "c/h$(printf %03d "$i").jpg" || bad=1
