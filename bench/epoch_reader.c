@@ -8,6 +8,7 @@
  *                [--plan JOB] [--local DIR] [--compute-ms-per-mb F] DATASET[/DIR]
  *
  * Each reader thread has its own connection, like DataLoader workers.
+ *   --seed 0       no shuffle: every epoch in the listing's order (a walk)
  *   --plan JOB     before each epoch, register its order as the plan of job
  *                  JOB (rank 0 of 1) through tiercache_plan_paths, so the
  *                  daemon prefetches ahead of the readers
@@ -146,12 +147,14 @@ static unsigned long long rng(void)
 	return rng_state;
 }
 
-/* Epoch e's order of n files for seed. */
+/* Epoch e's order of n files for seed (seed 0: the listing's order). */
 static void shuffle(size_t *order, size_t n, unsigned long long seed, int e)
 {
 	rng_state = ((seed * 1000003ull + (unsigned)e) << 1) | 1; /* distinct per epoch */
 	for (size_t i = 0; i < n; i++)
 		order[i] = i;
+	if (!seed)
+		return;
 	for (size_t i = n - 1; i > 0; i--) {
 		size_t j = (size_t)(rng() % (i + 1));
 		size_t t = order[i];

@@ -56,6 +56,9 @@
 #      mount's epochs 1 and 2 (DIR/mount-E.data),
 #      BENCH_PIN=1: the cluster's mon and OSD on CPU 0, everything else on
 #      CPU 1 (as bench/rados.sh; needs taskset and 2 CPUs),
+#      BENCH_WALK=1: part lib's cold epochs read the files in the listing's
+#      order (epoch_reader --seed 0: a walk of each directory in turn)
+#      instead of a new random order per repetition,
 #      BENCH_VARIANTS="NAME=BINARY[,VAR=VALUE...] ...": part lib runs each
 #      configuration once per variant (a tiercached binary, e.g. one built
 #      from another commit, with extra environment), alternating within
@@ -315,7 +318,7 @@ if [[ " $PARTS " == *" lib "* ]]; then
 				fi
 				counters "$B/ctr.0"
 				[ "$r" = 1 ] && perf_on "$PERF/cold-$kind-$th${VNAME:+-$VNAME}-$n.data"
-				read -r f rc dmc oc mi er <<<"$(epoch "$n" "$r")"
+				read -r f rc dmc oc mi er <<<"$(epoch "$n" "$([ -n "${BENCH_WALK:-}" ] && echo 0 || echo "$r")")"
 				perf_off
 				# misses = reads from the cold store: an open that revalidates
 				# starts the read ahead (open-ahead), and the read that then

@@ -126,6 +126,11 @@ static struct fill *fill_find(struct fill_table *t, uint64_t key)
 	return n ? (struct fill *)(void *)((char *)n - offsetof(struct fill, hn)) : NULL;
 }
 
+bool fill_pending(const struct cache *cache, uint64_t key)
+{
+	return u64h_find(&cache->fills.h, key) != NULL;
+}
+
 static void fill_unlink(struct fill_table *t, struct fill *f)
 {
 	u64h_del(&t->h, &f->hn);

@@ -32,5 +32,7 @@ int fill_get(struct cache *cache, struct dataset *ds, const char *path, const st
 
 /* Fills in flight (status). */
 size_t fill_inflight(const struct cache *cache);
+/* Is a fill of key in flight (a read-ahead need not join it)? Loop thread. */
+bool fill_pending(const struct cache *cache, uint64_t key);
 
 #endif

@@ -2,6 +2,7 @@
  * The prefetcher: see prefetch.h. Loop thread only.
  */
 #include "prefetch.h"
+#include "prefetch_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -34,6 +35,8 @@ struct prefetch {
 	double lat_ns;             /* smoothed latency of one prefetch cold read */
 	uint64_t issued, bytes;    /* prefetch fills started; bytes they brought */
 	uint64_t open_ahead;       /* of issued: one-chunk files during their open's stat */
+	uint64_t dir_ahead;        /* of issued: next files of a directory (dir_ahead.c) */
+	struct dir_ahead da;       /* its depth, from how much of it was used */
 	uint64_t readahead_bytes;  /* of which by readahead without a plan */
 	uint64_t hits, hit_bytes;  /* prefetched chunks then read */
 	uint64_t unused, unused_bytes; /* prefetched chunks evicted before a read */
@@ -145,6 +148,20 @@ static bool pf_may_evict(struct prefetch *pf, const struct chunk *v, uint64_t us
 	return plan_use_displaces(plan_store_next_use(pf->cache->plans, v->key), use);
 }
 
+/* Room on hot for len bytes below its policies' budget: nothing is
+ * evicted for them. */
+static bool pf_room_free(struct prefetch *pf, uint32_t len)
+{
+	struct tier *hot = &pf->cache->tiers[TIER_HOT];
+	if (!hot->present || tier_free(hot) < len)
+		return false;
+	uint64_t arriving = 0;
+	for (unsigned i = 0; i < pf->cache->nds; i++)
+		arriving += pf->cache->ds[i]->pl.inflight[TIER_HOT];
+	return policy_glue_tier_bytes(pf->cache, TIER_HOT) + arriving + len <=
+	       policy_glue_budget(pf->cache, TIER_HOT);
+}
+
 /* Room on hot for len bytes of key of ds, without displacing anything
  * needed sooner, nor, for a chunk no plan names (readahead, open-ahead),
  * anything hot's policy would rather keep (policy_glue_ahead_hot). */
@@ -153,10 +170,7 @@ static bool pf_room(struct prefetch *pf, struct dataset *ds, uint64_t key, uint3
 	struct tier *hot = &pf->cache->tiers[TIER_HOT];
 	if (!hot->present || tier_free(hot) < len)
 		return false; /* the mover makes room past the low watermark; retry then */
-	uint64_t arriving = 0;
-	for (unsigned i = 0; i < pf->cache->nds; i++)
-		arriving += pf->cache->ds[i]->pl.inflight[TIER_HOT];
-	if (policy_glue_tier_bytes(pf->cache, TIER_HOT) + arriving + len <= policy_glue_budget(pf->cache, TIER_HOT))
+	if (pf_room_free(pf, len))
 		return true;
 	struct chunk *v = mover_victim(pf->cache, TIER_HOT);
 	uint64_t use = plan_store_next_use(pf->cache->plans, key);
@@ -327,6 +341,8 @@ static bool next_from_peer(struct prefetch *pf, struct dataset *ds, const char *
 void prefetch_readahead(struct prefetch *pf, struct dataset *ds, const char *path,
 			const struct cold_stat *src, uint32_t idx, uint32_t nchunks)
 {
+	if (pf && nchunks == 1)
+		dir_ahead_read(pf, ds, path, src); /* a small file: its neighbours */
 	unsigned depth = pf->cache->cfg->readahead_chunks;
 	if (!pf || !depth || nchunks < 3 || pf->cache->stopping)
 		return;
@@ -369,12 +385,14 @@ bool prefetch_open_ahead(struct prefetch *pf, struct dataset *ds, const char *pa
 	    src->size > ds->conf.chunk_size || pf->inflight >= pf->cache->cfg->prefetch_inflight)
 		return false;
 	uint64_t key = chunk_key(ds->name, path, src, 0);
-	if (chunk_find(&pf->cache->chunks, key) || plans_hold(pf->reg, key))
+	if (chunk_find(&pf->cache->chunks, key) || plans_hold(pf->reg, key) ||
+	    fill_pending(pf->cache, key)) /* a read-ahead is reading it: the read joins that */
 		return false;
 	if (!pf_room(pf, ds, key, (uint32_t)src->size) ||
 	    pf_issue(pf, ds, path, src, 0, (uint32_t)src->size, 0) != 1)
 		return false;
 	pf->open_ahead++;
+	dir_ahead_read(pf, ds, path, src); /* a miss: its neighbours too */
 	return true;
 }
 
@@ -385,6 +403,8 @@ void prefetch_report(struct prefetch *pf, struct proto_rs *rs)
 	proto_rs_u64(rs, "inflight", pf->inflight);
 	proto_rs_u64(rs, "issued", pf->issued);
 	proto_rs_u64(rs, "open_ahead", pf->open_ahead);
+	proto_rs_u64(rs, "dir_ahead", pf->dir_ahead);
+	proto_rs_u64(rs, "dir_ahead_depth", pf->da.depth);
 	proto_rs_u64(rs, "prefetched_bytes", pf->bytes);
 	proto_rs_u64(rs, "readahead_bytes", pf->readahead_bytes);
 	proto_rs_u64(rs, "hits", pf->hits);
@@ -396,4 +416,36 @@ void prefetch_report(struct prefetch *pf, struct proto_rs *rs)
 	proto_rs_u64(rs, "errors", pf->errors);
 	proto_rs_u64(rs, "latency_us", (uint64_t)(pf->lat_ns / 1000));
 	proto_rs_u64(rs, "plans", plans_count(pf->reg));
+}
+
+/* For dir_ahead.c (prefetch_int.h). */
+struct cache *prefetch_cache(const struct prefetch *pf)
+{
+	return pf->cache;
+}
+
+struct dir_ahead *prefetch_dir_ahead(struct prefetch *pf, uint64_t *hits, uint64_t *unused)
+{
+	*hits = pf->hits;
+	*unused = pf->unused;
+	return &pf->da;
+}
+
+bool prefetch_may_issue(const struct prefetch *pf)
+{
+	return !pf->cache->stopping && pf->inflight < pf->cache->cfg->prefetch_inflight;
+}
+
+int prefetch_issue_ahead(struct prefetch *pf, struct dataset *ds, const char *path,
+			 const struct cold_stat *src, uint32_t len)
+{
+	uint64_t key = chunk_key(ds->name, path, src, 0);
+	if (plans_hold(pf->reg, key))
+		return 0; /* a plan brings it, in its own order */
+	if (!pf_room_free(pf, len))
+		return -ENOSPC;
+	int rc = pf_issue(pf, ds, path, src, 0, len, 0);
+	if (rc == 1)
+		pf->dir_ahead++;
+	return rc;
 }

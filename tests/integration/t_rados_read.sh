@@ -8,6 +8,9 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_rados.sh"
 MiB=1048576
+# the open-ahead counts below are exact with no read-ahead of a file's
+# neighbours (t_rados_dir_ahead covers that)
+TC_DAEMON_CONF='readahead_files = 0'
 tc_config 256M none 1M
 mkdir -p "$T/cold"
 echo "posix beside rados" >"$T/cold/p.txt"
