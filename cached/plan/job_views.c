@@ -59,6 +59,7 @@ static void add_entry(const struct dataset *ds, const struct job_plan *jp, uint3
 
 void job_view_build(struct job_plans *jps, struct dataset *ds, uint64_t job)
 {
+	uint64_t t0 = cache_now_ns();
 	job_view_end(jps, ds, job);
 	if (!jps->hooks.is_home || !ds->mf)
 		return;
@@ -140,10 +141,9 @@ void job_view_build(struct job_plans *jps, struct dataset *ds, uint64_t job)
 	}
 	jps->views_installed++;
 	log_info("dataset=%s job=%llu world_size=%u epoch=%u op=job_plan_home_view files=%zu "
-		 "chunks=%llu "
-		 "from=%s",
+		 "chunks=%llu from=%s build_us=%llu",
 		 ds->name, (unsigned long long)job, ws, epoch, k, (unsigned long long)chunks,
-		 whole ? "whole_job_plan" : "rank_plans");
+		 whole ? "whole_job_plan" : "rank_plans", (unsigned long long)((cache_now_ns() - t0) / 1000));
 out:
 	free(served);
 	free(rp);
