@@ -73,7 +73,8 @@ for i in $(seq 1 $N); do
 	v=$(grep "job=$JOB .*op=job_plan_home_view" "$T/n$i/daemon.log" | tail -1)
 	b=$(sed -n 's/.* build_us=\([0-9]*\).*/\1/p' <<<"$v")
 	s=$(sed -n 's/.* view_slice_max_us=\([0-9]*\).*/\1/p' <<<"$v")
+	u=$(sed -n 's/.* view_step_cpu_max_us=\([0-9]*\).*/\1/p' <<<"$v")
 	c=$(sed -n 's/.* chunks=\([0-9]*\).*/\1/p' <<<"$v")
-	echo "node $i: view chunks ${c:-?} build_ms $(awk -v b="${b:-0}" 'BEGIN {printf "%.1f", b / 1000}') slice_max_ms $(awk -v b="${s:-0}" 'BEGIN {printf "%.1f", b / 1000}') probe: $(cat "$T/probe$i.out")"
+	echo "node $i: view chunks ${c:-?} build_ms $(awk -v b="${b:-0}" 'BEGIN {printf "%.1f", b / 1000}') step_max_ms $(awk -v b="${s:-0}" 'BEGIN {printf "%.1f", b / 1000}') (cpu $(awk -v b="${u:-0}" 'BEGIN {printf "%.1f", b / 1000}')) probe: $(cat "$T/probe$i.out")"
 done
 tcc_finish

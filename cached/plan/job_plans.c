@@ -78,6 +78,7 @@ void job_plans_free(struct job_plans *jps)
 		return;
 	if (jps->drop_ev)
 		event_free(jps->drop_ev);
+	job_views_free(jps);
 	while (jps->list) {
 		struct job_plan *jp = jps->list;
 		jps->list = jp->next;
@@ -89,6 +90,8 @@ void job_plans_free(struct job_plans *jps)
 void job_plans_set_hooks(struct job_plans *jps, const struct job_plans_hooks *h)
 {
 	jps->hooks = *h;
+	if (!h->is_home)
+		job_views_free(jps); /* no homes (cluster_stop): a build cannot go on */
 }
 
 struct job_plan *job_plans_get(struct job_plans *jps, const struct dataset *ds, uint64_t job,
@@ -178,6 +181,7 @@ static void slices_install(struct job_plans *jps, struct job_plan *jp, uint8_t f
 
 static void unlink_plan(struct job_plans *jps, struct job_plan *jp)
 {
+	job_views_drop(jps, jp->ds, jp->job); /* a build in progress reads jp */
 	for (struct job_plan **p = &jps->list; *p; p = &(*p)->next) {
 		if (*p == jp) {
 			*p = jp->next;
@@ -462,6 +466,8 @@ void job_plans_report(struct job_plans *jps, struct proto_rs *rs)
 	proto_rs_u64(rs, "install_errors", jps ? jps->install_errors : 0);
 	proto_rs_u64(rs, "dropped_copies", jps ? jps->dropped_copies : 0);
 	proto_rs_u64(rs, "home_views", jps ? jps->views_installed : 0);
+	proto_rs_u64(rs, "home_views_building", job_views_building(jps));
+	proto_rs_u64(rs, "home_view_step_max_us", jps ? jps->view_slice_max_us : 0);
 	proto_rs_u64(rs, "rank_plans_shared", rank_local);
 	proto_rs_u64(rs, "rank_plans_from_cluster", rank_cluster);
 

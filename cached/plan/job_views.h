@@ -20,6 +20,9 @@
  * cluster shared), interleaved as a DistributedSampler deals them: entry
  * j of rank r is the job's entry j * world_size + r.
  *
+ * A view is built in steps of about a millisecond, one per loop turn
+ * (job_views.c): a job of a million entries does not hold the loop.
+ *
  * Loop thread only.
  */
 #ifndef TIERCACHE_JOB_VIEWS_H
@@ -39,5 +42,11 @@ void job_view_build(struct job_plans *jps, struct dataset *ds, uint64_t job);
 void job_view_end(struct job_plans *jps, struct dataset *ds, uint64_t job);
 /* Rebuild every job's view (homes moved, or per-rank plans changed). */
 void job_views_rebuild(struct job_plans *jps);
+/* A plan of (ds, job) goes: drop a build of its view in progress (it reads
+ * that plan across loop turns); the caller builds again if it should. */
+void job_views_drop(struct job_plans *jps, const struct dataset *ds, uint64_t job);
+/* Builds in progress (status), and freeing them all (job_plans_free). */
+unsigned job_views_building(const struct job_plans *jps);
+void job_views_free(struct job_plans *jps);
 
 #endif
