@@ -49,6 +49,7 @@ struct view_build {
 	unsigned pass;                /* 0: this epoch, 1: the next as a guess, 2: done */
 	uint64_t pos, end;            /* whole: entry; per-rank: j * ws + r */
 	bool started;                 /* the first step replaced the previous view */
+	bool resume;                  /* ... resuming where its readers are */
 	size_t step;                  /* entries resolved per step */
 	uint32_t *ix;                 /* the step's manifest indices */
 	size_t files;
@@ -191,7 +192,7 @@ static void build_step(evutil_socket_t fd, short what, void *arg)
 	}
 	size_t k = build_resolve(b);
 	int rc = plans_set_view(jps->reg, jps, b->uid, ds, job, b->ws, b->epoch, b->ix, k, view_keep, b,
-				b->started);
+				b->started ? TC_PLAN_APPEND : b->resume ? TC_PLAN_RESUME : 0);
 	if (rc < 0) {
 		jps->install_errors++;
 		log_warn("dataset=%s job=%llu op=job_plan_home_view err=\"%s\" (no home view: this node's "
@@ -236,7 +237,7 @@ static void build_step(evutil_socket_t fd, short what, void *arg)
 	build_free(b);
 }
 
-void job_view_build(struct job_plans *jps, struct dataset *ds, uint64_t job)
+void job_view_build(struct job_plans *jps, struct dataset *ds, uint64_t job, bool resume)
 {
 	job_views_drop(jps, ds, job); /* a build in progress starts over */
 	if (!jps->hooks.is_home || !ds->mf) {
@@ -290,6 +291,10 @@ void job_view_build(struct job_plans *jps, struct dataset *ds, uint64_t job)
 		}
 	}
 	b->end = whole ? whole->n : (uint64_t)len * ws;
+	/* an append: the view readers advanced picks up where they are (from
+	 * their next ask) rather than from the job's first entry */
+	const struct dplan *cur = plans_find(jps->reg, ds, job, TC_JOB_RANK_ANY);
+	b->resume = resume && cur && cur->owner == jps && plan_track_pos(&cur->tr) > 0;
 	static const struct timeval zero = {0, 0};
 	evtimer_add(b->ev, &zero);
 	return;
@@ -319,6 +324,6 @@ void job_views_rebuild(struct job_plans *jps)
 		for (const struct job_plan *q = jps->list; q != jp && !seen; q = q->next)
 			seen = q->ds == jp->ds && q->job == jp->job;
 		if (!seen)
-			job_view_build(jps, jp->ds, jp->job);
+			job_view_build(jps, jp->ds, jp->job, false);
 	}
 }

@@ -28,6 +28,7 @@
 #ifndef TIERCACHE_JOB_VIEWS_H
 #define TIERCACHE_JOB_VIEWS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct job_plans;
@@ -36,8 +37,10 @@ struct dataset;
 #define JOB_VIEW_RANKS_MAX 65536u /* world_size a view is built for */
 
 /* (Re)build (ds, job)'s home view from what this node knows of the job;
- * ends it if nothing of it is homed here (or no homes: not a cluster). */
-void job_view_build(struct job_plans *jps, struct dataset *ds, uint64_t job);
+ * ends it if nothing of it is homed here (or no homes: not a cluster).
+ * resume (the job's plan was appended to): a view its readers advanced
+ * resumes where they are. */
+void job_view_build(struct job_plans *jps, struct dataset *ds, uint64_t job, bool resume);
 /* End (ds, job)'s home view, if there is one. */
 void job_view_end(struct job_plans *jps, struct dataset *ds, uint64_t job);
 /* Rebuild every job's view (homes moved, or per-rank plans changed). */

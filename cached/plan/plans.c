@@ -316,13 +316,13 @@ int plans_set(struct plans *reg, const void *c, uid_t uid, struct dataset *ds, u
 
 int plans_set_view(struct plans *reg, const void *c, uid_t uid, struct dataset *ds, uint64_t job,
 		   uint32_t world_size, uint32_t epoch, const uint32_t *ix, size_t n,
-		   bool (*keep)(void *arg, uint64_t key), void *keep_arg, bool append)
+		   bool (*keep)(void *arg, uint64_t key), void *keep_arg, uint8_t flags)
 {
 	struct plan_in in = {.mf = ds->mf, .b = ix, .nb = n, .keep = keep, .keep_arg = keep_arg};
 	if (!keep)
 		return -EINVAL;
 	return plan_register(reg, c, uid, ds, job, TC_JOB_RANK_ANY, world_size, epoch,
-			     append ? TC_PLAN_APPEND : 0, &in);
+			     flags & (TC_PLAN_APPEND | TC_PLAN_RESUME), &in);
 }
 
 int plans_cancel(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t rank)
