@@ -8,8 +8,10 @@
 # home view. Meanwhile one client per node pings its daemon back to back
 # (tcplan probe): the longest round trip is how long that loop was held.
 # Prints per node: the view's build time (wall, from the daemon's log line
-# op=job_plan_home_view ... build_us=, and the longest loop slice it took,
-# view_slice_max_us), and the probe's max / p99 round trip.
+# op=job_plan_home_view ... build_us=), its longest step (wall, and CPU of
+# the loop thread: a loaded machine's wall time also counts waits for a
+# CPU; 0 for a tree that built views in one go), and the probe's max / p99
+# round trip. Compare trees by alternating runs (BUILD of each).
 # Usage: bench/plan_view.sh [BUILD]   (FILES=100000 REPEAT=10 N=4 to change)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
