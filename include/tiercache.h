@@ -155,7 +155,9 @@ struct tiercache_plan {
  * DistributedSampler). Every node that serves a rank of the job (a
  * connection tagged with it, tiercache_set_job) prefetches that rank's
  * share; with [cluster] the plan reaches every node through Redis. Replaces
- * the job's plan (not with TIERCACHE_PLAN_APPEND); cancel with any rank. */
+ * the job's plan, or with TIERCACHE_PLAN_APPEND extends it (an order
+ * registered in pieces; on the node that registered it, same world_size);
+ * cancel with any rank. */
 #define TIERCACHE_PLAN_JOB 0x2u
 
 int tiercache_plan_paths(struct tiercache *tc, const char *dataset, const struct tiercache_plan *p,

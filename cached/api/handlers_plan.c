@@ -184,7 +184,7 @@ void handlers_plan_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 		st = NULL;
 	} else if (q.flags & TC_PLAN_JOB) {
 		err = job_plans_set_local(plans->jobs, c, owner, ds, q.job, q.rank, q.world_size, q.epoch,
-					  q.flags & TC_PLAN_RESUME, NULL, 0, ix, q.n);
+					  q.flags & (TC_PLAN_RESUME | TC_PLAN_APPEND), NULL, 0, ix, q.n);
 	} else {
 		err = plans_set(plans, c, owner, ds, q.job, q.rank, q.world_size, q.epoch,
 				q.flags & (TC_PLAN_APPEND | TC_PLAN_RESUME), ix, q.n);
@@ -200,6 +200,20 @@ void handlers_plan_set(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 			       "plan too long: at most %llu chunk reads ahead of its position (append "
 			       "later epochs as the job gets to them)",
 			       (unsigned long long)PLANS_CHUNKS_MAX);
+		return;
+	}
+	if (err == -EXDEV) {
+		conn_reply_err(c, h->op, h->id, EINVAL,
+			       "job %llu's whole-job plan was registered on another node: append to it "
+			       "there, or register the whole order here",
+			       (unsigned long long)q.job);
+		return;
+	}
+	if (err == -EDOM) {
+		conn_reply_err(c, h->op, h->id, EINVAL,
+			       "append to job %llu's whole-job plan with world_size %u: the plan has "
+			       "another world_size (register the whole order instead)",
+			       (unsigned long long)q.job, q.world_size);
 		return;
 	}
 	if (err == -ESTALE) {

@@ -42,7 +42,6 @@ int plan_frame_check(const struct plan_frame *f, size_t left, size_t staged, cha
 		return -EINVAL;
 	}
 	if (f->flags & ~(TC_PLAN_APPEND | TC_PLAN_MORE | TC_PLAN_CONT | TC_PLAN_RESUME | TC_PLAN_JOB) ||
-	    (f->flags & (TC_PLAN_JOB | TC_PLAN_APPEND)) == (TC_PLAN_JOB | TC_PLAN_APPEND) ||
 	    (f->kind != TC_PLAN_PATHS && f->kind != TC_PLAN_INDICES)) {
 		snprintf(msg, PLAN_FRAME_MSG, "unknown plan flags 0x%x or kind %u (paths 1, indices 2)",
 			 f->flags, f->kind);

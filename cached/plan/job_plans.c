@@ -78,6 +78,7 @@ void job_plans_free(struct job_plans *jps)
 		return;
 	if (jps->drop_ev)
 		event_free(jps->drop_ev);
+	job_views_free(jps);
 	while (jps->list) {
 		struct job_plan *jp = jps->list;
 		jps->list = jp->next;
@@ -89,6 +90,8 @@ void job_plans_free(struct job_plans *jps)
 void job_plans_set_hooks(struct job_plans *jps, const struct job_plans_hooks *h)
 {
 	jps->hooks = *h;
+	if (!h->is_home)
+		job_views_free(jps); /* no homes (cluster_stop): a build cannot go on */
 }
 
 struct job_plan *job_plans_get(struct job_plans *jps, const struct dataset *ds, uint64_t job,
@@ -113,20 +116,29 @@ bool job_plans_serves(const struct job_plans *jps, uint64_t job)
 	return false;
 }
 
-/* Install rank's slice of jp as a plan of this registry's own. */
-static void slice_install(struct job_plans *jps, struct job_plan *jp, uint32_t rank, uint8_t flags)
+/* Install rank's slice of jp as a plan of this registry's own; from > 0
+ * (an append): extend the rank's slice with jp's entries from there on,
+ * if it has one (else it is installed whole). */
+static void slice_install(struct job_plans *jps, struct job_plan *jp, uint32_t rank, uint8_t flags,
+			  uint32_t from)
 {
 	struct dataset *ds = jp->ds;
 	if (rank >= jp->world_size || !ds->mf)
 		return;
-	size_t cap = jp->n / jp->world_size + 1, k = 0;
+	const struct dplan *cur = from ? plans_find(jps->reg, ds, jp->job, rank) : NULL;
+	if (!cur || cur->owner != jps)
+		from = 0;
+	uint64_t first = rank;
+	if (from)
+		first = (uint64_t)from + (rank + jp->world_size - from % jp->world_size) % jp->world_size;
+	size_t cap = (jp->n - from) / jp->world_size + 1, k = 0;
 	uint32_t *ix = malloc(cap * sizeof(*ix));
 	if (!ix) {
 		jps->install_errors++;
 		return;
 	}
 	uint64_t missing = 0;
-	for (uint64_t i = rank; i < jp->n; i += jp->world_size) {
+	for (uint64_t i = first; i < jp->n; i += jp->world_size) {
 		const struct mf_entry *e = manifest_find(ds->mf, jp->blob + jp->off[i]);
 		if (!e) {
 			missing++; /* not (or no longer) in this node's listing of the source */
@@ -135,7 +147,7 @@ static void slice_install(struct job_plans *jps, struct job_plan *jp, uint32_t r
 		ix[k++] = (uint32_t)(e - ds->mf->v);
 	}
 	int rc = plans_set(jps->reg, jps, jp->uid, ds, jp->job, rank, jp->world_size, jp->epoch,
-			   flags & TC_PLAN_RESUME, ix, k);
+			   (flags & TC_PLAN_RESUME) | (from ? TC_PLAN_APPEND : 0), ix, k);
 	free(ix);
 	jp->missing += missing;
 	if (rc < 0) {
@@ -145,10 +157,10 @@ static void slice_install(struct job_plans *jps, struct job_plan *jp, uint32_t r
 		return;
 	}
 	jps->installed++;
-	log_info("dataset=%s job=%llu rank=%u world_size=%u epoch=%u op=job_plan_slice files=%zu "
+	log_info("dataset=%s job=%llu rank=%u world_size=%u epoch=%u op=job_plan_slice%s files=%zu "
 		 "missing=%llu source=%s",
-		 ds->name, (unsigned long long)jp->job, rank, jp->world_size, jp->epoch, k,
-		 (unsigned long long)missing, jp->remote ? "cluster" : "local");
+		 ds->name, (unsigned long long)jp->job, rank, jp->world_size, jp->epoch,
+		 from ? "_append" : "", k, (unsigned long long)missing, jp->remote ? "cluster" : "local");
 }
 
 /* End the slices of (ds, job) this registry installed (all, or only the
@@ -166,18 +178,21 @@ static void slices_end(struct job_plans *jps, struct dataset *ds, uint64_t job, 
 		job_view_end(jps, ds, job);
 }
 
-/* Install every served rank's slice of jp. */
-static void slices_install(struct job_plans *jps, struct job_plan *jp, uint8_t flags)
+/* Install every served rank's slice of jp (from > 0: jp extends the plan
+ * it replaced, whose entries [0, from) the slices have: they are extended,
+ * and keep their places). */
+static void slices_install(struct job_plans *jps, struct job_plan *jp, uint8_t flags, uint32_t from)
 {
 	slices_end(jps, jp->ds, jp->job, jp->world_size);
 	for (unsigned i = 0; i < jps->nserved; i++)
 		if (jps->served[i].job == jp->job)
-			slice_install(jps, jp, jps->served[i].rank, flags);
-	job_view_build(jps, jp->ds, jp->job);
+			slice_install(jps, jp, jps->served[i].rank, flags, from);
+	job_view_build(jps, jp->ds, jp->job, from > 0);
 }
 
 static void unlink_plan(struct job_plans *jps, struct job_plan *jp)
 {
+	job_views_drop(jps, jp->ds, jp->job); /* a build in progress reads jp */
 	for (struct job_plan **p = &jps->list; *p; p = &(*p)->next) {
 		if (*p == jp) {
 			*p = jp->next;
@@ -189,8 +204,9 @@ static void unlink_plan(struct job_plans *jps, struct job_plan *jp)
 
 /* Put jp in place of (ds, job)'s current plan (of its rank, for a per-rank
  * copy), then install its slices (a per-rank copy: the views are built
- * again at the next tick). */
-static int job_plan_put(struct job_plans *jps, struct job_plan *jp, uint8_t flags)
+ * again at the next tick). from: jp extends the plan it replaces, whose
+ * entries are its first from (an append). */
+static int job_plan_put(struct job_plans *jps, struct job_plan *jp, uint8_t flags, uint32_t from)
 {
 	struct job_plan *old = job_plans_get(jps, jp->ds, jp->job, jp->only_rank);
 	if (!old && jps->n >= JOB_PLANS_MAX) {
@@ -215,8 +231,8 @@ static int job_plan_put(struct job_plans *jps, struct job_plan *jp, uint8_t flag
 	}
 	log_info("dataset=%s job=%llu world_size=%u epoch=%u uid=%u op=job_plan_%s entries=%u source=%s",
 		 jp->ds->name, (unsigned long long)jp->job, jp->world_size, jp->epoch, (unsigned)jp->uid,
-		 old ? "replace" : "set", jp->n, jp->remote ? "cluster" : "local");
-	slices_install(jps, jp, flags);
+		 from ? "append" : old ? "replace" : "set", jp->n, jp->remote ? "cluster" : "local");
+	slices_install(jps, jp, flags, from);
 	return 0;
 }
 
@@ -285,7 +301,8 @@ static int plan_build(const struct dataset *ds, const struct job_plan *prev, con
 /* A plan registered on this node (by connection c, as rank): filled in,
  * kept, shared through the registered hook, and the rank marked served. */
 static int local_put(struct job_plans *jps, struct job_plan *jp, const void *c, uid_t uid,
-		     uint64_t job, uint32_t rank, uint32_t world_size, uint32_t epoch, uint8_t flags)
+		     uint64_t job, uint32_t rank, uint32_t world_size, uint32_t epoch, uint8_t flags,
+		     uint32_t from)
 {
 	jp->job = job;
 	jp->world_size = world_size;
@@ -294,7 +311,7 @@ static int local_put(struct job_plans *jps, struct job_plan *jp, const void *c, 
 	jp->uid = uid;
 	jp->owner = c;
 	bool fresh_serve = serve_mark(jps, job, rank);
-	int rc = job_plan_put(jps, jp, flags);
+	int rc = job_plan_put(jps, jp, flags, from);
 	if (rc < 0)
 		return rc;
 	if (jps->hooks.registered)
@@ -310,11 +327,18 @@ int job_plans_set_local(struct job_plans *jps, const void *c, uid_t uid, struct 
 {
 	if (world_size == 0 || rank >= world_size)
 		return -EINVAL;
-	struct job_plan *jp;
-	int rc = plan_build(ds, NULL, a, na, b, nb, &jp);
+	/* an append extends the plan registered here (a job that registers
+	 * its order in pieces); without one it is a registration */
+	struct job_plan *old = (flags & TC_PLAN_APPEND) ? job_plans_find(jps, ds, job) : NULL, *jp;
+	if (old && old->remote)
+		return -EXDEV; /* registered on another node: appended there */
+	if (old && old->world_size != world_size)
+		return -EDOM;
+	int rc = plan_build(ds, old, a, na, b, nb, &jp);
 	if (rc < 0)
 		return rc;
-	return local_put(jps, jp, c, uid, job, rank, world_size, epoch, flags);
+	return local_put(jps, jp, c, uid, job, rank, world_size, epoch, flags & ~TC_PLAN_APPEND,
+			 old ? old->n : 0);
 }
 
 int job_plans_set_remote(struct job_plans *jps, struct dataset *ds, uint64_t job, uint32_t only_rank,
@@ -333,7 +357,15 @@ int job_plans_set_remote(struct job_plans *jps, struct dataset *ds, uint64_t job
 				.reg_rank = reg_rank, .uid = uid, .blob = blob, .bloblen = bloblen,
 				.off = off, .n = n, .remote = true, .share_gen = gen,
 				.share_ms = published_ms, .share_hash = hash, .only_rank = only_rank};
-	return job_plan_put(jps, jp, 0);
+	/* the registering node appended to it: its first entries are the
+	 * plan this node has (the slices are extended, not replaced) */
+	const struct job_plan *old = job_plans_get(jps, ds, job, only_rank);
+	uint32_t from = 0;
+	if (old && only_rank == TC_JOB_RANK_ANY && old->world_size == world_size && n > old->n &&
+	    bloblen >= old->bloblen && memcmp(blob, old->blob, old->bloblen) == 0 &&
+	    memcmp(off, old->off, (size_t)old->n * sizeof(*off)) == 0)
+		from = old->n;
+	return job_plan_put(jps, jp, 0, from);
 }
 
 int job_plans_end(struct job_plans *jps, struct dataset *ds, uint64_t job, uint32_t only_rank, bool local)
@@ -374,7 +406,7 @@ int job_plans_rank_local(struct job_plans *jps, const void *c, uid_t uid, struct
 	if (rc < 0)
 		return rc;
 	jp->only_rank = rank;
-	return local_put(jps, jp, c, uid, job, rank, world_size, epoch, 0);
+	return local_put(jps, jp, c, uid, job, rank, world_size, epoch, 0, 0);
 }
 
 void job_plans_rank_ended(struct job_plans *jps, struct dataset *ds, uint64_t job, uint32_t rank,
@@ -391,8 +423,8 @@ void job_plans_serve(struct job_plans *jps, uint64_t job, uint32_t rank)
 		return;
 	for (struct job_plan *jp = jps->list; jp; jp = jp->next) {
 		if (jp->job == job && jp->only_rank == TC_JOB_RANK_ANY) {
-			slice_install(jps, jp, rank, 0);
-			job_view_build(jps, jp->ds, jp->job); /* without that rank now */
+			slice_install(jps, jp, rank, 0, 0);
+			job_view_build(jps, jp->ds, jp->job, false); /* without that rank now */
 		} else if (jp->job == job) {
 			jps->views_dirty = true;
 		}
@@ -462,6 +494,8 @@ void job_plans_report(struct job_plans *jps, struct proto_rs *rs)
 	proto_rs_u64(rs, "install_errors", jps ? jps->install_errors : 0);
 	proto_rs_u64(rs, "dropped_copies", jps ? jps->dropped_copies : 0);
 	proto_rs_u64(rs, "home_views", jps ? jps->views_installed : 0);
+	proto_rs_u64(rs, "home_views_building", job_views_building(jps));
+	proto_rs_u64(rs, "home_view_step_max_us", jps ? jps->view_slice_max_us : 0);
 	proto_rs_u64(rs, "rank_plans_shared", rank_local);
 	proto_rs_u64(rs, "rank_plans_from_cluster", rank_cluster);
 

@@ -286,7 +286,8 @@ static int plan_register(struct plans *reg, const void *c, uid_t uid, struct dat
 	pl->gone_ns = 0;
 	if (fresh && (flags & TC_PLAN_RESUME))
 		pl->resync = true;
-	log_info("dataset=%s job=%llu rank=%u world_size=%u epoch=%u uid=%u op=plan_%s files=%zu "
+	if (!view || fresh) /* a view's steps: its builder logs once, at the end */
+		log_info("dataset=%s job=%llu rank=%u world_size=%u epoch=%u uid=%u op=plan_%s files=%zu "
 		 "chunks=%llu",
 		 ds->name, (unsigned long long)job, rank, world_size, epoch, (unsigned)uid,
 		 fresh ? (pl->resync ? "resume" : "set") : "append", in->na + in->nb,
@@ -315,12 +316,13 @@ int plans_set(struct plans *reg, const void *c, uid_t uid, struct dataset *ds, u
 
 int plans_set_view(struct plans *reg, const void *c, uid_t uid, struct dataset *ds, uint64_t job,
 		   uint32_t world_size, uint32_t epoch, const uint32_t *ix, size_t n,
-		   bool (*keep)(void *arg, uint64_t key), void *keep_arg)
+		   bool (*keep)(void *arg, uint64_t key), void *keep_arg, uint8_t flags)
 {
 	struct plan_in in = {.mf = ds->mf, .b = ix, .nb = n, .keep = keep, .keep_arg = keep_arg};
 	if (!keep)
 		return -EINVAL;
-	return plan_register(reg, c, uid, ds, job, TC_JOB_RANK_ANY, world_size, epoch, 0, &in);
+	return plan_register(reg, c, uid, ds, job, TC_JOB_RANK_ANY, world_size, epoch,
+			     flags & (TC_PLAN_APPEND | TC_PLAN_RESUME), &in);
 }
 
 int plans_cancel(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t rank)

@@ -105,10 +105,12 @@ int plans_set(struct plans *reg, const void *c, uid_t uid, struct dataset *ds, u
  * TC_JOB_RANK_ANY whose positions are the chunks of files ix[0..n) for
  * which keep(keep_arg, key) is true, in that order, owned by c. Peers'
  * reads (untagged) advance it; a local connection tagged with a rank of
- * the job does not. Errors as plans_set. */
+ * the job does not. flags: TC_PLAN_APPEND extends the view (built in
+ * steps, job_views.c; not logged) instead of replacing it, TC_PLAN_RESUME
+ * as for plans_set. Errors as plans_set. */
 int plans_set_view(struct plans *reg, const void *c, uid_t uid, struct dataset *ds, uint64_t job,
 		   uint32_t world_size, uint32_t epoch, const uint32_t *ix, size_t n,
-		   bool (*keep)(void *arg, uint64_t key), void *keep_arg);
+		   bool (*keep)(void *arg, uint64_t key), void *keep_arg, uint8_t flags);
 /* May a client of uid (admin: an admin's) replace, extend or cancel pl? */
 static inline bool plans_owner_ok(const struct dplan *pl, uid_t uid, bool admin)
 {

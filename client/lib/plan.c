@@ -53,11 +53,6 @@ static int plan_check(struct tiercache *tc, const char *dataset, const struct ti
 		tc_err_detail("unknown plan flags 0x%x", flags);
 		return -EINVAL;
 	}
-	if ((flags & TIERCACHE_PLAN_APPEND) && (flags & TIERCACHE_PLAN_JOB)) {
-		tc_err_detail("a whole-job plan (TIERCACHE_PLAN_JOB) replaces the job's plan: it cannot "
-			      "be appended to (register the next epoch's order whole)");
-		return -EINVAL;
-	}
 	return 0;
 }
 
@@ -361,7 +356,8 @@ int tc_conn_restore(struct tiercache *tc)
 		struct tc_kept_plan *k = *pp;
 		int rc = 0;
 		for (int i = 0; i < k->nseg && rc == 0; i++)
-			rc = seg_replay(tc, k, &k->seg[i], i == 0 ? TC_PLAN_RESUME | (k->whole ? TC_PLAN_JOB : 0) : TC_PLAN_APPEND);
+			rc = seg_replay(tc, k, &k->seg[i],
+					(i == 0 ? TC_PLAN_RESUME : TC_PLAN_APPEND) | (k->whole ? TC_PLAN_JOB : 0));
 		if (rc == TC_ERETRY)
 			return rc;
 		if (rc < 0) {
@@ -408,7 +404,7 @@ static int plan_send(struct tiercache *tc, const char *dataset, const struct tie
 	for (int attempt = 0;; attempt++) {
 		uint32_t gen0 = plan_conn_gen(tc);
 		size_t sent;
-		uint8_t first = append ? TC_PLAN_APPEND : (flags & TIERCACHE_PLAN_JOB) ? TC_PLAN_JOB : 0;
+		uint8_t first = (append ? TC_PLAN_APPEND : 0) | ((flags & TIERCACHE_PLAN_JOB) ? TC_PLAN_JOB : 0);
 		rc = plan_frames(tc, dataset, p, s, first, plan_xfer_call, &sent);
 		/* the connection was replaced between two frames of this plan: the
 		 * new daemon has no registration in progress. Send it all again. */

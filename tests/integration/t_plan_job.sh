@@ -4,9 +4,10 @@
 # i % 2 == rank) as a plan of the daemon's, with its prefetch window, and
 # read every byte equal to the source, hitting. A rank served after the
 # registration gets its slice at its tag. The next epoch's registration
-# replaces both slices; a cancel with any rank ends them; APPEND with JOB is
-# refused; another uid may not replace or cancel it. The python binding's
-# whole_job=True registers the same.
+# replaces both slices; APPEND with JOB extends the job's plan and both
+# slices (with another world_size it is refused); a cancel with any rank
+# ends them; another uid may not replace or cancel it. The python binding's
+# whole_job=True registers the same, and extends it with append=True.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_python.sh"
 
@@ -59,10 +60,16 @@ out=$("$TP" ddp ds "$T/cold" $JOB 1 2 2 "$T/order2" "$T/go2" 0 register </dev/nu
 check "epoch 2 registered by rank 1 replaces both slices" wait_for 20 "[ \"\$(slices)\" = '[(0, 2, 16), (1, 2, 16)]' ]"
 check "... and rank 1 read its new slice" bash -c "grep -q '^ok read 16' <<<'$out'"
 
+# an append: the job's plan goes on (entries 32, 33: one per rank)
+printf 'd/s00.bin\nd/s01.bin\n' | "$TP" set ds $JOB 0 2 3 append job >"$T/out" 2>&1
+check "APPEND with JOB extends the job's plan: $(cat "$T/out")" grep -q '^registered 2$' "$T/out"
+check "... to 34 entries of epoch 3" [ "$(js "[(j['entries'], j['epoch']) for j in s['job_plans'] if j['job'] == $JOB]")" = "[(34, 3)]" ]
+check "... and both slices were extended (epoch 3)" \
+	[ "$(js "sorted((p['rank'], p['epoch']) for p in s['plans'] if p['job'] == $JOB and p['job_slice'])")" = "[(0, 3), (1, 3)]" ]
 # errors
-printf 'd/s00.bin\n' | "$TP" set ds $JOB 0 2 3 append job >"$T/out" 2>&1
-check "APPEND with JOB is refused (EINVAL): $(cat "$T/out")" grep -q '^error EINVAL: ' "$T/out"
-check "... and the plan stays as it was" wait_for 5 "[ \"\$(slices)\" = '[(0, 2, 16), (1, 2, 16)]' ]"
+printf 'd/s00.bin\n' | "$TP" set ds $JOB 0 4 3 append job >"$T/out" 2>&1
+check "APPEND with JOB of another world_size is refused (EINVAL): $(cat "$T/out")" grep -q '^error EINVAL: .*world_size' "$T/out"
+check "... and the plan stays as it was" [ "$(js "[j['entries'] for j in s['job_plans'] if j['job'] == $JOB]")" = "[34]" ]
 if [ "$(id -u)" = 0 ]; then
 	out=$(runuser -u nobody -- "$TP" cancel ds $JOB 0 2>&1)
 	check "another uid may not cancel it (EPERM): $out" bash -c "grep -q '^error EPERM: .*whole-job plan' <<<'$out'"
@@ -80,15 +87,17 @@ c = tiercache.Client()
 order = ["d/s%02d.bin" % i for i in range(31, -1, -1)]
 c.plan("ds", order, 778, rank=0, world_size=4, epoch=9, whole_job=True)
 print("ok: python registered a whole-job plan")
+c.plan("ds", order, 778, rank=0, world_size=4, epoch=9, whole_job=True, append=True)
+print("ok: python appended to it")
 try:
     c.plan("ds", order, 778, whole_job=True, append=True)
-    print("FAIL: append with whole_job accepted")
-except ValueError:
-    print("ok: append with whole_job refused")
+    print("FAIL: append with whole_job of another world_size accepted")
+except tiercache.Error:
+    print("ok: append with whole_job of another world_size refused")
 EOF
 py_report py $?
-check "python's whole-job plan: world_size 4, 32 entries" \
-	[ "$(js "[(j['world_size'], j['entries'], j['epoch']) for j in s['job_plans'] if j['job'] == 778]")" = "[(4, 32, 9)]" ]
-check "... and its registering rank's slice (8 files)" \
-	[ "$(js "[(p['rank'], p['files']) for p in s['plans'] if p['job'] == 778 and p['job_slice']]")" = "[(0, 8)]" ]
+check "python's whole-job plan, appended to: world_size 4, 64 entries" \
+	[ "$(js "[(j['world_size'], j['entries'], j['epoch']) for j in s['job_plans'] if j['job'] == 778]")" = "[(4, 64, 9)]" ]
+check "... and its registering rank's slice (8 files, twice)" \
+	[ "$(js "[(p['rank'], p['files'], p['chunks']) for p in s['plans'] if p['job'] == 778 and p['job_slice']]")" = "[(0, 8, 16)]" ]
 finish

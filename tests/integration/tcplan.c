@@ -16,6 +16,9 @@
  *        (from chunk FIRST, COUNT chunks; default: all)
  *   tcplan raw OP HEX                   send a raw payload, print the errno
  *   tcplan settle                       wait for no fill in flight
+ *   tcplan probe STOPFILE               ping round trips back to back until
+ *        STOPFILE exists (<= 600 s): how long the daemon's loop was busy
+ *        elsewhere; prints "pings N max_us X p99_us Y over_10ms Z"
  *   tcplan ddp DATASET SRCDIR JOB RANK WORLD EPOCH ORDER GO COMPUTE_MS [register|register-rank]
  *        one rank of a DDP job: tags its connection JOB:RANK, registers
  *        ORDER (paths, one a line) as the whole job's plan if "register"
@@ -377,6 +380,52 @@ static int cmd_shell(struct tiercache *tc, char **argv)
 	return 0;
 }
 
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Round trips until stop exists: the longest shows how long the loop was
+ * held by something else (a view build, say). */
+static int cmd_probe(struct tiercache *tc, const char *stop)
+{
+	size_t cap = 1u << 16, n = 0;
+	uint64_t *rtt = malloc(cap * sizeof(*rtt)), t_end = mono_us() + 600u * 1000000u, over = 0;
+	if (!rtt)
+		return 1;
+	while (access(stop, F_OK) != 0 && mono_us() < t_end) {
+		uint64_t t0 = mono_us();
+		if (tiercache_ping(tc) < 0) {
+			free(rtt);
+			return report_err();
+		}
+		uint64_t d = mono_us() - t0;
+		over += d > 10000;
+		if (n == cap) {
+			uint64_t *nr = realloc(rtt, 2 * cap * sizeof(*rtt));
+			if (!nr)
+				break;
+			rtt = nr;
+			cap *= 2;
+		}
+		rtt[n++] = d;
+	}
+	qsort(rtt, n, sizeof(*rtt), u64_cmp);
+	printf("pings %zu max_us %llu p99_us %llu over_10ms %llu\n", n,
+	       (unsigned long long)(n ? rtt[n - 1] : 0), (unsigned long long)(n ? rtt[n * 99 / 100] : 0),
+	       (unsigned long long)over);
+	free(rtt);
+	return n == 0;
+}
+
 enum { DDP_REG_NONE, DDP_REG_JOB, DDP_REG_RANK };
 
 static int cmd_ddp(struct tiercache *tc, char **argv, int reg)
@@ -469,6 +518,8 @@ int main(int argc, char **argv)
 				  argc > 6 ? strtoull(argv[6], NULL, 10) : UINT64_MAX);
 	else if (!strcmp(argv[1], "raw") && argc == 4)
 		rc = cmd_raw(tc, argv);
+	else if (!strcmp(argv[1], "probe") && argc == 3)
+		rc = cmd_probe(tc, argv[2]);
 	else if (!strcmp(argv[1], "settle"))
 		rc = settle(tc) < 0;
 	else if (!strcmp(argv[1], "shell") && argc == 4)

@@ -556,7 +556,8 @@ class Client:
         Replaces the rank's plan, or extends it with append=True.
         whole_job=True: items are the whole job's sample order, registered
         once by any rank; rank r reads items i with i % world_size == r (as
-        torch's DistributedSampler); not with append. job: an int
+        torch's DistributedSampler); append=True extends it (entry
+        numbers go on from its end). job: an int
         id, or a name (str) hashed to one. Raises Error(ENOSYS) when the
         loaded libtiercache has no plan support."""
         tc = self._check()
@@ -566,8 +567,6 @@ class Client:
                         _u32("epoch", epoch))
         if not 0 <= p.rank < p.world_size:
             raise ValueError("rank %d is not in 0..world_size-1 (world_size %d)" % (p.rank, p.world_size))
-        if append and whole_job:
-            raise ValueError("a whole-job plan replaces the job's plan: append=True is not allowed")
         flags = (_lib.PLAN_APPEND if append else 0) | (_lib.PLAN_JOB if whole_job else 0)
         if items and not hasattr(items[0], "__index__"):
             name = "tiercache_plan_paths"
