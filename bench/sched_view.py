@@ -80,6 +80,7 @@ def main():
     ready = {}             # tid -> since: woken or preempted, not on a CPU
     on_cpu = defaultdict(float)
     waiting = defaultdict(float)
+    waits = defaultdict(int)      # times it waited for a CPU (woken or preempted)
     cpu_idle = defaultdict(float)
     overlap = defaultdict(float)  # number of path threads active -> s
     solo = defaultdict(float)     # the one active group when only one -> s
@@ -123,8 +124,13 @@ def main():
                 cpu_idle.setdefault(cpu, 0.0)
             if prev and kv.get("prev_state", "S").startswith("R"):
                 ready[prev] = t
+            elif prev:
+                ready.pop(prev, None)  # a wakeup seen while it still ran
             if nxt in ready:
-                waiting[nxt] += clip(ready.pop(nxt), t)
+                since = ready.pop(nxt)
+                waiting[nxt] += clip(since, t)
+                if since >= t0:
+                    waits[nxt] += 1
                 seen.add(nxt)
             running[cpu] = (nxt, t)
     advance(t1)
@@ -141,6 +147,7 @@ def main():
         g = group(tid)
         acc[g]["on_cpu"] += on_cpu[tid]
         acc[g]["runnable"] += waiting[tid]
+        acc[g]["waits"] += waits[tid]
         if on_cpu[tid] or waiting[tid]:
             nthreads[g].add(tid)
     print("window_s %.3f" % span)
@@ -150,8 +157,10 @@ def main():
         if g == "idle":
             continue
         a = acc[g]
-        print("%-14s threads %2d on_cpu %.2f runnable %.2f (thread-seconds / window)" %
-              (g, len(nthreads[g]), a["on_cpu"] / span, a["runnable"] / span))
+        print("%-14s threads %2d on_cpu %.2f runnable %.2f (thread-seconds / window); "
+              "waits for a CPU %d, mean %.0f us" %
+              (g, len(nthreads[g]), a["on_cpu"] / span, a["runnable"] / span, a["waits"],
+               1e6 * a["runnable"] / a["waits"] if a["waits"] else 0))
     print("path threads active (on a CPU or runnable): none %.2f one %.2f two %.2f three+ %.2f" %
           (overlap[0] / span, overlap[1] / span, overlap[2] / span, overlap[3] / span))
     print("only one active, which: " + " ".join("%s %.2f" % (g, s / span) for g, s in sorted(solo.items())))
