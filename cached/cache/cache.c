@@ -26,7 +26,6 @@
 #include "loop.h"
 #include "mover.h"
 #include "policy_glue.h"
-#include "reclaim.h"
 #include "tier_health.h"
 #include "trace_rec.h"
 #include "verify.h"
@@ -301,9 +300,6 @@ int cache_init(struct cache *cache, const struct config *cfg, struct event_base 
 		}
 	}
 	cache->seg_threshold = cfg->segment_threshold;
-	for (int t = 0; t < TIER_COUNT; t++)
-		if (cache->tiers[t].present)
-			reclaim_size_tier(cache, (enum tier_id)t, cfg->segment_size);
 	if ((rc = tier_health_init(cache)) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return rc;

@@ -42,8 +42,8 @@
 
 int reclaim_init(struct cache *cache);
 /* Size tier t's segments for its capacity (segment_size_for, the
- * configured segment_size), at start and when a reload changes the tier's
- * capacity. The tier keeps one segment's worth spare for the reclaim's
+ * configured segment_size) when a reload changes the tier's capacity
+ * (cache_init sizes them at start). The tier keeps one segment's worth spare for the reclaim's
  * copies (tier.spare) while it holds segments; each reclaim step updates
  * it (at most the bytes its segments take: a tier of chunk files keeps
  * none). */

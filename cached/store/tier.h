@@ -89,20 +89,25 @@ static inline uint64_t tier_capacity_now(const struct tier *t)
 	return t->room < t->capacity ? t->room : t->capacity;
 }
 
-/* Room for new bytes: the spare is not theirs. */
-static inline uint64_t tier_free(const struct tier *t)
+/* Room left once `keep` more bytes are set aside. */
+static inline uint64_t tier_room_past(const struct tier *t, uint64_t keep)
 {
-	uint64_t busy = t->used + t->reserved + t->spare, cap = tier_capacity_now(t);
+	uint64_t busy = t->used + t->reserved + keep, cap = tier_capacity_now(t);
 	if (t->failed)
 		return 0;
 	return busy >= cap ? 0 : cap - busy;
 }
 
+/* Room for new bytes: the spare is not theirs. */
+static inline uint64_t tier_free(const struct tier *t)
+{
+	return tier_room_past(t, t->spare);
+}
+
 /* Reserve len bytes for a segment reclaim's copy: the spare too. */
 static inline bool tier_reserve_spare(struct tier *t, uint64_t len)
 {
-	uint64_t busy = t->used + t->reserved, cap = tier_capacity_now(t);
-	if (!t->present || t->failed || busy >= cap || cap - busy < len)
+	if (!t->present || tier_room_past(t, 0) < len)
 		return false;
 	t->reserved += len;
 	return true;
