@@ -8,6 +8,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_rados.sh"
 OM=$TC_TESTS/tcopenmany
+# exact hit/miss counts: no read-ahead of a directory's next files
+TC_DAEMON_CONF='readahead_files = 0'
 tc_config 64M none 1M
 P="${RD_PREFIX}om/"
 rd_dataset rp "$P" plain 1M
