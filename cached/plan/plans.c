@@ -287,11 +287,11 @@ static int plan_register(struct plans *reg, const void *c, uid_t uid, struct dat
 	if (fresh && (flags & TC_PLAN_RESUME))
 		pl->resync = true;
 	if (!view || fresh) /* a view's steps: its builder logs once, at the end */
-		log_info("dataset=%s job=%llu rank=%u world_size=%u epoch=%u uid=%u op=plan_%s files=%zu "
-		 "chunks=%llu",
-		 ds->name, (unsigned long long)job, rank, world_size, epoch, (unsigned)uid,
-		 fresh ? (pl->resync ? "resume" : "set") : "append", in->na + in->nb,
-		 (unsigned long long)(plan_track_end(&pl->tr) - plan_track_pos(&pl->tr)));
+		log_info("dataset=%s job=%llu rank=%u world_size=%u epoch=%u uid=%u op=plan_%s "
+			 "files=%zu chunks=%llu",
+			 ds->name, (unsigned long long)job, rank, world_size, epoch, (unsigned)uid,
+			 fresh ? (pl->resync ? "resume" : "set") : "append", in->na + in->nb,
+			 (unsigned long long)(plan_track_end(&pl->tr) - plan_track_pos(&pl->tr)));
 	prefetch_pump(reg->pf, pl);
 	if (c != reg->jobs && !view) {
 		/* shared with the cluster for the homes' views (advice: a failure
