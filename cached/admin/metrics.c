@@ -132,12 +132,35 @@ static void histogram(struct evbuffer *b, const char *name, const char *labels,
 
 /* ---- the metrics ---- */
 
+struct tier_field {
+	const char *name, *type, *help;
+	size_t off; /* of a uint64_t in struct tier, or in struct segstore */
+};
+
+/* One metric per field, a sample per present tier, read from the tier
+ * (segs false) or from its segment store. */
+static void tier_fields(struct status *st, struct evbuffer *b, const struct tier_field *fields, size_t n,
+			bool segs)
+{
+	char labels[64];
+	for (size_t f = 0; f < n; f++) {
+		head(b, fields[f].name, fields[f].type, fields[f].help);
+		for (int t = 0; t < TIER_COUNT; t++) {
+			const struct tier *tr = &st->cache->tiers[t];
+			if (!tr->present)
+				continue;
+			const char *base = segs ? (const char *)&st->cache->segs[t] : (const char *)tr;
+			uint64_t v;
+			memcpy(&v, base + fields[f].off, sizeof(v));
+			snprintf(labels, sizeof(labels), "tier=\"%s\"", tr->name);
+			sample(b, fields[f].name, labels, v);
+		}
+	}
+}
+
 static void render_tiers(struct status *st, struct evbuffer *b)
 {
-	static const struct {
-		const char *name, *type, *help;
-		size_t off;
-	} fields[] = {
+	static const struct tier_field fields[] = {
 		{"tiercache_tier_capacity_bytes", "gauge", "Configured capacity of the tier.",
 		 offsetof(struct tier, capacity)},
 		{"tiercache_tier_used_bytes", "gauge",
@@ -154,19 +177,27 @@ static void render_tiers(struct status *st, struct evbuffer *b)
 		{"tiercache_tier_read_bytes_total", "counter", "Bytes handed out from the tier.",
 		 offsetof(struct tier, read_bytes)},
 	};
+	static const struct tier_field seg_fields[] = {
+		{"tiercache_tier_segments", "gauge", "Segment files on the tier (packed small chunks).",
+		 offsetof(struct segstore, nsegs)},
+		{"tiercache_tier_segment_live_bytes", "gauge", "Bytes of live items in the tier's segments.",
+		 offsetof(struct segstore, bytes_live)},
+		{"tiercache_tier_segment_dead_bytes", "gauge",
+		 "Bytes of dead items still on disk in the tier's segments (given back by a reclaim, or when the clients holding them let go).",
+		 offsetof(struct segstore, bytes_dead)},
+		{"tiercache_tier_segment_punched_bytes", "gauge",
+		 "Bytes of dead items in the tier's named segments whose blocks were given back (holes punched).",
+		 offsetof(struct segstore, punched_bytes)},
+		{"tiercache_tier_segment_punches_total", "counter", "Holes punched for dead segment items.",
+		 offsetof(struct segstore, punches)},
+		{"tiercache_tier_segment_punch_errors_total", "counter",
+		 "Punches that failed (the bytes waited for a reclaim).", offsetof(struct segstore, punch_errors)},
+		{"tiercache_tier_segments_reclaimed_total", "counter", "Segments unlinked (emptied or reclaimed).",
+		 offsetof(struct segstore, reclaimed)},
+	};
 	char labels[64];
-	for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
-		head(b, fields[f].name, fields[f].type, fields[f].help);
-		for (int t = 0; t < TIER_COUNT; t++) {
-			const struct tier *tr = &st->cache->tiers[t];
-			if (!tr->present)
-				continue;
-			uint64_t v;
-			memcpy(&v, (const char *)tr + fields[f].off, sizeof(v));
-			snprintf(labels, sizeof(labels), "tier=\"%s\"", tr->name);
-			sample(b, fields[f].name, labels, v);
-		}
-	}
+	tier_fields(st, b, fields, sizeof(fields) / sizeof(fields[0]), false);
+	tier_fields(st, b, seg_fields, sizeof(seg_fields) / sizeof(seg_fields[0]), true);
 	/* derived, not fields: the capacity in use, and the failed state */
 	head(b, "tiercache_tier_effective_capacity_bytes", "gauge",
 	     "Capacity the tier works with: the configured one, or less when its file system has less room.");

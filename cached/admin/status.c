@@ -187,6 +187,11 @@ void status_fill(struct status *st, struct proto_rs *rs)
 		proto_rs_u64(rs, "segment_bytes_dead", ss->bytes_dead);
 		proto_rs_u64(rs, "segments_sealed", ss->sealed);
 		proto_rs_u64(rs, "segments_reclaimed", ss->reclaimed);
+		proto_rs_bool(rs, "segment_punch", st->cache->punches && ss->punch);
+		proto_rs_str(rs, "segment_punch_reason", ss->punch ? "" : ss->punch_why);
+		proto_rs_u64(rs, "segment_bytes_punched", ss->punched_bytes);
+		proto_rs_u64(rs, "segment_punches", ss->punches);
+		proto_rs_u64(rs, "segment_punch_errors", ss->punch_errors);
 	}
 
 	proto_rs_section(rs, "counters", TC_SHAPE_OBJECT);

@@ -26,6 +26,7 @@
 #include "loop.h"
 #include "mover.h"
 #include "policy_glue.h"
+#include "seg_punch.h"
 #include "tier_health.h"
 #include "trace_rec.h"
 #include "verify.h"
@@ -146,7 +147,7 @@ static int load_segments(struct cache *cache, struct load_ctx *lc, unsigned *rem
 		if (!c || c->file->seg || c->tier != ic->tier || !g || ic->seg_off + ic->len > g->size)
 			continue;
 		chunk_set_segment(c, g, ic->seg_off);
-		segment_adopt_item(ss, g, ic->len);
+		segment_adopt_item(ss, g, ic->seg_off, ic->len);
 		tier_release(&cache->tiers[ic->tier], ic->len); /* counted with its segment below */
 		c->seen = true;
 	}
@@ -154,7 +155,7 @@ static int load_segments(struct cache *cache, struct load_ctx *lc, unsigned *rem
 		segstore_load_done(&cache->segs[t]);
 		for (struct segment *g = cache->segs[t].list; g; g = g->next)
 			if (g->named)
-				tier_adopt(&cache->tiers[t], g->size);
+				tier_adopt(&cache->tiers[t], segment_disk_bytes(g));
 	}
 	return 0;
 }
@@ -298,9 +299,14 @@ int cache_init(struct cache *cache, const struct config *cfg, struct event_base 
 				 cache->tiers[t].name, cache->tiers[t].path, strerror(-rc));
 			return rc;
 		}
+		if (strcmp(cfg->segment_punch, "yes") != 0) {
+			cache->segs[t].punch = false;
+			snprintf(cache->segs[t].punch_why, sizeof(cache->segs[t].punch_why),
+				 "segment_punch = no");
+		}
 	}
 	cache->seg_threshold = cfg->segment_threshold;
-	if ((rc = tier_health_init(cache)) < 0) {
+	if ((rc = tier_health_init(cache)) < 0 || (rc = seg_punch_init(cache)) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return rc;
 	}
@@ -329,6 +335,7 @@ int cache_start(struct cache *cache, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return rc;
 	}
+	seg_punch_gaps(cache); /* the holes of segments found at start */
 	mover_kick(cache);
 	return 0;
 }
@@ -373,6 +380,7 @@ void cache_free(struct cache *cache)
 	cache->nds = 0;
 	policy_glue_free(cache);
 	mover_free(cache);
+	seg_punch_free(cache);
 	tier_health_free(cache);
 	for (int t = 0; t < TIER_COUNT; t++)
 		segstore_free(&cache->segs[t]);

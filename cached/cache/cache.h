@@ -316,6 +316,7 @@ struct cache {
 	struct scrub *scrub;       /* the background checker (scrub.c) */
 	struct mover *mover;       /* mover.c */
 	struct reclaim *reclaim;   /* segment reclaims under way (reclaim.c) */
+	struct seg_punches *punches; /* dead items' blocks being given back (seg_punch.c) */
 	struct durable *dur;       /* chunks waiting for their fdatasync (durable.h) */
 	struct tier_health *health; /* watching the tier disks (tier_health.h) */
 	struct counters ctr;

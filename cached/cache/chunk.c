@@ -17,6 +17,7 @@
 #include "log.h"
 #include "loop.h"
 #include "mover.h"
+#include "seg_punch.h"
 #include "tiercache/protocol.h"
 
 uint64_t chunk_key(const char *dataset, const char *path, const struct cold_stat *src, uint32_t idx)
@@ -132,7 +133,7 @@ void cfile_unref(struct cache *cache, struct cfile *f)
 {
 	loop_assert();
 	struct segment *g = f->seg;
-	if (g && segment_unhold(g) && g->named && g->size > g->live)
+	if (g && segment_unhold(g) && g->named && segment_disk_bytes(g) > g->live)
 		mover_kick(cache); /* its dead bytes may be reclaimed now */
 	cfile_put(cache, f);
 }
@@ -150,9 +151,12 @@ static void cfile_put(struct cache *cache, struct cfile *f)
 	}
 	struct tier *t = &cache->tiers[f->tier];
 	if (f->seg) {
-		/* an item of a segment: the segment's bytes leave the tier when
-		 * it is unlinked and its last reference goes */
-		uint64_t size = f->seg->size;
+		/* an item of a segment, dead and unheld: its blocks go now
+		 * where the file system punches holes (seg_punch.h); the rest of
+		 * the segment's bytes leave the tier when it is unlinked and its
+		 * last reference goes */
+		seg_punch_item(cache, f->tier, f->seg, f->off, f->len);
+		uint64_t size = segment_disk_bytes(f->seg);
 		if (segment_unref(&cache->segs[f->tier], f->seg))
 			tier_unhold(t, size);
 		free(f);
@@ -229,7 +233,7 @@ void chunk_segment_gone(struct cache *cache, uint8_t tier, uint64_t size, uint32
 
 void chunk_segment_item_dead(struct cache *cache, uint8_t tier, struct segment *g, uint32_t len)
 {
-	uint64_t size = g->size;
+	uint64_t size = segment_disk_bytes(g);
 	uint32_t refs = g->refs;
 	if (segment_item_dead(&cache->segs[tier], g, len))
 		chunk_segment_gone(cache, tier, size, refs);

@@ -91,9 +91,14 @@ static inline uint64_t chunk_base(const struct chunk *c)
  *           struct chunk *c = chunk_of_seg_link(l);
  * c may be dropped before the next step; dropping the segment's last item
  * may free g (stop then: g->items was 1). */
+static inline struct cfile *cfile_of_seg_link(struct seg_link *l)
+{
+	return (struct cfile *)((char *)l - offsetof(struct cfile, seg_link));
+}
+
 static inline struct chunk *chunk_of_seg_link(struct seg_link *l)
 {
-	return ((struct cfile *)((char *)l - offsetof(struct cfile, seg_link)))->chunk;
+	return cfile_of_seg_link(l)->chunk;
 }
 /* The path of the file holding the chunk (its chunk file or segment). */
 void chunk_loc_path(const struct cache *cache, const struct chunk *c, char *buf, size_t n);

@@ -382,7 +382,7 @@ static void fill_done(struct job *j)
 	if (f->seg && (f->err || f->werr)) {
 		/* its place in the segment is dead bytes on the tier from now */
 		struct segment *g = f->seg;
-		uint64_t size = g->size;
+		uint64_t size = segment_disk_bytes(g);
 		uint32_t refs = g->refs;
 		f->seg = NULL;
 		tier_adopt(&cache->tiers[f->tier], f->len);
@@ -437,7 +437,7 @@ static void fill_done(struct job *j)
 		bool in_seg = f->seg != NULL;
 		if (in_seg) {
 			struct segment *g = f->seg;
-			uint64_t size = g->size;
+			uint64_t size = segment_disk_bytes(g);
 			uint32_t refs = g->refs;
 			if (c)
 				chunk_set_segment(c, g, f->seg_off);

@@ -30,6 +30,7 @@
 #include "seg_place.h"
 #include "seg_sync.h"
 #include "reclaim.h"
+#include "seg_punch.h"
 #include "tier_health.h"
 #include "workers.h"
 
@@ -194,6 +195,11 @@ bool mover_reclaim(struct cache *cache, enum tier_id t, uint64_t len)
 {
 	struct tier *tr = &cache->tiers[t];
 	struct segment *g;
+	/* where dead items' blocks are punched, the dead bytes left are held
+	 * by clients (they come back when let go) or the edges of items of
+	 * segments found at start: not worth live items dropped now */
+	if (seg_punch_on(cache, t))
+		return tier_free(tr) >= len;
 	/* dead bytes in segments come back only with their segment: reclaim
 	 * the deadest before giving up any live chunk */
 	while (tier_free(tr) < len && cache->segs[t].bytes_dead &&
@@ -221,8 +227,9 @@ int mover_make_room(struct cache *cache, enum tier_id t, uint64_t len)
 		if (!v)
 			return -ENOSPC;
 		if (v->file->seg) {
-			/* an item's bytes stay until its segment goes: giving
-			 * it up makes room only through a reclaim. Give up only
+			/* an item's bytes stay until its segment goes (or, where
+			 * holes are punched, until the clients holding it let
+			 * go): giving it up may make no room now. Give up only
 			 * what the policies would to take len bytes within
 			 * their budget, never more (evicting on until a chunk
 			 * file came up emptied warm to half its budget with
@@ -248,6 +255,9 @@ int mover_make_room_now(struct cache *cache, enum tier_id t, uint64_t len)
 	for (int n = 0; tier_free(tr) < len; n++) {
 		struct chunk *v = mover_victim(cache, t);
 		/* refs 1: only the chunk itself holds its file */
+		/* not a segment item: a fill of a chunk many times an
+		 * item's size would give up MAKE_ROOM_NOW_MAX items for
+		 * nothing, over and over (warm emptied in t_segments_budget) */
 		if (!v || n >= MAKE_ROOM_NOW_MAX || v->file->refs > 1 || v->file->seg)
 			return -ENOSPC;
 		mover_evict(cache, v);
@@ -323,7 +333,7 @@ static void move_done(struct job *j)
 	struct segment *dseg = m->dseg;
 	if (dseg && err) {
 		/* its place in the target's segment is dead bytes from now */
-		uint64_t size = dseg->size;
+		uint64_t size = segment_disk_bytes(dseg);
 		uint32_t refs = dseg->refs;
 		tier_adopt(&cache->tiers[m->to], m->len);
 		if (segment_write_end(&cache->segs[m->to], dseg, m->len, false))

@@ -20,6 +20,7 @@
 #include "mover.h"
 #include "policy_glue.h"
 #include "reclaim_rank.h"
+#include "seg_punch.h"
 
 struct tier_reclaim {
 	uint64_t id;    /* the segment being reclaimed, 0: none */
@@ -58,6 +59,10 @@ static void spare_update(struct cache *cache, enum tier_id t)
 {
 	const struct segstore *ss = &cache->segs[t];
 	uint64_t in_segs = ss->bytes_live + ss->bytes_dead;
+	/* a tier that punches dead items' blocks compacts only the little
+	 * they leave: no room held back for it */
+	if (seg_punch_on(cache, t))
+		in_segs = 0;
 	cache->tiers[t].spare = in_segs < ss->seg_size ? in_segs : ss->seg_size;
 }
 
@@ -136,7 +141,7 @@ bool reclaim_reap_empty(struct cache *cache, enum tier_id t, struct segment *g)
 {
 	if (!g->named || !g->sealed || g->writers || g->items)
 		return false;
-	uint64_t size = g->size;
+	uint64_t size = segment_disk_bytes(g);
 	uint32_t refs = g->refs;
 	segment_unlink(&cache->segs[t], g);
 	chunk_segment_gone(cache, t, size, refs);

@@ -123,6 +123,9 @@ struct config {
 	uint64_t sync_backlog;     /* ... or sooner, oldest first, past this many bytes */
 	uint64_t segment_threshold; /* chunks up to this size go into segment files (0: off) */
 	uint64_t segment_size;     /* a segment file is sealed at this size */
+	char segment_punch[4];     /* "yes": dead items' blocks are given back
+				    * where the file system can; "no": only a
+				    * segment's reclaim gives them back */
 	/* limits per client (docs/security.md) */
 	unsigned max_clients_per_uid; /* connections of one uid at once */
 	uint64_t idle_timeout_s;   /* close a connection idle and holding nothing (0: never) */

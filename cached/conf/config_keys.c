@@ -89,6 +89,8 @@ const struct key_def config_keys[] = {
 	 .max = 64 * MIB, FIELD(struct config, segment_threshold), RESTART},
 	{.sect = SECT_DAEMON, .name = "segment_size", .type = KEY_SIZE, .def = "64M", .min = 1 * MIB,
 	 .max = 4096ull * MIB, FIELD(struct config, segment_size), RESTART},
+	{.sect = SECT_DAEMON, .name = "segment_punch", .type = KEY_ENUM, .def = "yes",
+	 .values = yes_no_values, FIELD(struct config, segment_punch), RESTART},
 	{.sect = SECT_DAEMON, .name = "max_clients_per_uid", .type = KEY_UINT, .def = "256",
 	 .min = 1, .max = 65536, FIELD(struct config, max_clients_per_uid), LIVE,
 	 .applies = "for clients that connect from now on"},

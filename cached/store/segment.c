@@ -15,9 +15,19 @@
 
 #include "log.h"
 
-static void seg_path(const struct segstore *s, uint64_t id, char *buf, size_t n)
+void segment_path(const struct segstore *s, uint64_t id, char *buf, size_t n)
 {
 	snprintf(buf, n, "%s/seg-%s-%016" PRIx64, s->dir, s->tier_name, id);
+}
+
+static uint64_t align_up(uint64_t x)
+{
+	return (x + SEGMENT_ALIGN - 1) / SEGMENT_ALIGN * SEGMENT_ALIGN;
+}
+
+static uint64_t align_down(uint64_t x)
+{
+	return x / SEGMENT_ALIGN * SEGMENT_ALIGN;
 }
 
 /* The id of a file named like one of this store's segments, or 0. */
@@ -55,6 +65,7 @@ int segstore_init(struct segstore *s, const char *tier_path, const char *tier_na
 	s->next_id = 1;
 	if (mkdir(s->dir, 0750) < 0 && errno != EEXIST)
 		return -errno;
+	segstore_probe_punch(s);
 	return 0;
 }
 
@@ -98,7 +109,7 @@ static struct segment *seg_new(struct segstore *s, uint64_t id)
 	g->named = true;
 	g->wfd = g->rfd = -1;
 	seg_link_init(&g->items_live);
-	seg_path(s, id, g->path, sizeof(g->path));
+	segment_path(s, id, g->path, sizeof(g->path));
 	g->next = s->list;
 	s->list = g;
 	s->nsegs++;
@@ -142,6 +153,7 @@ static int seg_create(struct segstore *s, uint64_t domain, struct segment **out)
 		return rc;
 	}
 	s->created++;
+	g->aligned = true;
 	g->domain = domain;
 	g->next_open = s->opens;
 	s->opens = g;
@@ -179,7 +191,7 @@ int segstore_assign(struct segstore *s, uint64_t domain, uint32_t len, struct se
 	struct segment *g = s->opens;
 	while (g && g->domain != domain)
 		g = g->next_open;
-	if (g && g->size + len > s->seg_size && g->size > 0) {
+	if (g && align_up(g->end) + len > s->seg_size && g->size > 0) {
 		seg_seal(s, g);
 		g = NULL;
 	}
@@ -199,7 +211,8 @@ int segstore_assign(struct segstore *s, uint64_t domain, uint32_t len, struct se
 			return rc;
 	}
 	*seg = g;
-	*off = g->size;
+	*off = align_up(g->end); /* the padding is a hole: never written */
+	g->end = *off + len;
 	g->size += len;
 	g->writers++;
 	s->bytes_dead += len; /* dead until written and live */
@@ -271,7 +284,8 @@ void segment_unlink(struct segstore *s, struct segment *g)
 	g->named = false;
 	s->nsegs--;
 	s->bytes_live -= g->live;
-	s->bytes_dead -= g->size - g->live;
+	s->bytes_dead -= segment_disk_bytes(g) - g->live;
+	s->punched_bytes -= g->punched;
 	s->reclaimed++;
 	if (!g->refs && !g->writers) {
 		seg_remove_from_list(s, g);
@@ -292,15 +306,6 @@ bool segment_unhold(struct segment *g)
 		return false;
 	g->store->held--;
 	return true;
-}
-
-uint64_t segstore_dead_reclaimable(const struct segstore *s)
-{
-	uint64_t dead = s->bytes_dead;
-	for (const struct segment *g = s->list; g && s->held; g = g->next)
-		if (g->holds && g->named)
-			dead -= g->size - g->live < dead ? g->size - g->live : dead;
-	return dead;
 }
 
 void segment_ref(struct segment *g)
@@ -331,9 +336,16 @@ static bool reclaimable(const struct segment *g, unsigned max_live_pct)
 	/* an open one too, if it has dead bytes: on a small tier (or one
 	 * whose capacity a reload lowered) its dead bytes could otherwise
 	 * hold the tier over its marks; it is sealed when chosen */
-	if (!g->sealed && (g->size == g->live || !g->items))
+	uint64_t disk = segment_disk_bytes(g);
+	if (!g->sealed && (disk == g->live || !g->items))
 		return false; /* (an empty one goes with its next item's death) */
-	return g->live * 100 <= g->size * max_live_pct;
+	return disk > g->live && g->live * 100 <= disk * max_live_pct;
+}
+
+/* Its dead bytes on disk: what reclaiming it gives back. */
+static uint64_t dead_on_disk(const struct segment *g)
+{
+	return segment_disk_bytes(g) - g->live;
 }
 
 struct segment *segstore_reclaim_candidate(struct segstore *s, unsigned max_live_pct)
@@ -353,14 +365,14 @@ size_t segstore_reclaim_candidates(struct segstore *s, unsigned max_live_pct, st
 			continue;
 		/* insert by dead bytes, most first (the first of equals
 		 * first); the k deadest stay */
-		uint64_t dead = g->size - g->live;
+		uint64_t dead = dead_on_disk(g);
 		if (n == k) {
-			if (dead <= out[k - 1]->size - out[k - 1]->live)
+			if (dead <= dead_on_disk(out[k - 1]))
 				continue;
 			n--;
 		}
 		size_t i = n++;
-		while (i > 0 && out[i - 1]->size - out[i - 1]->live < dead) {
+		while (i > 0 && dead_on_disk(out[i - 1]) < dead) {
 			out[i] = out[i - 1];
 			i--;
 		}
@@ -401,7 +413,7 @@ int segstore_load(struct segstore *s, bool (*keep)(void *arg, uint64_t id, uint6
 		if (!id)
 			continue;
 		char path[PATH_MAX + 64];
-		seg_path(s, id, path, sizeof(path));
+		segment_path(s, id, path, sizeof(path));
 		struct stat st;
 		if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
 			continue;
@@ -415,18 +427,26 @@ int segstore_load(struct segstore *s, bool (*keep)(void *arg, uint64_t id, uint6
 			closedir(d);
 			return -ENOMEM;
 		}
-		g->size = (uint64_t)st.st_size;
+		g->size = g->end = (uint64_t)st.st_size;
+		g->aligned = true; /* until an item that is not (segment_adopt_item) */
+		g->found = g->gaps = true;
 		g->sealed = true; /* never appended to again */
 		g->rfd = open(path, O_RDONLY | O_CLOEXEC);
+		/* its holes (padding, punched items) take no room */
+		if (g->rfd >= 0)
+			g->punched = g->size - segment_data_bytes(g->rfd, 0, g->size);
 		s->sealed++;
-		s->bytes_dead += g->size;
+		s->punched_bytes += g->punched;
+		s->bytes_dead += segment_disk_bytes(g);
 	}
 	closedir(d);
 	return 0;
 }
 
-void segment_adopt_item(struct segstore *s, struct segment *g, uint32_t len)
+void segment_adopt_item(struct segstore *s, struct segment *g, uint64_t off, uint32_t len)
 {
+	if (off % SEGMENT_ALIGN)
+		g->aligned = false;
 	g->live += len;
 	g->items++;
 	s->bytes_dead -= len;
@@ -464,6 +484,38 @@ int segment_pwrite(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+bool segment_punch_range(const struct segment *g, uint64_t off, uint32_t len, uint64_t *lo,
+			 uint64_t *hi, uint64_t *acct)
+{
+	if (g->aligned && off % SEGMENT_ALIGN == 0) {
+		/* up to the next boundary: no item starts before it */
+		*lo = off;
+		*hi = align_up(off + len);
+		*acct = !g->found ? len : (*hi < g->size ? *hi : g->size) - off;
+	} else {
+		/* the blocks inside it: its neighbours may share the others */
+		*lo = align_up(off);
+		*hi = align_down(off + len);
+		*acct = *hi > *lo ? *hi - *lo : 0;
+	}
+	return *hi > *lo && *acct;
+}
+
+void segment_punched(struct segstore *s, struct segment *g, uint64_t acct)
+{
+	g->punched += acct;
+	s->bytes_dead -= acct;
+	s->punched_bytes += acct;
+	s->punches++;
+}
+
+void segment_unpunched(struct segstore *s, struct segment *g, uint64_t acct)
+{
+	g->punched -= acct;
+	s->bytes_dead += acct;
+	s->punched_bytes -= acct;
+}
+
 int segment_sync(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -472,4 +524,54 @@ int segment_sync(const char *path)
 	int rc = fdatasync(fd) < 0 ? -errno : 0;
 	close(fd);
 	return rc;
+}
+
+int segment_punch(int fd, uint64_t lo, uint64_t hi)
+{
+	return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)lo, (off_t)(hi - lo)) < 0
+		       ? -errno
+		       : 0;
+}
+
+uint64_t segment_data_bytes(int fd, uint64_t lo, uint64_t hi)
+{
+	uint64_t data = 0, off = lo;
+	while (off < hi) {
+		off_t d = lseek(fd, (off_t)off, SEEK_DATA);
+		if (d < 0) /* ENXIO: no data past off; else: count it all */
+			return errno == ENXIO ? data : data + (hi - off);
+		if ((uint64_t)d >= hi)
+			break;
+		off_t h = lseek(fd, d, SEEK_HOLE);
+		uint64_t e = h < 0 ? hi : (uint64_t)h < hi ? (uint64_t)h : hi;
+		data += e - (uint64_t)d;
+		off = e;
+	}
+	return data;
+}
+
+void segstore_probe_punch(struct segstore *s)
+{
+	char path[PATH_MAX + 64];
+	char buf[2 * SEGMENT_ALIGN];
+	snprintf(path, sizeof(path), "%s/.punch-probe", s->dir);
+	memset(buf, 0x5a, sizeof(buf));
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	int rc = fd < 0 ? -errno : segment_pwrite(fd, buf, sizeof(buf), 0);
+	if (rc == 0)
+		rc = segment_punch(fd, 0, SEGMENT_ALIGN);
+	/* the bytes past the hole stay, the hole reads zeros */
+	if (rc == 0 && (pread(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf) || buf[0] != 0 ||
+			buf[SEGMENT_ALIGN] != 0x5a))
+		rc = -EIO;
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+	s->punch = rc == 0;
+	if (rc < 0)
+		snprintf(s->punch_why, sizeof(s->punch_why), "the tier's file system cannot punch "
+			 "holes (%s)", strerror(-rc));
+	else
+		s->punch_why[0] = '\0';
 }

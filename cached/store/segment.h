@@ -25,8 +25,19 @@
  *
  * Accounting: `size` is every byte assigned in the segment (on the tier's
  * `used` from the moment each item is committed); `live` the bytes of live
- * items; size - live is dead, returned to the tier only by unlinking the
- * whole segment (reclaim).
+ * items; `punched` the bytes of dead items already given back to the file
+ * system (below); size - live - punched is dead on disk, returned to the
+ * tier only by unlinking the whole segment (reclaim).
+ *
+ * Punching: where the tier's file system can (probed at start:
+ * fallocate(FALLOC_FL_PUNCH_HOLE), which ext4, XFS, btrfs and tmpfs do),
+ * the blocks of an item that died and that no client holds any more are
+ * given back at once (cache/seg_punch.c): the tier's dead bytes then do not
+ * wait for a reclaim that copies the live ones. Items of segments this
+ * daemon writes start on a SEGMENT_ALIGN boundary, so each item's blocks
+ * are its own (the padding is a hole: it was never written); an item of a
+ * segment found at start whose items were not all aligned gives back only
+ * the blocks inside it.
  *
  * Loop thread, except segment_pwrite/segment_sync (workers).
  */
@@ -76,7 +87,20 @@ struct segment {
 				  * segments found at start (sealed) */
 	struct segment *next_open; /* the store's open segments */
 	uint64_t size;           /* bytes assigned (written or being written) */
+	uint64_t end;            /* where the next item may start (size plus
+				  * the aligned items' padding) */
 	uint64_t live;           /* bytes of live items */
+	uint64_t punched;        /* bytes of dead items given back (a hole
+				  * punched or being punched): not on disk */
+	bool found;              /* found at start: its size is its file's,
+				  * padding and holes included (punched: the
+				  * holes) */
+	bool gaps;               /* found at start: the blocks between its
+				  * live items are still to be given back */
+	bool aligned;            /* every item starts on a SEGMENT_ALIGN
+				  * boundary: the blocks from an item's start
+				  * to the next boundary past its end are its
+				  * own */
 	uint32_t items;          /* live items */
 	struct seg_link items_live; /* ... linked by the engine (circular, its head) */
 	uint32_t writers;        /* appends in flight */
@@ -104,7 +128,13 @@ struct segstore {
 	uint64_t bytes_live, bytes_dead; /* over named segments */
 	uint64_t sealed, reclaimed, created;
 	uint32_t held;           /* segments with holds (segment_hold) */
+	/* punching (segstore_init probes the file system) */
+	bool punch;              /* dead items' blocks are given back */
+	char punch_why[128];     /* why not, when not */
+	uint64_t punched_bytes, punches, punch_errors;
 };
+
+#define SEGMENT_ALIGN 4096u
 
 #define SEGMENT_DIR "segments"
 #define SEGMENT_SIZE_DEFAULT (64ull << 20)
@@ -120,7 +150,8 @@ struct segstore {
 uint64_t segment_size_for(uint64_t configured, uint64_t capacity);
 
 /* Set up the store of a tier whose path is tier_path (creates
- * TIER/segments). 0 or -errno. */
+ * TIER/segments, probes whether its file system punches holes). 0 or
+ * -errno. */
 int segstore_init(struct segstore *s, const char *tier_path, const char *tier_name, uint64_t seg_size);
 /* A new segment size (the tier's capacity changed: segment_size_for):
  * the open segments seal when their next item would pass it. */
@@ -160,9 +191,6 @@ bool segment_unref(struct segstore *s, struct segment *seg);
  * segment_unhold returns true when the last hold went. */
 void segment_hold(struct segment *seg);
 bool segment_unhold(struct segment *seg);
-/* The dead bytes a reclaim could give back now: those of named segments
- * no one holds (a held one's come back only when it is let go). */
-uint64_t segstore_dead_reclaimable(const struct segstore *s);
 /* The named segment with the most dead bytes that has no writer, with at
  * most max_live_pct % of its size live; NULL if none. An open segment
  * (with dead bytes) is sealed when chosen. */
@@ -179,18 +207,47 @@ struct segment *segstore_find(const struct segstore *s, uint64_t id);
 int segment_open_fd(const struct segment *seg);
 
 /* Start: adopt each segment file that keep(arg, id, size) wants (sealed,
- * live 0: the caller adds items with segment_adopt_item), delete the others
- * of the store's naming; files of other names are left alone. */
+ * live 0: the caller adds items with segment_adopt_item, which marks it
+ * not aligned if an item does not start on a boundary; its holes count as
+ * punched), delete the others of the store's naming; files of other names
+ * are left alone. */
 int segstore_load(struct segstore *s, bool (*keep)(void *arg, uint64_t id, uint64_t size), void *arg,
 		  unsigned *removed);
-void segment_adopt_item(struct segstore *s, struct segment *seg, uint32_t len);
+void segment_adopt_item(struct segstore *s, struct segment *seg, uint64_t off, uint32_t len);
 /* After adopting every item: segments left with no live item are
  * unlinked (their bytes were never counted). */
 void segstore_load_done(struct segstore *s);
 
-/* Workers: pwrite all of buf at off; fdatasync the file. 0 or -errno.
- * (An item is read back with tier_file_pread.) */
+/* Bytes of g on disk (what its unlinking gives back to the tier). */
+static inline uint64_t segment_disk_bytes(const struct segment *g)
+{
+	return g->size - g->punched;
+}
+/* The range [*lo, *hi) of g's file whose blocks only the item at off, len
+ * bytes long, holds, block-aligned: what may be punched once it is dead
+ * and unheld. False if no whole block. *acct gets what its punching takes
+ * off g's size: len for an aligned item of a segment written in this run
+ * (its padding was never counted), else the range's bytes below the size. */
+bool segment_punch_range(const struct segment *g, uint64_t off, uint32_t len, uint64_t *lo,
+			 uint64_t *hi, uint64_t *acct);
+/* acct bytes of g given back (counted now: the loop then hands the punch
+ * to a worker), or not after all (the punch failed). g must be named. */
+void segment_punched(struct segstore *s, struct segment *g, uint64_t acct);
+void segment_unpunched(struct segstore *s, struct segment *g, uint64_t acct);
+/* The path of segment id of s (a worker may call it: s->dir and
+ * s->tier_name never change). */
+void segment_path(const struct segstore *s, uint64_t id, char *buf, size_t n);
+
+/* Workers: pwrite all of buf at off; fdatasync the file; punch a hole
+ * (fd open for writing; the file keeps its size). 0 or -errno. (An item is
+ * read back with tier_file_pread.) */
 int segment_pwrite(int fd, const void *buf, size_t len, uint64_t off);
 int segment_sync(const char *path);
+int segment_punch(int fd, uint64_t lo, uint64_t hi);
+/* The bytes of [lo, hi) of fd's file that are data, not holes. */
+uint64_t segment_data_bytes(int fd, uint64_t lo, uint64_t hi);
+/* Whether s's file system punches holes: s->punch, s->punch_why
+ * (segstore_init calls it; a test may again). */
+void segstore_probe_punch(struct segstore *s);
 
 #endif

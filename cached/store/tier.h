@@ -170,6 +170,18 @@ static inline void tier_item_dead(struct tier *t)
 	t->chunks--;
 }
 
+/* Blocks of dead segment items given back to the file system (a hole
+ * punched), or not after all (the punch failed). */
+static inline void tier_punched(struct tier *t, uint64_t len)
+{
+	t->used -= len;
+}
+
+static inline void tier_unpunched(struct tier *t, uint64_t len)
+{
+	t->used += len;
+}
+
 /* A segment left the tier's namespace (reclaimed) with descriptors still
  * open: its bytes are held until the last closes (tier_unhold). */
 static inline void tier_hold_segment(struct tier *t, uint64_t size)

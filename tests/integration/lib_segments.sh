@@ -35,9 +35,47 @@ sys.exit(0 if found else 1)
 PY
 }
 
-# seg_disk_bytes TIERDIR: bytes of the tier's chunk files and segment files
-# (what the daemon counts in the tier's used_bytes: a segment's dead bytes
-# stay there until the whole segment is reclaimed)
-seg_disk_bytes() {
-	find "$1/chunks" "$1/segments" -type f -printf '%s\n' 2>/dev/null | awk '{s+=$1} END {print s+0}'
+
+# tier_disk_matches TIERDIR USED ITEMS: the bytes the tier's files hold on
+# disk equal USED (the daemon's used_bytes) to within a block per item and
+# per segment file. A chunk file counts its size; a segment file its data,
+# not its holes: the padding between its items (each starts on a 4 KiB
+# boundary) and the blocks of dead items given back (punched). The slack is
+# each item's last block, counted as data but not in used_bytes.
+tier_disk_matches() {
+	python3 - "$@" <<'PY'
+import os, sys
+d, used, items = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+total = nseg = 0
+for root, _, names in os.walk(os.path.join(d, "chunks")):
+    for n in names:
+        total += os.lstat(os.path.join(root, n)).st_size
+segdir = os.path.join(d, "segments")
+for n in (os.listdir(segdir) if os.path.isdir(segdir) else []):
+    if not n.startswith("seg-"):
+        continue
+    nseg += 1
+    fd = os.open(os.path.join(segdir, n), os.O_RDONLY)
+    end, off = os.fstat(fd).st_size, 0
+    while off < end:
+        try:
+            s = os.lseek(fd, off, os.SEEK_DATA)
+        except OSError:
+            break  # no data past off
+        e = os.lseek(fd, s, os.SEEK_HOLE)
+        total += e - s
+        off = e
+    os.close(fd)
+ok = used - 4096 * nseg <= total <= used + 4096 * (items + nseg)
+if not ok:
+    print(f"  {d}: {total} bytes on disk, used_bytes {used}, {items} items, {nseg} segments",
+          file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+}
+
+# tier_disk_ok NAME INDEX: tier_disk_matches for the tier directory $T/NAME
+# against the running daemon's status of tier INDEX.
+tier_disk_ok() {
+	tier_disk_matches "$T/$1" "$(tc_json "s['tiers'][$2]['used_bytes']")" "$(tc_json "s['tiers'][$2]['chunks']")"
 }

@@ -6,6 +6,7 @@
 # reclaimed still reads its bytes; status shows segment fill and reclaim;
 # a restart keeps the recorded items and serves them correctly.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_segments.sh"
 
 N=${TC_SEG_FILES:-600}
 mkdir -p "$T/cold"
@@ -18,8 +19,6 @@ for i in range(n):
         f.write(os.urandom(r.randint(20, 140) * 1024))
 PY
 files_in() { find "$T/$1" -type f \( -path '*/chunks/*' -o -path '*/segments/*' \) | wc -l; }
-seg_bytes() { find "$T/$1/segments" -type f -printf '%s\n' 2>/dev/null | awk '{s+=$1} END {print s+0}'; }
-chunk_bytes() { find "$T/$1/chunks" -type f -printf '%s\n' | awk '{s+=$1} END {print s+0}'; }
 
 TC_DAEMON_CONF=$'segment_threshold = 256K\nsegment_size = 2M\nsync_delay = 200ms'
 # about 47 MB of data through 12M hot + 16M warm
@@ -49,8 +48,7 @@ sleep 0.5
 check "nothing held now" [ "$(tc_json "sum(t['held_unlinked_bytes'] for t in s['tiers'])")" = 0 ]
 for t in hot warm; do
 	i=$([ $t = hot ] && echo 0 || echo 1)
-	check "$t: segment + chunk files on disk equal used_bytes" \
-		[ $(( $(seg_bytes $t) + $(chunk_bytes $t) )) = "$(tc_json "s['tiers'][$i]['used_bytes']")" ]
+	check "$t: segment + chunk files on disk equal used_bytes" tier_disk_ok $t $i
 done
 check "never over capacity" [ "$(tc_json "all(t['used_bytes'] + t['reserved_bytes'] <= t['capacity_bytes'] for t in s['tiers'])")" = True ]
 check "tierctl verify checks every segment item and finds them good" "$TC_BIN/tierctl" verify ds

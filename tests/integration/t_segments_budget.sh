@@ -8,6 +8,11 @@
 # until its segment goes, so no eviction made room) until a chunk file came
 # up: warm's policy then held half its budget and arc lost about a quarter
 # of its hits in bench/epochs.sh (docs/simulator.md "Replay agreement").
+# Where dead items' blocks are punched (the default on this file system),
+# the same bound holds: a fill may give up only the policy's victims, and
+# a fill of a 4M chunk file does not give up warm's small items one after
+# another (with punching they make room, but 64 at most per fill: warm was
+# emptied to nothing, repeatedly, before that was refused).
 # Every byte read is compared with the source.
 . "$(dirname "$0")/lib.sh"
 

@@ -6,6 +6,7 @@
 # name), no temp files; and a chunk the daemon had synced and recorded
 # before a kill is still resident after it.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_segments.sh"
 CYCLES=${TC_CRASH_CYCLES:-6}
 mkdir -p "$T/cold"
 python3 - "$T/cold" <<'PY'
@@ -15,7 +16,6 @@ for i in range(300):
     with open(os.path.join(sys.argv[1], "f%03d.bin" % i), "wb") as f:
         f.write(os.urandom(r.randint(20, 140) * 1024))
 PY
-disk_bytes() { find "$T/$1/chunks" "$T/$1/segments" -type f -printf '%s\n' 2>/dev/null | awk '{s+=$1} END {print s+0}'; }
 resident() { tc_json "sum(t['chunks'] for t in s['tiers'])"; }
 idle() {
 	for _ in $(seq 1 100); do
@@ -40,8 +40,7 @@ for cycle in $(seq 1 "$CYCLES"); do
 	sleep 0.3
 	for t in hot warm; do
 		i=$([ $t = hot ] && echo 0 || echo 1)
-		check "cycle $cycle: $t files on disk = used_bytes" \
-			[ "$(disk_bytes $t)" = "$(tc_json "s['tiers'][$i]['used_bytes']")" ]
+		check "cycle $cycle: $t files on disk = used_bytes" tier_disk_ok $t $i
 	done
 	check "cycle $cycle: no temp files" [ -z "$(find "$T/hot/tmp" "$T/warm/tmp" -name '*.tmp' 2>/dev/null)" ]
 	# everything is synced and recorded after sync_delay: a kill now loses nothing

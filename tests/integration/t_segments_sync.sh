@@ -8,6 +8,7 @@
 # after its sync); a kill -9 in the middle of the demotions loses nothing
 # committed and serves nothing wrong; reclaim's byte counters add up.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_segments.sh"
 
 mkdir -p "$T/cold"
 python3 - "$T/cold" <<'PY'
@@ -19,7 +20,6 @@ for i in range(400):
 PY
 ctr() { tc_json "s['counters']['$1']"; }
 tier() { tc_json "s['tiers'][$1]['$2']"; }
-disk_bytes() { find "$T/$1/chunks" "$T/$1/segments" -type f -printf '%s\n' 2>/dev/null | awk '{s+=$1} END {print s+0}'; }
 idle() { wait_for 30 '[ "$(tc_json "s[\"daemon\"][\"moves_inflight\"] + s[\"daemon\"][\"fills_inflight\"]")" = 0 ]'; }
 copies() { echo $(($(ctr demotions) + $(ctr promotions) + $(ctr segment_items_kept))); }
 
@@ -42,7 +42,7 @@ check "reclaim never copies more than it kept" \
 	[ "$(ctr segment_reclaim_copied_bytes)" -le "$(( $(ctr segment_items_kept) * 120 * 1024 ))" ]
 check "no checksum errors" [ "$(ctr checksum_errors)" = 0 ]
 for i in 0 1; do
-	check "tier $i: files on disk = used_bytes" [ "$(disk_bytes "$([ $i = 0 ] && echo hot || echo warm)")" = "$(tier $i used_bytes)" ]
+	check "tier $i: files on disk = used_bytes" tier_disk_ok "$([ $i = 0 ] && echo hot || echo warm)" $i
 done
 # fills are recorded after sync_delay, copies right after their sync
 sleep 0.5
@@ -67,7 +67,7 @@ for cycle in 1 2 3; do
 	check "cycle $cycle: no checksum errors" [ "$(ctr checksum_errors)" = 0 ]
 	sleep 0.3
 	for i in 0 1; do
-		check "cycle $cycle: tier $i files on disk = used_bytes" [ "$(disk_bytes "$([ $i = 0 ] && echo hot || echo warm)")" = "$(tier $i used_bytes)" ]
+		check "cycle $cycle: tier $i files on disk = used_bytes" tier_disk_ok "$([ $i = 0 ] && echo hot || echo warm)" $i
 	done
 done
 check "graceful stop" tc_stop

@@ -92,7 +92,9 @@ static void test_append_seal_read(void **state)
 	assert_int_equal(s.sealed, 3);
 	assert_ptr_equal(g[0], g[2]);
 	assert_ptr_not_equal(g[2], g[3]);
-	assert_int_equal(off[1], 30000);
+	/* each item starts on a SEGMENT_ALIGN boundary (its padding a hole) */
+	assert_int_equal(off[1], 32768);
+	assert_int_equal(off[2], 65536);
 	assert_int_equal(off[3], 0);
 	for (unsigned i = 0; i < 10; i++)
 		check_item(g[i]->path, i, 30000, off[i]);
@@ -207,13 +209,14 @@ static void test_reload_after_crash(void **state)
 	struct segment *r = segstore_find(&s, id1);
 	assert_non_null(r);
 	assert_true(r->sealed);
-	assert_int_equal(r->size, 90000);
+	assert_int_equal(r->size, 65536 + 30000);
 	/* only items 0 and 2 had records: item 1 is dead bytes */
-	segment_adopt_item(&s, r, 30000);
-	segment_adopt_item(&s, r, 30000);
+	segment_adopt_item(&s, r, off[0], 30000);
+	segment_adopt_item(&s, r, off[2], 30000);
 	segstore_load_done(&s);
+	assert_true(r->aligned);
 	assert_int_equal(s.bytes_live, 60000);
-	assert_int_equal(s.bytes_dead, 30000);
+	assert_int_equal(s.bytes_dead, 65536 + 30000 - 60000);
 	check_item(r->path, 20, 30000, off[0]);
 	check_item(r->path, 22, 30000, off[2]);
 	/* new items never go into a segment found at start */
@@ -224,7 +227,7 @@ static void test_reload_after_crash(void **state)
 	check_item(n->path, 99, 1000, o);
 	/* reading past a truncated segment's end is an error, not short data */
 	char b[100];
-	assert_int_equal(tier_file_pread(r->path, b, sizeof(b), 90000 - 50), -EIO);
+	assert_int_equal(tier_file_pread(r->path, b, sizeof(b), 65536 + 30000 - 50), -EIO);
 	segstore_free(&s);
 }
 
@@ -251,8 +254,8 @@ static void test_domains_apart(void **state)
 			assert_ptr_not_equal(a[i], b[j]);
 	assert_ptr_equal(a[0], a[2]);
 	assert_ptr_equal(b[0], b[2]);
-	assert_int_equal(oa[1], 30000);
-	assert_int_equal(ob[1], 30000);
+	assert_int_equal(oa[1], 32768);
+	assert_int_equal(ob[1], 32768);
 	assert_int_equal(s.created, 4);
 	assert_int_equal(s.sealed, 2);
 	for (unsigned i = 0; i < 4; i++) {
@@ -265,7 +268,7 @@ static void test_domains_apart(void **state)
 	uint64_t o;
 	struct segment *g = append_in(&s, 11, 50, 1000, &o);
 	assert_ptr_equal(g, a[3]);
-	assert_int_equal(o, 30000);
+	assert_int_equal(o, 32768);
 	check_item(g->path, 50, 1000, o);
 	check_item(a[3]->path, 3, 30000, oa[3]);
 	segstore_seal_open(&s);
@@ -294,10 +297,11 @@ static void test_candidates_ranked(void **state)
 	char tp[256];
 	snprintf(tp, sizeof(tp), "%s/t5", dir);
 	mkdir(tp, 0750);
-	assert_int_equal(segstore_init(&s, tp, "hot", 100000), 0);
+	assert_int_equal(segstore_init(&s, tp, "hot", 102400), 0);
 	struct segment *g[16];
 	uint64_t off;
-	/* 16 items of 20000: segments of 5 items, the fourth one open */
+	/* 16 items of 20000 (each in a 20480-byte slot): segments of 5
+	 * items, the fourth one open */
 	for (unsigned i = 0; i < 16; i++)
 		g[i] = append(&s, 60 + i, 20000, &off);
 	struct segment *a = g[0], *b = g[5], *c = g[10], *open = g[15];
@@ -344,6 +348,78 @@ static void test_candidates_ranked(void **state)
 	segstore_free(&s);
 }
 
+/* Punching: an aligned item's range runs to the next boundary and counts
+ * its length; the hole reads zeros and its neighbours keep their bytes;
+ * the store's dead bytes and the segment's disk bytes fall by what was
+ * counted; a segment found at start counts its holes as punched; an item
+ * of a segment whose items were not all aligned gives back only the
+ * blocks inside it. */
+static void test_punch(void **state)
+{
+	(void)state;
+	struct segstore s;
+	char tp[256];
+	snprintf(tp, sizeof(tp), "%s/t6", dir);
+	mkdir(tp, 0750);
+	assert_int_equal(segstore_init(&s, tp, "hot", 1 << 20), 0);
+	assert_true(s.punch); /* the unit tests run on ext4 or tmpfs */
+	uint64_t off[3];
+	struct segment *g = NULL;
+	for (unsigned i = 0; i < 3; i++)
+		g = append(&s, 70 + i, 30000, &off[i]);
+	assert_int_equal(off[1], 32768);
+	uint64_t lo, hi, acct;
+	assert_true(segment_punch_range(g, off[1], 30000, &lo, &hi, &acct));
+	assert_int_equal(lo, 32768);
+	assert_int_equal(hi, 65536);
+	assert_int_equal(acct, 30000);
+	assert_false(segment_item_dead(&s, g, 30000));
+	assert_int_equal(s.bytes_dead, 30000);
+	segment_punched(&s, g, acct);
+	assert_int_equal(s.bytes_dead, 0);
+	assert_int_equal(segment_disk_bytes(g), 60000);
+	int fd = open(g->path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(segment_punch(fd, lo, hi), 0);
+	assert_int_equal(segment_data_bytes(fd, 0, 65536 + 30000), 32768 + 30000);
+	char z[30000], zero[30000];
+	memset(zero, 0, sizeof(zero));
+	assert_int_equal(pread(fd, z, sizeof(z), (off_t)off[1]), (ssize_t)sizeof(z));
+	assert_memory_equal(z, zero, sizeof(z));
+	close(fd);
+	check_item(g->path, 70, 30000, off[0]);
+	check_item(g->path, 72, 30000, off[2]);
+	/* found at start: the hole counts as punched, and the item's range
+	 * there counts what is below the file's size */
+	uint64_t id = g->id;
+	assert_int_equal(segment_sync(g->path), 0);
+	segstore_free(&s);
+	assert_int_equal(segstore_init(&s, tp, "hot", 1 << 20), 0);
+	unsigned removed;
+	assert_int_equal(segstore_load(&s, keep_one, &id, &removed), 0);
+	struct segment *r = segstore_find(&s, id);
+	assert_non_null(r);
+	assert_int_equal(r->size, 65536 + 30000);
+	assert_int_equal(r->punched, 32768); /* item 1's hole (item 0's padding shares its last block) */
+	segment_adopt_item(&s, r, off[0], 30000);
+	segment_adopt_item(&s, r, off[2], 30000);
+	segstore_load_done(&s);
+	assert_true(r->aligned);
+	assert_true(segment_punch_range(r, off[2], 30000, &lo, &hi, &acct));
+	assert_int_equal(lo, 65536);
+	assert_int_equal(hi, 65536 + 32768);
+	assert_int_equal(acct, 30000); /* its bytes below the size */
+	/* an item off a boundary: only the blocks inside it */
+	segment_adopt_item(&s, r, 100, 10000);
+	assert_false(r->aligned);
+	assert_true(segment_punch_range(r, 100, 10000, &lo, &hi, &acct));
+	assert_int_equal(lo, 4096);
+	assert_int_equal(hi, 8192);
+	assert_int_equal(acct, 4096);
+	assert_false(segment_punch_range(r, 100, 5000, &lo, &hi, &acct)); /* no whole block */
+	segstore_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +429,7 @@ int main(void)
 		cmocka_unit_test(test_domains_apart),
 		cmocka_unit_test(test_size_for_tier),
 		cmocka_unit_test(test_candidates_ranked),
+		cmocka_unit_test(test_punch),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
