@@ -300,6 +300,18 @@ for run in $(seq 1 "$RUNS"); do
 		run smallp_mount small 4 "$B/list.mount"
 		mount_down
 	fi
+	# the same hits with -o immutable: no OPEN / RELEASE requests (the
+	# kernel is told "no open support"), reads through a handle per node
+	mount_up -o immutable
+	run smallhi_mount small 4 "$B/list.mount"
+	# a re-read: from the kernel page cache, no FUSE request at all
+	run small2i_mount small 4 "$B/list.mount"
+	mount_down
+	if [ -x "$TCPLAN" ]; then
+		mount_up -o immutable,job="$PJOB"
+		run smallpi_mount small 4 "$B/list.mount"
+		mount_down
+	fi
 	[ "$SMALL" = 1 ] || run seq_local seq "${BIG_L[@]}"
 	run small_local small 4 "$B/list.local"
 	[ "$QUICK" = 1 ] || run seq8k_local seq8k "${BIG_L[@]}"
@@ -380,6 +392,9 @@ row "-o direct_io=off: seq, second pass" MB/s seq_local seq2_pc -
 row "100 KB files x4, second pass (page cache)" files/s small_local small2_mount -
 row "100 KB files x4, hits (remounted), no plan" files/s small_local smallh_mount -
 row "100 KB files x4, hits, plan + -o job" files/s small_local smallp_mount -
+row "-o immutable: 100 KB x4, hits, no plan" files/s small_local smallhi_mount -
+row "-o immutable: 100 KB x4, hits, plan + job" files/s small_local smallpi_mount -
+row "-o immutable: 100 KB x4, re-read (page cache)" files/s small_local small2i_mount -
 row "-o immutable: seq, first pass" MB/s seq_local seq1_imm -
 row "-o immutable: 100 KB files x4, first pass" files/s small_local small1_imm -
 row "-o immutable: 100 KB files x4, second pass" files/s small_local small2_imm -
@@ -400,6 +415,10 @@ row "mount vs floor: 100 KB hits, no plan" files/s small_floor_open smallh_mount
 row "mount vs floor: 100 KB hits, plan + -o job" files/s small_floor_open smallp_mount 0.95
 row "mount vs floor with 100 KB reads: hits" files/s small_floor_data smallh_mount -
 row "mount vs floor with 100 KB reads: plan" files/s small_floor_data smallp_mount -
+row "mount vs floor: -o immutable hits, no plan" files/s small_floor_open smallhi_mount 0.8
+row "mount vs floor: -o immutable hits, plan" files/s small_floor_open smallpi_mount 0.95
+row "vs floor with 100 KB reads: immutable hits" files/s small_floor_data smallhi_mount -
+row "vs floor with 100 KB reads: immutable plan" files/s small_floor_data smallpi_mount -
 echo
 echo "CPU per pass (reader + tiercache-mount + tiercached; local: the reader), medians"
 printf '%-44s %10s %10s %-7s %5s\n' "" local mount unit ratio
@@ -425,7 +444,7 @@ perfile() { # perfile KEY: "reader / server / daemon" in us per file of the 4000
 		-v d="$(echo "${CD[$1]}" | median)" -v n="$(wc -l <"$B/list")" \
 		'BEGIN { printf "%.1f / %.1f / %.1f", r * 1000 / n, m * 1000 / n, d * 1000 / n }'
 }
-for k in small_local small_floor_open small_floor_data small1_mount smallh_mount smallp_mount small2_mount; do
+for k in small_local small_floor_open small_floor_data small1_mount smallh_mount smallp_mount smallhi_mount smallpi_mount small2_mount small2i_mount; do
 	[ -n "${CR[$k]:-}" ] && printf '  %-24s %s\n' "$k" "$(perfile "$k")"
 done
 echo
