@@ -326,6 +326,10 @@ for run in $(seq 1 "$RUNS"); do
 	floor_up
 	run small_floor_data small 4 "$B/list.floor"
 	floor_down
+	# ... and without opens (as -o immutable): LOOKUP + READ per file
+	floor_up --no-open
+	run small_floor_data_noopen small 4 "$B/list.floor"
+	floor_down
 	if [ "$SMALL" != 1 ]; then
 		floor_up --direct
 		run seq_floor seq "${BIG_F[@]}"
@@ -408,6 +412,7 @@ row "floor: seq 1 MiB direct reads (zeros)" MB/s seq_local seq_floor -
 row "floor: lookup+open+release, empty files x4" files/s small_local small_floor_open -
 row "floor: lookup only (no open), empty files" files/s small_local small_floor_lookup -
 row "floor: lookup+open+read+release, 100 KB x4" files/s small_local small_floor_data -
+row "floor: lookup+read (no open), 100 KB x4" files/s small_local small_floor_data_noopen -
 printf '%-44s %10s %10s %-7s %5s\n' "" floor mount unit ratio
 row "mount vs floor: seq first pass" MB/s seq_floor seq1_mount -
 row "mount vs floor (with opens): 100 KB first" files/s small_floor_open small1_mount -
@@ -419,6 +424,8 @@ row "mount vs floor: -o immutable hits, no plan" files/s small_floor_open smallh
 row "mount vs floor: -o immutable hits, plan" files/s small_floor_open smallpi_mount 0.95
 row "vs floor with 100 KB reads: immutable hits" files/s small_floor_data smallhi_mount -
 row "vs floor with 100 KB reads: immutable plan" files/s small_floor_data smallpi_mount -
+row "vs floor lookup+read, no open: immutable hits" files/s small_floor_data_noopen smallhi_mount -
+row "mount vs floor: -o immutable re-read" files/s small_floor_open small2i_mount 0.8
 echo
 echo "CPU per pass (reader + tiercache-mount + tiercached; local: the reader), medians"
 printf '%-44s %10s %10s %-7s %5s\n' "" local mount unit ratio
@@ -444,7 +451,7 @@ perfile() { # perfile KEY: "reader / server / daemon" in us per file of the 4000
 		-v d="$(echo "${CD[$1]}" | median)" -v n="$(wc -l <"$B/list")" \
 		'BEGIN { printf "%.1f / %.1f / %.1f", r * 1000 / n, m * 1000 / n, d * 1000 / n }'
 }
-for k in small_local small_floor_open small_floor_data small1_mount smallh_mount smallp_mount smallhi_mount smallpi_mount small2_mount small2i_mount; do
+for k in small_local small_floor_open small_floor_data small_floor_data_noopen small1_mount smallh_mount smallp_mount smallhi_mount smallpi_mount small2_mount small2i_mount; do
 	[ -n "${CR[$k]:-}" ] && printf '  %-24s %s\n' "$k" "$(perfile "$k")"
 done
 echo
