@@ -8,7 +8,11 @@
 # under the mount: cached pages still read during the outage, every file
 # afterwards; a file changed at the source is read at its new version
 # within the documented window (revalidate_after + 2 x attr_timeout), and
-# whole (old or new, never a mix); with -o job and a plan, no OPEN frame.
+# whole (old or new, never a mix); a file whose handle was closed for room
+# and which changed meanwhile: the read that opens a new handle has the
+# kernel drop its old pages and attributes (the mtime follows at once, one
+# invalidation counted); with -o job and a plan, no OPEN frame, and every
+# use reported to the daemon by the CLOSE at unmount.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_mount.sh"
 
@@ -18,6 +22,14 @@ WINDOW=$((2 * ATTR)) # + revalidate_after, 0 s here
 mkdir -p "$T/cold/d"
 for i in $(seq -w 0 $((N - 1))); do head -c $((20000 + RANDOM % 80000)) /dev/urandom >"$T/cold/d/s$i.bin"; done
 TC_DAEMON_CONF='plan_grace = 1h'
+# more files than the mount keeps idle handles (1024): reading them closes
+# the handle of a file read before
+/usr/bin/python3 -c '
+import os, sys
+os.makedirs(sys.argv[1], exist_ok=True)
+for i in range(1100):
+    with open("%s/x%04d" % (sys.argv[1], i), "wb") as f:
+        f.write(b"%d\n" % i)' "$T/cold/e"
 tc_config 64M none 256K "revalidate_after = 0s"
 tc_start || exit 1
 ctr() { tc_json "s['counters']['$1']"; }
@@ -92,6 +104,35 @@ check "the changed file is read at its new version within the window" test "$see
 check "every read before was the old version, whole (reads neither old nor new: $mixed)" test "$mixed" = 0
 check "the kernel's size follows" test "$(stat -c %s "$M/$f1")" = 77777
 check "and it stays new" cmp -s "$M/$f1" "$T/new.bin"
+
+# a file whose handle was closed (room for others) changes at the source;
+# the kernel still has its old attributes (60 s): the read that opens a
+# new handle finds the new version and has the kernel drop the old pages
+# and attributes (from the notifier thread), so stat shows it at once
+L=$T/mnt_long
+tcm_mount "$L" -d -o immutable ds || exit 1
+LPID=$MPID
+f2=$(sed -n 3p "$T/order")
+check "long timeouts: $f2 reads the old version" cmp -s "$L/$f2" "$T/cold/$f2"
+m_old=$(stat -c %Y "$L/$f2")
+/usr/bin/python3 -c '
+import os, sys
+for n in sorted(os.listdir(sys.argv[2])):
+    with open(os.path.join(sys.argv[1], n), "rb") as f:
+        assert f.read() == open(os.path.join(sys.argv[2], n), "rb").read(), n' "$L/e" "$T/cold/e"
+check "1100 other files read (their handles push out the first ones)" test $? = 0
+head -c "$(stat -c %s "$T/cold/$f2")" /dev/urandom >"$T/new2.bin"
+cp "$T/new2.bin" "$T/cold/$f2"
+touch -d '+2 min' "$T/cold/$f2"
+drop_pages "$L"
+check "its pages dropped, the new read is the new version" cmp -s "$L/$f2" "$T/new2.bin"
+check "the kernel's mtime follows at once (old $m_old, new $(stat -c %Y "$T/cold/$f2"))" \
+	wait_for 5 'test "$(stat -c %Y "$L/$f2")" = "$(stat -c %Y "$T/cold/$f2")"'
+fusermount3 -u "$L"
+wait_for 10 "! kill -0 $LPID 2>/dev/null"
+check "the mount sent the kernel one invalidation" \
+	grep -q 'invalidations=1 unmounting' "$T/mount.log"
+
 fusermount3 -u "$M"
 wait_for 10 "! kill -0 $MPID 2>/dev/null"
 # the mount's counters at unmount (-d: level info)
