@@ -300,6 +300,18 @@ for run in $(seq 1 "$RUNS"); do
 		run smallp_mount small 4 "$B/list.mount"
 		mount_down
 	fi
+	# the same hits with -o immutable: no OPEN / RELEASE requests (the
+	# kernel is told "no open support"), reads through a handle per node
+	mount_up -o immutable
+	run smallhi_mount small 4 "$B/list.mount"
+	# a re-read: from the kernel page cache, no FUSE request at all
+	run small2i_mount small 4 "$B/list.mount"
+	mount_down
+	if [ -x "$TCPLAN" ]; then
+		mount_up -o immutable,job="$PJOB"
+		run smallpi_mount small 4 "$B/list.mount"
+		mount_down
+	fi
 	[ "$SMALL" = 1 ] || run seq_local seq "${BIG_L[@]}"
 	run small_local small 4 "$B/list.local"
 	[ "$QUICK" = 1 ] || run seq8k_local seq8k "${BIG_L[@]}"
@@ -313,6 +325,10 @@ for run in $(seq 1 "$RUNS"); do
 	# the same with the files' sizes: a READ each, zeros from memory
 	floor_up
 	run small_floor_data small 4 "$B/list.floor"
+	floor_down
+	# ... and without opens (as -o immutable): LOOKUP + READ per file
+	floor_up --no-open
+	run small_floor_data_noopen small 4 "$B/list.floor"
 	floor_down
 	if [ "$SMALL" != 1 ]; then
 		floor_up --direct
@@ -380,6 +396,9 @@ row "-o direct_io=off: seq, second pass" MB/s seq_local seq2_pc -
 row "100 KB files x4, second pass (page cache)" files/s small_local small2_mount -
 row "100 KB files x4, hits (remounted), no plan" files/s small_local smallh_mount -
 row "100 KB files x4, hits, plan + -o job" files/s small_local smallp_mount -
+row "-o immutable: 100 KB x4, hits, no plan" files/s small_local smallhi_mount -
+row "-o immutable: 100 KB x4, hits, plan + job" files/s small_local smallpi_mount -
+row "-o immutable: 100 KB x4, re-read (page cache)" files/s small_local small2i_mount -
 row "-o immutable: seq, first pass" MB/s seq_local seq1_imm -
 row "-o immutable: 100 KB files x4, first pass" files/s small_local small1_imm -
 row "-o immutable: 100 KB files x4, second pass" files/s small_local small2_imm -
@@ -393,6 +412,7 @@ row "floor: seq 1 MiB direct reads (zeros)" MB/s seq_local seq_floor -
 row "floor: lookup+open+release, empty files x4" files/s small_local small_floor_open -
 row "floor: lookup only (no open), empty files" files/s small_local small_floor_lookup -
 row "floor: lookup+open+read+release, 100 KB x4" files/s small_local small_floor_data -
+row "floor: lookup+read (no open), 100 KB x4" files/s small_local small_floor_data_noopen -
 printf '%-44s %10s %10s %-7s %5s\n' "" floor mount unit ratio
 row "mount vs floor: seq first pass" MB/s seq_floor seq1_mount -
 row "mount vs floor (with opens): 100 KB first" files/s small_floor_open small1_mount -
@@ -400,6 +420,12 @@ row "mount vs floor: 100 KB hits, no plan" files/s small_floor_open smallh_mount
 row "mount vs floor: 100 KB hits, plan + -o job" files/s small_floor_open smallp_mount 0.95
 row "mount vs floor with 100 KB reads: hits" files/s small_floor_data smallh_mount -
 row "mount vs floor with 100 KB reads: plan" files/s small_floor_data smallp_mount -
+row "mount vs floor: -o immutable hits, no plan" files/s small_floor_open smallhi_mount 0.8
+row "mount vs floor: -o immutable hits, plan" files/s small_floor_open smallpi_mount 0.95
+row "vs floor with 100 KB reads: immutable hits" files/s small_floor_data smallhi_mount -
+row "vs floor with 100 KB reads: immutable plan" files/s small_floor_data smallpi_mount -
+row "vs floor lookup+read, no open: immutable hits" files/s small_floor_data_noopen smallhi_mount -
+row "mount vs floor: -o immutable re-read" files/s small_floor_open small2i_mount 0.8
 echo
 echo "CPU per pass (reader + tiercache-mount + tiercached; local: the reader), medians"
 printf '%-44s %10s %10s %-7s %5s\n' "" local mount unit ratio
@@ -425,7 +451,7 @@ perfile() { # perfile KEY: "reader / server / daemon" in us per file of the 4000
 		-v d="$(echo "${CD[$1]}" | median)" -v n="$(wc -l <"$B/list")" \
 		'BEGIN { printf "%.1f / %.1f / %.1f", r * 1000 / n, m * 1000 / n, d * 1000 / n }'
 }
-for k in small_local small_floor_open small_floor_data small1_mount smallh_mount smallp_mount small2_mount; do
+for k in small_local small_floor_open small_floor_data small_floor_data_noopen small1_mount smallh_mount smallp_mount smallhi_mount smallpi_mount small2_mount small2i_mount; do
 	[ -n "${CR[$k]:-}" ] && printf '  %-24s %s\n' "$k" "$(perfile "$k")"
 done
 echo

@@ -116,8 +116,10 @@ static void help(void)
 	       "    immutable              the dataset does not change while mounted: the\n"
 	       "                           kernel skips open and close requests (faster\n"
 	       "                           small files, page cache always kept); a changed\n"
-	       "                           source is seen only after attr_timeout, and a\n"
-	       "                           file open at that moment may mix versions\n"
+	       "                           source is seen only after revalidate_after +\n"
+	       "                           attr_timeout + min(entry_timeout, attr_timeout),\n"
+	       "                           a file open at that moment may mix versions, and\n"
+	       "                           tiercached does not see re-reads (docs/mount.md)\n"
 	       "    read_ahead_kb=N        kernel readahead window: sequential reads go\n"
 	       "                           as 1 MiB requests, several in flight; needs\n"
 	       "                           root, else the kernel's 128 stays; 0 = leave\n"
@@ -546,14 +548,20 @@ int main(int argc, char **argv)
 		tcm_log_setup(fo.debug ? TCM_DEBUG : TCM_WARN, true);
 	tcm_log(TCM_INFO, "source=%s mountpoint=%s mounted", m.o.source, fo.mountpoint);
 
+	if (m.o.immutable && tcm_inval_start(&m) < 0)
+		goto out;
 	/* > 0: the signal that ended it, a clean stop too */
 	int rc = run_loop(m.se, &fo);
 	status = rc < 0 ? 1 : 0;
+	unsigned long invals = tcm_inval_stop(&m);
 	tcm_log(TCM_INFO, "source=%s mountpoint=%s rc=%d direct_opens=%lu opens=%lu "
-			  "passthrough_opens=%lu read_requests=%lu unmounting", m.o.source,
+			  "passthrough_opens=%lu read_requests=%lu immutable_opens=%lu "
+			  "immutable_reuse=%lu invalidations=%lu unmounting", m.o.source,
 		fo.mountpoint, rc, atomic_load(&m.dio.opens), atomic_load(&m.pt.all_opens),
-		atomic_load(&m.pt.opens), atomic_load(&m.pt.reads));
+		atomic_load(&m.pt.opens), atomic_load(&m.pt.reads), atomic_load(&m.imm_opens),
+		atomic_load(&m.imm_reuse), invals);
 out:
+	(void)tcm_inval_stop(&m); /* a failure after it started */
 	if (mounted && m.pt.mountpoint)
 		tcm_pt_unmount(&m);
 	else if (mounted)

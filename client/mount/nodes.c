@@ -217,7 +217,12 @@ void tcm_nodes_free(struct tcm_nodes *t)
 			struct tcm_node *n = t->by_ino[i];
 			while (n) {
 				struct tcm_node *next = n->ino_next;
-				/* their handles go with the connections */
+				/* the loop has ended: no read holds a handle. A
+				 * CLOSE each (one-way, none if the connection is
+				 * gone) tells the daemon the use of files handed
+				 * ahead of a plan, which it hears of at close */
+				if (n->nh)
+					(void)tiercache_close(n->nh->tc, n->nh->h);
 				free(n->nh);
 				node_free(n);
 				n = next;

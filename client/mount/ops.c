@@ -553,6 +553,8 @@ static void read_immutable(fuse_req_t req, struct tcm *m, fuse_ino_t ino, size_t
 
 	struct tcm_nh *nh = tcm_nodes_nh_pin(&m->nodes, ino);
 	if (nh) {
+		/* not seen by the daemon: the library holds the descriptors */
+		atomic_fetch_add_explicit(&m->imm_reuse, 1, memory_order_relaxed);
 		tcm_nh_get(nh, &tc, &h);
 		reply_read_any(req, m, tc, h, size, off, "-");
 		goto out;
@@ -566,13 +568,34 @@ static void read_immutable(fuse_req_t req, struct tcm *m, fuse_ino_t ino, size_t
 		fuse_reply_err(req, ETIMEDOUT);
 		goto out;
 	}
-	tc = tcm_pool_pick(&m->pool); /* only the mount's own user reads here (op_open) */
+	/* only the mount's own user reads here (op_open); with -o job on the
+	 * connection that holds the files handed ahead of the plan */
+	rc = tcm_pool_for_open(&m->pool, req, &tc);
+	if (rc) {
+		fuse_reply_err(req, rc);
+		goto out;
+	}
 	h = tiercache_open(tc, path, 0);
 	if (h < 0) {
 		fuse_reply_err(req, tcm_pool_errno(&m->pool, errno, "open", path));
 		goto out;
 	}
 	tcm_pool_ok(&m->pool);
+	atomic_fetch_add_explicit(&m->imm_opens, 1, memory_order_relaxed);
+	/* The daemon answers with the version it serves now (it revalidates
+	 * the source after revalidate_after). If the kernel holds another
+	 * (pages of an older version, its size), it must drop them: this
+	 * read is answered from the new version, so are the next ones. */
+	struct tiercache_stat st;
+	if (tiercache_fstat(tc, h, &st) == 0) {
+		struct tcm_attr a;
+		tcm_attr_from_stat(&a, &st);
+		if (tcm_nodes_update(&m->nodes, ino, &a) == 1) {
+			tcm_log(TCM_INFO, "path=%s size=%llu: new version at a read (immutable)",
+				path, (unsigned long long)a.size);
+			tcm_inval_queue(m, ino);
+		}
+	}
 	nh = tcm_nodes_nh_add(&m->nodes, ino, tc, h, c, &nc);
 	if (nh)
 		tcm_nh_get(nh, &tc, &h);

@@ -16,6 +16,7 @@
  *   dio.c     which opens of large files use direct I/O (no second page
  *             cache, one copy), learnt per reading thread
  *   log.c     one-line key=value messages to stderr or syslog
+ *   inval.c   page-cache invalidations sent from their own thread
  *
  * Threads: libfuse's multithreaded loop calls the ops from several worker
  * threads at once. The node table has its own mutex; a directory handle has
@@ -322,6 +323,17 @@ int tcm_dircache_lookup(struct tcm *m, uint64_t dir, const char *dirpath, const 
 /* Forget dir's listing (it is being listed: lookups must agree). */
 void tcm_dircache_drop(struct tcm *m, uint64_t dir);
 
+/* ---- inval.c ---- */
+struct tcm_inval;
+/* Start the notifier thread (after fuse_daemonize: threads do not survive
+ * the fork). 0 or -errno. */
+int tcm_inval_start(struct tcm *m);
+/* Drop ino's pages and attributes in the kernel, soon, from the notifier
+ * thread (safe from a request handler of ino). */
+void tcm_inval_queue(struct tcm *m, uint64_t ino);
+/* Stop the thread; returns the invalidations it sent. */
+unsigned long tcm_inval_stop(struct tcm *m);
+
 /* ---- the mount (main.c fills it; ops get it as userdata) ---- */
 struct tcm {
 	struct tcm_opts o;
@@ -337,6 +349,11 @@ struct tcm {
 	struct tcm_pt pt;         /* FUSE passthrough (passthrough.c) */
 	struct tcm_dio dio;       /* direct I/O for large files (dio.c) */
 	bool others;              /* -o allow_other / allow_root: other users read */
+	struct tcm_inval *inval;  /* -o immutable: invalidations (inval.c) */
+	/* -o immutable: node handles opened (each an OPEN the daemon sees, or
+	 * a file handed ahead) and reads through a handle already held (the
+	 * daemon does not see those) */
+	atomic_ulong imm_opens, imm_reuse;
 };
 
 /* ---- ops.c / dirs.c ---- */
