@@ -66,12 +66,12 @@ epoch() {
 run() {
 	local pol=$1 tr=$T/trace-$1.csv
 	: >"$T/res"
-	# a file per chunk, as the simulator models it: on these 2M/4M tiers a
-	# segment is 128K/256K, two to six items, and its dead bytes take the
-	# room the prefetcher needs (lru 0.79-0.86, clairvoyant 0.77-0.96 of the
-	# simulator with segments; with tiers of 16M/32M and 1,920 files the
-	# same workload with segments agrees: 0.99-1.0; docs/architecture.md)
-	tc_start_traced "$pol" "$tr" $'segment_threshold = 0\nprefetch_max_bytes = '"$WINDOW" || return 1
+	# segments on (the default): on these 2M/4M tiers a segment is
+	# 128K/256K, two to six items; before dead items' blocks were punched
+	# their dead bytes took the room the prefetcher needs (lru 0.79-0.86,
+	# clairvoyant 0.77-0.96 of the simulator), so this test kept a file per
+	# chunk; with punching 0.99-1.01 (docs/architecture.md, "Segments")
+	tc_start_traced "$pol" "$tr" $'prefetch_max_bytes = '"$WINDOW" || return 1
 	epoch "$pol" 1 || return 1
 	epoch "$pol" 2 || return 1
 	"$TC" trace stop >/dev/null || return 1
