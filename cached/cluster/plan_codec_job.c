@@ -28,6 +28,11 @@ static struct plan_codec_job *of_job(struct job *j)
 static void codec_work(struct job *j)
 {
 	struct plan_codec_job *cj = of_job(j);
+	if (cj->delay_ms) {
+		struct timespec ts = {.tv_sec = cj->delay_ms / 1000, .tv_nsec = (long)(cj->delay_ms % 1000) * 1000000};
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
 	uint64_t t0 = thread_cpu_us();
 	if (cj->decode) {
 		cj->rc = plan_codec_decode(cj->enc, cj->enclen, cj->rawlen, cj->hash, &cj->doc, cj->why,
@@ -50,7 +55,7 @@ static void codec_done(struct job *j)
 	cj->done(cj);
 }
 
-int plan_codec_job_encode(struct workers *w, const struct plan_doc *d,
+int plan_codec_job_encode(struct workers *w, const struct plan_doc *d, unsigned delay_ms,
 			  void (*done)(struct plan_codec_job *cj), void *arg)
 {
 	struct plan_codec_job *cj = calloc(1, sizeof(*cj));
@@ -65,6 +70,7 @@ int plan_codec_job_encode(struct workers *w, const struct plan_doc *d,
 	}
 	memcpy(cj->doc.blob, d->blob, d->bloblen);
 	memcpy(cj->doc.off, d->off, (size_t)d->n * sizeof(*d->off));
+	cj->delay_ms = delay_ms;
 	cj->done = done;
 	cj->arg = arg;
 	cj->job.work = codec_work;
@@ -74,7 +80,7 @@ int plan_codec_job_encode(struct workers *w, const struct plan_doc *d,
 }
 
 int plan_codec_job_decode(struct workers *w, uint8_t *enc, size_t enclen, uint64_t rawlen, uint64_t hash,
-			  void (*done)(struct plan_codec_job *cj), void *arg)
+			  unsigned delay_ms, void (*done)(struct plan_codec_job *cj), void *arg)
 {
 	struct plan_codec_job *cj = calloc(1, sizeof(*cj));
 	if (!cj) {
@@ -86,6 +92,7 @@ int plan_codec_job_decode(struct workers *w, uint8_t *enc, size_t enclen, uint64
 	cj->enclen = enclen;
 	cj->rawlen = rawlen;
 	cj->hash = hash;
+	cj->delay_ms = delay_ms;
 	cj->done = done;
 	cj->arg = arg;
 	cj->job.work = codec_work;

@@ -32,18 +32,20 @@ struct plan_codec_job {
 	int rc;              /* 0 or -errno (decode: -EBADMSG with the reason in why) */
 	char why[160];
 	uint64_t cpu_us;     /* the worker's CPU time for it */
+	unsigned delay_ms;   /* tests: held this long first (plan_share.c) */
 };
 
+/* delay_ms: tests only (0: none), the worker waits that long first. */
 /* Encode a copy of d on a worker; done(cj) follows on the loop with
  * cj->enc, enclen, rawlen, hash (or cj->rc < 0). 0 or -ENOMEM. Loop
  * thread. */
-int plan_codec_job_encode(struct workers *w, const struct plan_doc *d,
+int plan_codec_job_encode(struct workers *w, const struct plan_doc *d, unsigned delay_ms,
 			  void (*done)(struct plan_codec_job *cj), void *arg);
 /* Decode enc (taken over, also on error) on a worker; done(cj) follows on
  * the loop with cj->doc (or cj->rc < 0 and cj->why). 0 or -ENOMEM. Loop
  * thread. */
 int plan_codec_job_decode(struct workers *w, uint8_t *enc, size_t enclen, uint64_t rawlen, uint64_t hash,
-			  void (*done)(struct plan_codec_job *cj), void *arg);
+			  unsigned delay_ms, void (*done)(struct plan_codec_job *cj), void *arg);
 /* Free cj and whatever it still owns (set doc.blob/off or enc to NULL to
  * keep them). */
 void plan_codec_job_free(struct plan_codec_job *cj);

@@ -71,6 +71,9 @@ struct plan_share {
 	/* counters */
 	uint64_t published, publish_failures, republished, refreshes, refresh_failures, superseded;
 	uint64_t loaded, load_failures, cancels_sent, dropped, lists, list_failures;
+	unsigned codec_busy;     /* encodes and decodes on a worker */
+	uint64_t codec_dropped;  /* their results overtaken meanwhile (a newer plan, a cancel) */
+	unsigned codec_delay_ms; /* TIERCACHE_PLAN_CODEC_DELAY_MS: tests only */
 };
 
 static void load_next(struct plan_share *ps);
@@ -238,10 +241,12 @@ static void on_encoded(struct plan_codec_job *cj)
 		return;
 	}
 	ps->publishing = false;
+	ps->codec_busy--;
 	struct job_plan *jp = req_plan(ps, q);
 	int rc = cj->rc;
 	if (!jp || jp->remote || jp->share_gen != 0) {
-		log_debug("dataset=%s job=%" PRIu64 " op=job_plan_publish result=\"replaced or ended while "
+		ps->codec_dropped++;
+		log_info("dataset=%s job=%" PRIu64 " op=job_plan_publish result=\"replaced or ended while "
 			  "encoding: dropped\"",
 			  q->dataset, q->job);
 		free(q);
@@ -319,11 +324,12 @@ static int publish(struct plan_share *ps, struct job_plan *jp)
 	q->job = jp->job;
 	q->rank = jp->only_rank;
 	q->serial = jp->serial;
-	int rc = plan_codec_job_encode(ps->cache->workers, &d, on_encoded, q);
+	int rc = plan_codec_job_encode(ps->cache->workers, &d, ps->codec_delay_ms, on_encoded, q);
 	if (rc < 0) {
 		free(q);
 		return rc;
 	}
+	ps->codec_busy++;
 	req_track(q);
 	ps->publishing = true;
 	return 0;
@@ -720,11 +726,13 @@ static void on_loaded(void *arg, struct redisReply *r, int err)
 		at += r->element[i]->len;
 	}
 	/* decompressed, hashed and parsed on a worker: on_decoded goes on */
-	if (plan_codec_job_decode(ps->cache->workers, enc, at, e->rawlen, e->hash, on_decoded, q) < 0) {
+	if (plan_codec_job_decode(ps->cache->workers, enc, at, e->rawlen, e->hash, ps->codec_delay_ms,
+					 on_decoded, q) < 0) {
 		enc = NULL; /* taken over */
 		snprintf(why, sizeof(why), "out of memory");
 		goto fail;
 	}
+	ps->codec_busy++;
 	req_track(q);
 	ps->loading = true;
 	return;
@@ -750,6 +758,7 @@ static void on_decoded(struct plan_codec_job *cj)
 		return;
 	}
 	ps->loading = false;
+	ps->codec_busy--;
 	const struct ps_entry *e = &q->ent, *now = NULL;
 	struct plan_doc *d = &cj->doc;
 	char why[160] = "";
@@ -767,8 +776,10 @@ static void on_decoded(struct plan_codec_job *cj)
 	}
 	struct dataset *ds = dataset_named(ps, e->dataset);
 	now = entry_find(ps, e->dataset, e->job, e->rank);
-	if (!ds || !now || now->gen != e->gen || !wanted(ps, e)) { /* changed while it decoded */
-		log_debug("dataset=%s job=%" PRIu64 " version=%" PRIu64 " op=job_plan_load result=\"replaced, "
+	if (!ds || !now || now->gen != e->gen || now->np == 0 || !wanted(ps, e)) {
+		/* changed while it decoded */
+		ps->codec_dropped++;
+		log_info("dataset=%s job=%" PRIu64 " version=%" PRIu64 " op=job_plan_load result=\"replaced, "
 			  "cancelled or lapsed while decoding: dropped\"",
 			  e->dataset, e->job, e->gen);
 		goto next;
@@ -884,6 +895,25 @@ void plan_share_redis_up(struct plan_share *ps)
 		beat(ps);
 }
 
+/* Tests only: TIERCACHE_PLAN_CODEC_DELAY_MS (0..10000) holds each encode
+ * and decode that long on its worker, so that a test can overtake one
+ * with a newer registration, a cancel or a kill. */
+static unsigned codec_delay_ms(void)
+{
+	const char *e = getenv("TIERCACHE_PLAN_CODEC_DELAY_MS");
+	if (!e || !*e)
+		return 0;
+	char *end;
+	unsigned long v = strtoul(e, &end, 10);
+	if (*end || v > 10000) {
+		log_warn("op=config TIERCACHE_PLAN_CODEC_DELAY_MS=%s is not 0..10000 ms; ignored", e);
+		return 0;
+	}
+	log_warn("op=config TIERCACHE_PLAN_CODEC_DELAY_MS=%lu: every plan encode and decode is held "
+		 "that long (for tests only)", v);
+	return (unsigned)v;
+}
+
 int plan_share_new(struct cache *cache, struct redis_conn *rc, const struct cluster_conf *cc,
 		   struct plans *reg, bool (*is_home)(void *home_arg, uint64_t key), void *home_arg,
 		   struct plan_share **out)
@@ -906,6 +936,7 @@ int plan_share_new(struct cache *cache, struct redis_conn *rc, const struct clus
 	snprintf(ps->gen_key, sizeof(ps->gen_key), "tc:{%s}:jplan_gen", cc->name);
 	snprintf(ps->prefix, sizeof(ps->prefix), "tc:{%s}:jplan:", cc->name);
 	ps->period_ms = cc->heartbeat_ms ? cc->heartbeat_ms : 1000;
+	ps->codec_delay_ms = codec_delay_ms();
 	/* a plan outlives its registering node by a few leases, and a
 	 * connection's plan by the plan grace */
 	uint64_t grace = (uint64_t)cache->cfg->plan_grace_s * 1000u;
@@ -973,6 +1004,8 @@ void plan_share_report(const struct plan_share *ps, struct proto_rs *rs)
 	proto_rs_u64(rs, "cancels_resent", ps->cancels_resent);
 	proto_rs_u64(rs, "cancels_lost", ps->cancels_lost);
 	proto_rs_u64(rs, "dropped", ps->dropped);
+	proto_rs_u64(rs, "codec_jobs", ps->codec_busy);
+	proto_rs_u64(rs, "codec_dropped", ps->codec_dropped);
 	proto_rs_u64(rs, "lists", ps->lists);
 	proto_rs_u64(rs, "list_failures", ps->list_failures);
 }
