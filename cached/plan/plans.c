@@ -286,7 +286,7 @@ static int plan_register(struct plans *reg, const void *c, uid_t uid, struct dat
 	pl->gone_ns = 0;
 	if (fresh && (flags & TC_PLAN_RESUME))
 		pl->resync = true;
-	if (!view || fresh) /* a view's steps: its builder logs once, at the end */
+	if (fresh || c != reg->jobs) /* a view's or slice's steps: its builder logs once, at the end */
 		log_info("dataset=%s job=%llu rank=%u world_size=%u epoch=%u uid=%u op=plan_%s "
 			 "files=%zu chunks=%llu",
 			 ds->name, (unsigned long long)job, rank, world_size, epoch, (unsigned)uid,
