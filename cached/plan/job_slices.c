@@ -136,6 +136,10 @@ static void build_step(evutil_socket_t fd, short what, void *arg)
 		build_free(b);
 		return;
 	}
+	if (!b->started && b->pos < jp->n)
+		/* the rest at once (a chunk an entry, most often): no step
+		 * rehashes the slice's growing maps */
+		(void)plans_reserve(jps->reg, ds, jp->job, b->rank, (jp->n - b->pos) / jp->world_size + 1);
 	b->started = true;
 	b->files += k;
 	b->steps++;

@@ -325,6 +325,12 @@ int plans_set_view(struct plans *reg, const void *c, uid_t uid, struct dataset *
 			     flags & (TC_PLAN_APPEND | TC_PLAN_RESUME), &in);
 }
 
+int plans_reserve(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t rank, size_t n)
+{
+	struct dplan *pl = plans_find(reg, ds, job, rank);
+	return pl ? plan_track_reserve(&pl->tr, n) : -ENOENT;
+}
+
 int plans_cancel(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t rank)
 {
 	struct dplan *pl = plans_find(reg, ds, job, rank);
