@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "log.h"
+
 static uint64_t thread_cpu_us(void)
 {
 	struct timespec ts;
@@ -109,4 +111,23 @@ void plan_codec_job_free(struct plan_codec_job *cj)
 	free(cj->doc.off);
 	free(cj->enc);
 	free(cj);
+}
+
+/* Tests only: TIERCACHE_PLAN_CODEC_DELAY_MS (0..10000) holds each encode
+ * and decode that long on its worker, so that a test can overtake one
+ * with a newer registration, a cancel or a kill. */
+unsigned plan_codec_job_test_delay_ms(void)
+{
+	const char *e = getenv("TIERCACHE_PLAN_CODEC_DELAY_MS");
+	if (!e || !*e)
+		return 0;
+	char *end;
+	unsigned long v = strtoul(e, &end, 10);
+	if (*end || v > 10000) {
+		log_warn("op=config TIERCACHE_PLAN_CODEC_DELAY_MS=%s is not 0..10000 ms; ignored", e);
+		return 0;
+	}
+	log_warn("op=config TIERCACHE_PLAN_CODEC_DELAY_MS=%lu: every plan encode and decode is held "
+		 "that long (for tests only)", v);
+	return (unsigned)v;
 }

@@ -50,4 +50,8 @@ int plan_codec_job_decode(struct workers *w, uint8_t *enc, size_t enclen, uint64
  * keep them). */
 void plan_codec_job_free(struct plan_codec_job *cj);
 
+/* Tests only: TIERCACHE_PLAN_CODEC_DELAY_MS (0..10000 ms; else 0, with a
+ * warning), the delay_ms plan_share.c passes. */
+unsigned plan_codec_job_test_delay_ms(void);
+
 #endif

@@ -895,25 +895,6 @@ void plan_share_redis_up(struct plan_share *ps)
 		beat(ps);
 }
 
-/* Tests only: TIERCACHE_PLAN_CODEC_DELAY_MS (0..10000) holds each encode
- * and decode that long on its worker, so that a test can overtake one
- * with a newer registration, a cancel or a kill. */
-static unsigned codec_delay_ms(void)
-{
-	const char *e = getenv("TIERCACHE_PLAN_CODEC_DELAY_MS");
-	if (!e || !*e)
-		return 0;
-	char *end;
-	unsigned long v = strtoul(e, &end, 10);
-	if (*end || v > 10000) {
-		log_warn("op=config TIERCACHE_PLAN_CODEC_DELAY_MS=%s is not 0..10000 ms; ignored", e);
-		return 0;
-	}
-	log_warn("op=config TIERCACHE_PLAN_CODEC_DELAY_MS=%lu: every plan encode and decode is held "
-		 "that long (for tests only)", v);
-	return (unsigned)v;
-}
-
 int plan_share_new(struct cache *cache, struct redis_conn *rc, const struct cluster_conf *cc,
 		   struct plans *reg, bool (*is_home)(void *home_arg, uint64_t key), void *home_arg,
 		   struct plan_share **out)
@@ -936,7 +917,7 @@ int plan_share_new(struct cache *cache, struct redis_conn *rc, const struct clus
 	snprintf(ps->gen_key, sizeof(ps->gen_key), "tc:{%s}:jplan_gen", cc->name);
 	snprintf(ps->prefix, sizeof(ps->prefix), "tc:{%s}:jplan:", cc->name);
 	ps->period_ms = cc->heartbeat_ms ? cc->heartbeat_ms : 1000;
-	ps->codec_delay_ms = codec_delay_ms();
+	ps->codec_delay_ms = plan_codec_job_test_delay_ms();
 	/* a plan outlives its registering node by a few leases, and a
 	 * connection's plan by the plan grace */
 	uint64_t grace = (uint64_t)cache->cfg->plan_grace_s * 1000u;
