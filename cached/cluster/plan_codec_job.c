@@ -31,14 +31,15 @@ static void codec_work(struct job *j)
 {
 	struct plan_codec_job *cj = of_job(j);
 	if (cj->delay_ms) {
-		struct timespec ts = {.tv_sec = cj->delay_ms / 1000, .tv_nsec = (long)(cj->delay_ms % 1000) * 1000000};
+		struct timespec ts = {.tv_sec = cj->delay_ms / 1000,
+				      .tv_nsec = (long)(cj->delay_ms % 1000) * 1000000};
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 	}
 	uint64_t t0 = thread_cpu_us();
 	if (cj->decode) {
-		cj->rc = plan_codec_decode(cj->enc, cj->enclen, cj->rawlen, cj->hash, &cj->doc, cj->why,
-					   sizeof(cj->why));
+		cj->rc = plan_codec_decode(cj->enc, cj->enclen, cj->rawlen, cj->hash, &cj->doc,
+					   cj->why, sizeof(cj->why));
 	} else {
 		cj->rc = plan_codec_encode(&cj->doc, &cj->enc, &cj->enclen, &cj->rawlen, &cj->hash);
 		/* the copy is not needed any more: freed here, off the loop */
@@ -81,8 +82,9 @@ int plan_codec_job_encode(struct workers *w, const struct plan_doc *d, unsigned 
 	return 0;
 }
 
-int plan_codec_job_decode(struct workers *w, uint8_t *enc, size_t enclen, uint64_t rawlen, uint64_t hash,
-			  unsigned delay_ms, void (*done)(struct plan_codec_job *cj), void *arg)
+int plan_codec_job_decode(struct workers *w, uint8_t *enc, size_t enclen, uint64_t rawlen,
+			  uint64_t hash, unsigned delay_ms, void (*done)(struct plan_codec_job *cj),
+			  void *arg)
 {
 	struct plan_codec_job *cj = calloc(1, sizeof(*cj));
 	if (!cj) {
@@ -124,10 +126,13 @@ unsigned plan_codec_job_test_delay_ms(void)
 	char *end;
 	unsigned long v = strtoul(e, &end, 10);
 	if (*end || v > 10000) {
-		log_warn("op=config TIERCACHE_PLAN_CODEC_DELAY_MS=%s is not 0..10000 ms; ignored", e);
+		log_warn("op=config TIERCACHE_PLAN_CODEC_DELAY_MS=%s is not 0..10000 ms; ignored",
+			 e);
 		return 0;
 	}
-	log_warn("op=config TIERCACHE_PLAN_CODEC_DELAY_MS=%lu: every plan encode and decode is held "
-		 "that long (for tests only)", v);
+	log_warn("op=config TIERCACHE_PLAN_CODEC_DELAY_MS=%lu: every plan encode and decode is "
+		 "held "
+		 "that long (for tests only)",
+		 v);
 	return (unsigned)v;
 }

@@ -26,13 +26,13 @@ struct plan_codec_job {
 	void *arg;
 	bool decode;
 	struct plan_doc doc; /* encode: the input (blob/off owned); decode: the result */
-	uint8_t *enc;        /* encode: the result; decode: the input (owned) */
+	uint8_t *enc;	     /* encode: the result; decode: the input (owned) */
 	size_t enclen;
 	uint64_t rawlen, hash;
-	int rc;              /* 0 or -errno (decode: -EBADMSG with the reason in why) */
+	int rc; /* 0 or -errno (decode: -EBADMSG with the reason in why) */
 	char why[160];
-	uint64_t cpu_us;     /* the worker's CPU time for it */
-	unsigned delay_ms;   /* tests: held this long first (plan_share.c) */
+	uint64_t cpu_us;   /* the worker's CPU time for it */
+	unsigned delay_ms; /* tests: held this long first (plan_share.c) */
 };
 
 /* delay_ms: tests only (0: none), the worker waits that long first. */
@@ -44,8 +44,9 @@ int plan_codec_job_encode(struct workers *w, const struct plan_doc *d, unsigned 
 /* Decode enc (taken over, also on error) on a worker; done(cj) follows on
  * the loop with cj->doc (or cj->rc < 0 and cj->why). 0 or -ENOMEM. Loop
  * thread. */
-int plan_codec_job_decode(struct workers *w, uint8_t *enc, size_t enclen, uint64_t rawlen, uint64_t hash,
-			  unsigned delay_ms, void (*done)(struct plan_codec_job *cj), void *arg);
+int plan_codec_job_decode(struct workers *w, uint8_t *enc, size_t enclen, uint64_t rawlen,
+			  uint64_t hash, unsigned delay_ms, void (*done)(struct plan_codec_job *cj),
+			  void *arg);
 /* Free cj and whatever it still owns (set doc.blob/off or enc to NULL to
  * keep them). */
 void plan_codec_job_free(struct plan_codec_job *cj);

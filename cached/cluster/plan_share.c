@@ -211,8 +211,8 @@ static void on_published(void *arg, struct redisReply *r, int err)
 				jp->share_republish = false;
 				jp->share_ms = (uint64_t)r->element[1]->integer;
 				jp->share_hash = q->hash;
-				log_info("dataset=%s job=%" PRIu64 " epoch=%u op=job_plan_published version=%" PRIu64
-					 " entries=%u encode_cpu_us=%" PRIu64,
+				log_info("dataset=%s job=%" PRIu64 " epoch=%u op=job_plan_published "
+					 "version=%" PRIu64 " entries=%u encode_cpu_us=%" PRIu64,
 					 q->dataset, q->job, jp->epoch, jp->share_gen, jp->n, q->gen);
 			} else if (!jp) {
 				published_orphan(ps, q, gen);
@@ -396,7 +396,8 @@ static void refresh_all(struct plan_share *ps)
 		q->gen = jp->share_gen;
 		field_of(field, jp->ds->name, jp->job, jp->only_rank);
 		snprintf(gen, sizeof(gen), "%" PRIu64, jp->share_gen);
-		const char *argv[] = {"EVAL", plan_share_refresh_script, "1", ps->index_key, field, gen, ttl, ps->prefix};
+		const char *argv[] = {"EVAL", plan_share_refresh_script, "1", ps->index_key,
+				      field, gen, ttl, ps->prefix};
 		if (req_send(q, on_refreshed, 8, argv, NULL) < 0)
 			ps->refresh_failures++;
 	}
@@ -484,7 +485,8 @@ static int send_cancel(struct plan_share *ps, const struct plan_cancel *c, bool 
 	snprintf(ttl, sizeof(ttl), "%" PRIu64, ps->ttl_ms);
 	snprintf(g, sizeof(g), "%" PRIu64, kept ? c->gen : 0);
 	snprintf(h, sizeof(h), "%" PRIu64, kept ? c->hash : 0);
-	const char *argv[] = {"EVAL", plan_share_cancel_script, "1", ps->index_key, field, ttl, ps->prefix, g, h};
+	const char *argv[] = {"EVAL", plan_share_cancel_script, "1", ps->index_key, field,
+			      ttl, ps->prefix, g, h};
 	int rc = req_send(q, on_cancelled, 9, argv, NULL);
 	if (rc == 0)
 		ps->cancels_sent++;

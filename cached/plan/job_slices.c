@@ -26,10 +26,10 @@ struct slice_build {
 	struct job_plans *jps;
 	struct job_plan *jp;
 	uint32_t rank;
-	uint8_t flags;     /* the first step's: TC_PLAN_RESUME, TC_PLAN_APPEND (from > 0) */
-	bool started;      /* the first step is in: later ones append */
-	uint64_t pos;      /* the next entry of jp to resolve (rank's: pos % ws == rank) */
-	size_t step;       /* entries resolved per step */
+	uint8_t flags; /* the first step's: TC_PLAN_RESUME, TC_PLAN_APPEND (from > 0) */
+	bool started;  /* the first step is in: later ones append */
+	uint64_t pos;  /* the next entry of jp to resolve (rank's: pos % ws == rank) */
+	size_t step;   /* entries resolved per step */
 	uint32_t *ix;
 	size_t files;
 	uint64_t missing;
@@ -139,7 +139,8 @@ static void build_step(evutil_socket_t fd, short what, void *arg)
 	if (!b->started && b->pos < jp->n)
 		/* the rest at once (a chunk an entry, most often): no step
 		 * rehashes the slice's growing maps */
-		(void)plans_reserve(jps->reg, ds, jp->job, b->rank, (jp->n - b->pos) / jp->world_size + 1);
+		(void)plans_reserve(jps->reg, ds, jp->job, b->rank,
+				    (jp->n - b->pos) / jp->world_size + 1);
 	b->started = true;
 	b->files += k;
 	b->steps++;
@@ -158,9 +159,10 @@ static void build_step(evutil_socket_t fd, short what, void *arg)
 	log_info("dataset=%s job=%llu rank=%u world_size=%u epoch=%u op=job_plan_slice%s files=%zu "
 		 "missing=%llu source=%s build_us=%llu steps=%u step_cpu_max_us=%llu",
 		 ds->name, (unsigned long long)jp->job, b->rank, jp->world_size, jp->epoch,
-		 (b->flags & TC_PLAN_APPEND) ? "_append" : "", b->files, (unsigned long long)b->missing,
-		 jp->remote ? "cluster" : "local", (unsigned long long)((cache_now_ns() - b->t0_ns) / 1000),
-		 b->steps, (unsigned long long)(b->cpu_max_ns / 1000));
+		 (b->flags & TC_PLAN_APPEND) ? "_append" : "", b->files,
+		 (unsigned long long)b->missing, jp->remote ? "cluster" : "local",
+		 (unsigned long long)((cache_now_ns() - b->t0_ns) / 1000), b->steps,
+		 (unsigned long long)(b->cpu_max_ns / 1000));
 	build_free(b);
 }
 
@@ -181,11 +183,17 @@ void job_slice_build(struct job_plans *jps, struct job_plan *jp, uint32_t rank, 
 	struct slice_build *b = calloc(1, sizeof(*b));
 	if (!b)
 		goto nomem;
-	*b = (struct slice_build){.jps = jps, .jp = jp, .rank = rank,
-				  .flags = (uint8_t)((flags & TC_PLAN_RESUME) | (from ? TC_PLAN_APPEND : 0)),
-				  .pos = rank, .step = 1024, .t0_ns = cache_now_ns()};
+	*b = (struct slice_build){.jps = jps,
+				  .jp = jp,
+				  .rank = rank,
+				  .flags = (uint8_t)((flags & TC_PLAN_RESUME) |
+						     (from ? TC_PLAN_APPEND : 0)),
+				  .pos = rank,
+				  .step = 1024,
+				  .t0_ns = cache_now_ns()};
 	if (from) /* the first entry of rank's at or after from */
-		b->pos = (uint64_t)from + (rank + jp->world_size - from % jp->world_size) % jp->world_size;
+		b->pos = (uint64_t)from +
+			 (rank + jp->world_size - from % jp->world_size) % jp->world_size;
 	b->next = jps->slice_builds;
 	jps->slice_builds = b;
 	b->ix = malloc(SLICE_STEP_MAX * sizeof(*b->ix));

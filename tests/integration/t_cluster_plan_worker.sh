@@ -81,6 +81,9 @@ settled() { # settled I E: node I has plan E, its view and no build running: the
 	v=$(tc_node_json "$1" "'%d' % [p['chunks'] for p in s['plans'] if p['job'] == $JOB and p['home_view']][0] if [j['epoch'] for j in s['job_plans'] if j['job'] == $JOB] == [$2] and s['job_slices']['home_views_building'] == 0 and [p['epoch'] for p in s['plans'] if p['job'] == $JOB and p['home_view']] == [$2] else 'no'" 2>/dev/null)
 	[ -n "$v" ] && [ "$v" != no ] && echo "$v"
 }
+# slice I: node I's rank-0 slice of the job as EPOCH:ENTRIES, and the slice builds running
+slice() { tc_node_json "$1" "' '.join('%d:%d' % (p['epoch'], p['items']) for p in s['plans'] if p['job'] == $JOB and p['job_slice'] and p['rank'] == 0) + ' building=%d' % s['job_slices']['slices_building']" 2>/dev/null; }
+SLICE0=$(((ENTRIES + WORLD - 1) / WORLD))
 never_loaded() { ! grep -q "job=$JOB epoch=$2 op=job_plan_loaded" "$T/n$1/daemon.log"; }
 none_left() { [ "$(tc_node_json "$1" "len(s['job_plans']) + s['job_slices']['home_views_building'] + sum(1 for p in s['plans'] if p['job'] == $JOB)" 2>/dev/null)" = 0 ]; }
 
@@ -105,6 +108,7 @@ for i in $(seq 1 $N); do
 	check "node $i answered every ping within 2 s during the registrations ($(cat "$T/probe$i.out"))" \
 		[ -n "$max" ] && [ "$max" -lt 2000000 ]
 done
+check "node 1: rank 0's slice is B's, whole, no build left ($(slice 1))" wait_for 30 "[ \"\$(slice 1)\" = '2:$SLICE0 building=0' ]"
 check "node 1 dropped A's encode (overtaken)" [ "$(cp_json 1 codec_dropped)" -ge 1 ]
 check "node 1 published once (B, not A)" [ "$(cp_json 1 published)" = 1 ]
 for i in 2 3; do
@@ -120,6 +124,7 @@ for i in $(seq 1 $N); do
 	c=$(settled "$i" 4)
 	check "node $i: the same view as after the overtaken encode (${C1[$i]} = $c chunks)" [ "$c" = "${C1[$i]}" ]
 done
+check "node 1: rank 0's slice of epoch 4, whole ($(slice 1))" wait_for 30 "[ \"\$(slice 1)\" = '4:$SLICE0 building=0' ]"
 
 # 3. C cancelled while nodes 2 and 3 decode it
 check "plan C (epoch 3) registered" register 3 a
