@@ -4,7 +4,7 @@
 # Three daemons with [cluster] and a real Redis, a dataset of 20,000
 # one-chunk files, whole-job plans of 200,000 entries (world_size 3,
 # registered by rank 0 on node 1). TIERCACHE_PLAN_CODEC_DELAY_MS holds
-# every encode and decode 2 s on its worker, so each step below lands
+# every encode and decode 3 s on its worker, so each step below lands
 # inside one:
 #   1. a client on every node pings its daemon throughout; plan A (epoch
 #      1), and while A is encoded, plan B (epoch 2): A is never published
@@ -27,7 +27,7 @@ REPEAT=10
 JOB=27182
 SRC=$T/src
 TCPLAN=$TC_TESTS/tcplan
-export TIERCACHE_PLAN_CODEC_DELAY_MS=2000
+export TIERCACHE_PLAN_CODEC_DELAY_MS=3000
 mkdir -p "$SRC/v"
 python3 - "$SRC/v" "$FILES" <<'EOF'
 import os, sys
@@ -167,7 +167,7 @@ vf=$(version 1)
 check "plan G (epoch 7) registered" register 7 a
 check "node 1 encodes G" wait_for 10 "codec_busy 1"
 tc_node_kill 1
-sleep 3 # longer than an encode and ten heartbeats: G would have reached Redis and node 2
+sleep 4 # twenty heartbeats and more than a decode: G, were it in Redis, would be on node 2
 check "Redis still holds F's version" [ "$(field | cut -d' ' -f1)" = "$vf" ]
 check "node 2 still has F" [ "$(epochs 2)" = 6 ]
 check "node 2 never loaded G" never_loaded 2 7
