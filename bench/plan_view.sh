@@ -10,8 +10,10 @@
 # Prints per node: the view's build time (wall, from the daemon's log line
 # op=job_plan_home_view ... build_us=), its longest step (wall, and CPU of
 # the loop thread: a loaded machine's wall time also counts waits for a
-# CPU; 0 for a tree that built views in one go), and the probe's max / p99
-# round trip. Compare trees by alternating runs (BUILD of each).
+# CPU; 0 for a tree that built views in one go), the CPU time of the
+# plan's encode (node 1) or decode on a worker (worker_ms; 0 for a tree that
+# ran them on the loop), node 1's slice build (wall, and its longest step's
+# CPU), and the probe's max / p99 round trip. Compare trees by alternating runs (BUILD of each).
 # Usage: bench/plan_view.sh [BUILD]   (FILES=100000 REPEAT=10 N=4 to change)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -77,6 +79,15 @@ for i in $(seq 1 $N); do
 	s=$(sed -n 's/.* view_slice_max_us=\([0-9]*\).*/\1/p' <<<"$v")
 	u=$(sed -n 's/.* view_step_cpu_max_us=\([0-9]*\).*/\1/p' <<<"$v")
 	c=$(sed -n 's/.* chunks=\([0-9]*\).*/\1/p' <<<"$v")
-	echo "node $i: view chunks ${c:-?} build_ms $(awk -v b="${b:-0}" 'BEGIN {printf "%.1f", b / 1000}') step_max_ms $(awk -v b="${s:-0}" 'BEGIN {printf "%.1f", b / 1000}') (cpu $(awk -v b="${u:-0}" 'BEGIN {printf "%.1f", b / 1000}')) probe: $(cat "$T/probe$i.out")"
+	# off the loop since session 25 (0 or empty on older trees): the
+	# encode (node 1) or decode on a worker, and the slice's build in steps
+	enc=$(sed -n 's/.*op=job_plan_published .* encode_cpu_us=\([0-9]*\).*/\1/p' "$T/n$i/daemon.log" | tail -1)
+	dec=$(sed -n 's/.*op=job_plan_loaded .* decode_cpu_us=\([0-9]*\).*/\1/p' "$T/n$i/daemon.log" | tail -1)
+	sl=$(grep "job=$JOB .*op=job_plan_slice " "$T/n$i/daemon.log" | tail -1)
+	slb=$(sed -n 's/.* build_us=\([0-9]*\).*/\1/p' <<<"$sl")
+	slc=$(sed -n 's/.* step_cpu_max_us=\([0-9]*\).*/\1/p' <<<"$sl")
+	extra="worker_ms $(awk -v b="${enc:-${dec:-0}}" 'BEGIN {printf "%.1f", b / 1000}')"
+	[ -n "$sl" ] && extra="$extra slice_build_ms $(awk -v b="${slb:-0}" 'BEGIN {printf "%.1f", b / 1000}') slice_step_cpu_ms $(awk -v b="${slc:-0}" 'BEGIN {printf "%.1f", b / 1000}')"
+	echo "node $i: view chunks ${c:-?} build_ms $(awk -v b="${b:-0}" 'BEGIN {printf "%.1f", b / 1000}') step_max_ms $(awk -v b="${s:-0}" 'BEGIN {printf "%.1f", b / 1000}') (cpu $(awk -v b="${u:-0}" 'BEGIN {printf "%.1f", b / 1000}')) $extra probe: $(cat "$T/probe$i.out")"
 done
 tcc_finish

@@ -21,95 +21,14 @@
 #include "log.h"
 #include "plan_cancels.h"
 #include "plan_codec.h"
+#include "plan_codec_job.h"
+#include "plan_share_lua.h"
 #include "plans.h"
 #include "redis_conn.h"
 
 #define BAD_GENS_MAX 16u
 #define FIELD_MAX (CONFIG_NAME_MAX + 24)
 #define GEN_UNPUBLISHABLE UINT64_MAX /* share_gen of a plan too large to publish */
-
-/* Publish: drop the old version's pieces, write the new ones under a
- * fresh version, point the field at it. Returns {gen (a string: Lua
- * would print so large a number in %g form), now}. ARGV[5] "1": a
- * republish (Redis lost the plan): refused ({"0", now}) if the field is a
- * tombstone of the same list (a cancel kept while Redis was away got there
- * first). */
-static const char publish_script[] =
-	"local t = redis.call('TIME')\n"
-	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-	"local ttl = tonumber(ARGV[2])\n"
-	"local old = redis.call('HGET', KEYS[1], ARGV[1])\n"
-	"if old and ARGV[5] == '1' and string.match(old, '^%d+ 0 ') and\n"
-	"   string.match(old, ' (%d+)$') == string.match(ARGV[4], ' (%d+)$') then\n"
-	"  return {'0', now}\n"
-	"end\n"
-	"if old then\n"
-	"  local og, on = string.match(old, '^(%d+) (%d+) ')\n"
-	"  if og then for i = 0, tonumber(on) - 1 do redis.call('DEL', ARGV[3] .. og .. ':' .. i) end end\n"
-	"end\n"
-	"local gen = string.format('%d', now * 1024 + redis.call('INCR', KEYS[2]) % 1024)\n"
-	"local np = #ARGV - 5\n"
-	"for i = 0, np - 1 do redis.call('SET', ARGV[3] .. gen .. ':' .. i, ARGV[6 + i], 'PX', ttl) end\n"
-	"redis.call('HSET', KEYS[1], ARGV[1], gen .. ' ' .. np .. ' ' .. (now + ttl) .. ' ' .. now .. ' ' .. ARGV[4])\n"
-	"return {gen, now}\n";
-
-/* Refresh version ARGV[2]'s TTL: 1 done, 0 missing (publish again), -1
- * replaced or cancelled by another registration. */
-static const char refresh_script[] =
-	"local v = redis.call('HGET', KEYS[1], ARGV[1])\n"
-	"if not v then return 0 end\n"
-	"local g, np, rest = string.match(v, '^(%d+) (%d+) %d+ (.*)$')\n"
-	"if g ~= ARGV[2] or np == '0' then return -1 end\n"
-	"local ttl = tonumber(ARGV[3])\n"
-	"for i = 0, tonumber(np) - 1 do\n"
-	"  if redis.call('PEXPIRE', ARGV[4] .. g .. ':' .. i, ttl) == 0 then\n"
-	"    redis.call('HDEL', KEYS[1], ARGV[1])\n"
-	"    return 0\n"
-	"  end\n"
-	"end\n"
-	"local t = redis.call('TIME')\n"
-	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-	"redis.call('HSET', KEYS[1], ARGV[1], g .. ' ' .. np .. ' ' .. (now + ttl) .. ' ' .. rest)\n"
-	"return 1\n";
-
-/* Cancel: the pieces go, the field becomes a tombstone for one TTL.
- * ARGV[4] / ARGV[5]: "0 0" cancels whatever is there (a cancel sent at
- * once); else the cancelled version and its hash (a cancel kept while
- * Redis was down, sent later): only that registration is cancelled, or the
- * same list published again (a Redis restarted empty gets it republished
- * under a new version), not a newer one (-1); a missing field gets the
- * tombstone anyway, so that a republish after it is refused by its
- * refresh. */
-static const char cancel_script[] =
-	"local v = redis.call('HGET', KEYS[1], ARGV[1])\n"
-	"local t = redis.call('TIME')\n"
-	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-	"local tomb = ' 0 ' .. (now + tonumber(ARGV[2])) .. ' ' .. now .. ' 0 0 '\n"
-	"if not v then\n"
-	"  if ARGV[4] == '0' then return 0 end\n"
-	"  redis.call('HSET', KEYS[1], ARGV[1], ARGV[4] .. tomb .. ARGV[5])\n"
-	"  return 1\n"
-	"end\n"
-	"local g, np, h = string.match(v, '^(%d+) (%d+) %d+ %d+ %d+ %d+ (%d+)$')\n"
-	"if not g then redis.call('HDEL', KEYS[1], ARGV[1]) return 0 end\n"
-	"if ARGV[4] ~= '0' and g ~= ARGV[4] and h ~= ARGV[5] then return -1 end\n"
-	"if np == '0' then return 1 end\n"
-	"for i = 0, tonumber(np) - 1 do redis.call('DEL', ARGV[3] .. g .. ':' .. i) end\n"
-	"redis.call('HSET', KEYS[1], ARGV[1], g .. tomb .. h)\n"
-	"return 1\n";
-
-/* List the index, dropping lapsed fields. */
-static const char list_script[] =
-	"local t = redis.call('TIME')\n"
-	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-	"local all = redis.call('HGETALL', KEYS[1])\n"
-	"local out = {}\n"
-	"for i = 1, #all, 2 do\n"
-	"  local exp = tonumber(string.match(all[i + 1], '^%d+ %d+ (%d+) ') or '0')\n"
-	"  if exp < now then redis.call('HDEL', KEYS[1], all[i])\n"
-	"  else out[#out + 1] = all[i]; out[#out + 1] = all[i + 1] end\n"
-	"end\n"
-	"return out\n";
 
 enum req_kind { REQ_PUBLISH, REQ_REFRESH, REQ_CANCEL, REQ_LIST, REQ_LOAD };
 
@@ -152,10 +71,14 @@ struct plan_share {
 	/* counters */
 	uint64_t published, publish_failures, republished, refreshes, refresh_failures, superseded;
 	uint64_t loaded, load_failures, cancels_sent, dropped, lists, list_failures;
+	unsigned codec_busy;     /* encodes and decodes on a worker */
+	uint64_t codec_dropped;  /* their results overtaken meanwhile (a newer plan, a cancel) */
+	unsigned codec_delay_ms; /* TIERCACHE_PLAN_CODEC_DELAY_MS: tests only */
 };
 
 static void load_next(struct plan_share *ps);
 static void publish_next(struct plan_share *ps);
+static void on_decoded(struct plan_codec_job *cj);
 
 /* ---- requests ---- */
 
@@ -181,6 +104,14 @@ static int req_send(struct ps_req *q, redis_reply_fn fn, int argc, const char **
 	q->next = ps->reqs;
 	ps->reqs = q;
 	return 0;
+}
+
+/* q waits for a worker (plan_codec_job.h): kept in the list, so that
+ * plan_share_free cuts it loose as it does a Redis request. */
+static void req_track(struct ps_req *q)
+{
+	q->next = q->ps->reqs;
+	q->ps->reqs = q;
 }
 
 /* A reply came: unlink q; its plan_share, or NULL when freed meanwhile. */
@@ -224,6 +155,29 @@ static struct job_plan *req_plan(struct plan_share *ps, const struct ps_req *q)
 
 /* ---- publish ---- */
 
+static int send_cancel(struct plan_share *ps, const struct plan_cancel *c, bool kept);
+static void cancel_keep(struct plan_share *ps, const struct plan_cancel *c);
+
+/* Version gen of q's registration reached Redis after the plan ended here
+ * (a cancel, or its connection gone, while it was encoded or sent): no
+ * node may follow it, so it is cancelled (that version only: a newer
+ * registration is left alone). A plan replaced here by a newer local one
+ * is overwritten by the newer one's publish instead. */
+static void published_orphan(struct plan_share *ps, const struct ps_req *q, uint64_t gen)
+{
+	struct dataset *ds = cache_dataset(ps->cache, q->dataset, strlen(q->dataset));
+	if (ds && job_plans_get(ps->jps, ds, q->job, q->rank))
+		return;
+	struct plan_cancel c = {.job = q->job, .rank = q->rank, .gen = gen, .hash = q->hash,
+				.since_ns = cache_now_ns()};
+	snprintf(c.dataset, sizeof(c.dataset), "%s", q->dataset);
+	log_info("dataset=%s job=%" PRIu64 " op=job_plan_published version=%" PRIu64 " result=\"ended "
+		 "here meanwhile: cancelled\"",
+		 q->dataset, q->job, gen);
+	if (send_cancel(ps, &c, true) < 0)
+		cancel_keep(ps, &c);
+}
+
 static void on_published(void *arg, struct redisReply *r, int err)
 {
 	struct ps_req *q = arg;
@@ -257,8 +211,11 @@ static void on_published(void *arg, struct redisReply *r, int err)
 				jp->share_republish = false;
 				jp->share_ms = (uint64_t)r->element[1]->integer;
 				jp->share_hash = q->hash;
-				log_info("dataset=%s job=%" PRIu64 " epoch=%u op=job_plan_published version=%" PRIu64,
-					 q->dataset, q->job, jp->epoch, jp->share_gen);
+				log_info("dataset=%s job=%" PRIu64 " epoch=%u op=job_plan_published "
+					 "version=%" PRIu64 " entries=%u encode_cpu_us=%" PRIu64,
+					 q->dataset, q->job, jp->epoch, jp->share_gen, jp->n, q->gen);
+			} else if (!jp) {
+				published_orphan(ps, q, gen);
 			}
 			publish_next(ps); /* replaced meanwhile: the newer one goes next */
 		} else {
@@ -271,39 +228,59 @@ static void on_published(void *arg, struct redisReply *r, int err)
 	free(q);
 }
 
-static int publish(struct plan_share *ps, struct job_plan *jp)
+/* The encoded plan of q's registration came back from the worker: send
+ * it, unless a newer registration or a cancel came meanwhile (then the
+ * newer one, if any, is encoded next). Loop thread. */
+static void on_encoded(struct plan_codec_job *cj)
 {
-	struct plan_doc d = {.job = jp->job, .world_size = jp->world_size, .epoch = jp->epoch,
-			     .reg_rank = jp->reg_rank, .uid = (uint32_t)jp->uid, .blob = jp->blob,
-			     .bloblen = jp->bloblen, .off = jp->off, .n = jp->n};
-	snprintf(d.dataset, sizeof(d.dataset), "%s", jp->ds->name);
-	uint8_t *enc = NULL;
-	size_t enclen = 0;
-	uint64_t rawlen = 0, hash = 0;
-	int rc = plan_codec_encode(&d, &enc, &enclen, &rawlen, &hash);
+	struct ps_req *q = cj->arg;
+	struct plan_share *ps = req_done(q);
+	if (!ps) {
+		free(q);
+		plan_codec_job_free(cj);
+		return;
+	}
+	ps->publishing = false;
+	ps->codec_busy--;
+	struct job_plan *jp = req_plan(ps, q);
+	int rc = cj->rc;
+	if (!jp || jp->remote || jp->share_gen != 0) {
+		ps->codec_dropped++;
+		log_info("dataset=%s job=%" PRIu64 " op=job_plan_publish result=\"replaced or ended while "
+			  "encoding: dropped\"",
+			  q->dataset, q->job);
+		free(q);
+		goto next;
+	}
 	if (rc == -EFBIG || rc == -EINVAL) {
 		jp->share_gen = GEN_UNPUBLISHABLE;
 		log_warn("dataset=%s job=%" PRIu64 " op=job_plan_publish err=\"%s\": the plan stays on this "
 			 "node only (at most %u MiB compressed)",
 			 jp->ds->name, jp->job, strerror(-rc), PLAN_CODEC_ENCODED_MAX >> 20);
-		return rc;
+		free(q);
+		goto next;
 	}
-	if (rc < 0)
-		return rc;
-	size_t np = (enclen + PLAN_CODEC_PIECE_MAX - 1) / PLAN_CODEC_PIECE_MAX;
+	if (rc < 0) {
+		ps->publish_failures++; /* tried again at the next heartbeat */
+		free(q);
+		goto out;
+	}
+	size_t enclen = cj->enclen, np = (enclen + PLAN_CODEC_PIECE_MAX - 1) / PLAN_CODEC_PIECE_MAX;
+	const uint8_t *enc = cj->enc;
 	const char **argv = calloc(10 + np, sizeof(*argv));
 	size_t *lens = calloc(10 + np, sizeof(*lens));
-	struct ps_req *q = req_new(ps, REQ_PUBLISH);
 	char field[FIELD_MAX], ttl[24], meta[80];
-	if (!argv || !lens || !q) {
-		rc = -ENOMEM;
+	if (!argv || !lens) {
+		ps->publish_failures++;
 		free(q);
+		free(argv);
+		free(lens);
 		goto out;
 	}
 	field_of(field, jp->ds->name, jp->job, jp->only_rank);
 	snprintf(ttl, sizeof(ttl), "%" PRIu64, ps->ttl_ms);
-	snprintf(meta, sizeof(meta), "%zu %" PRIu64 " %" PRIu64, enclen, rawlen, hash);
-	const char *head[] = {"EVAL", publish_script, "2", ps->index_key,
+	snprintf(meta, sizeof(meta), "%zu %" PRIu64 " %" PRIu64, enclen, cj->rawlen, cj->hash);
+	const char *head[] = {"EVAL", plan_share_publish_script, "2", ps->index_key,
 			      ps->gen_key, field, ttl, ps->prefix, meta,
 			      jp->share_republish ? "1" : "0"};
 	for (size_t i = 0; i < 10; i++) {
@@ -314,19 +291,48 @@ static int publish(struct plan_share *ps, struct job_plan *jp)
 		argv[10 + i] = (const char *)enc + i * PLAN_CODEC_PIECE_MAX;
 		lens[10 + i] = i + 1 < np ? PLAN_CODEC_PIECE_MAX : enclen - i * PLAN_CODEC_PIECE_MAX;
 	}
+	q->hash = cj->hash;
+	q->gen = cj->cpu_us; /* for the log line (gen is not used by a publish) */
+	rc = req_send(q, on_published, (int)(10 + np), argv, lens);
+	free(argv);
+	free(lens);
+	if (rc == 0)
+		ps->publishing = true;
+	else
+		ps->publish_failures++;
+	goto out;
+next:
+	plan_codec_job_free(cj);
+	publish_next(ps);
+	return;
+out:
+	plan_codec_job_free(cj);
+}
+
+/* Start publishing jp: its document is encoded on a worker (on_encoded
+ * sends it). 0 (ps->publishing set) or -errno. */
+static int publish(struct plan_share *ps, struct job_plan *jp)
+{
+	struct plan_doc d = {.job = jp->job, .world_size = jp->world_size, .epoch = jp->epoch,
+			     .reg_rank = jp->reg_rank, .uid = (uint32_t)jp->uid, .blob = jp->blob,
+			     .bloblen = jp->bloblen, .off = jp->off, .n = jp->n};
+	snprintf(d.dataset, sizeof(d.dataset), "%s", jp->ds->name);
+	struct ps_req *q = req_new(ps, REQ_PUBLISH);
+	if (!q)
+		return -ENOMEM;
 	snprintf(q->dataset, sizeof(q->dataset), "%s", jp->ds->name);
 	q->job = jp->job;
 	q->rank = jp->only_rank;
 	q->serial = jp->serial;
-	q->hash = hash;
-	rc = req_send(q, on_published, (int)(10 + np), argv, lens);
-	if (rc == 0)
-		ps->publishing = true;
-out:
-	free(argv);
-	free(lens);
-	free(enc);
-	return rc;
+	int rc = plan_codec_job_encode(ps->cache->workers, &d, ps->codec_delay_ms, on_encoded, q);
+	if (rc < 0) {
+		free(q);
+		return rc;
+	}
+	ps->codec_busy++;
+	req_track(q);
+	ps->publishing = true;
+	return 0;
 }
 
 /* Publish the first local plan not yet in Redis (one at a time). */
@@ -390,7 +396,8 @@ static void refresh_all(struct plan_share *ps)
 		q->gen = jp->share_gen;
 		field_of(field, jp->ds->name, jp->job, jp->only_rank);
 		snprintf(gen, sizeof(gen), "%" PRIu64, jp->share_gen);
-		const char *argv[] = {"EVAL", refresh_script, "1", ps->index_key, field, gen, ttl, ps->prefix};
+		const char *argv[] = {"EVAL", plan_share_refresh_script, "1", ps->index_key,
+				      field, gen, ttl, ps->prefix};
 		if (req_send(q, on_refreshed, 8, argv, NULL) < 0)
 			ps->refresh_failures++;
 	}
@@ -478,7 +485,8 @@ static int send_cancel(struct plan_share *ps, const struct plan_cancel *c, bool 
 	snprintf(ttl, sizeof(ttl), "%" PRIu64, ps->ttl_ms);
 	snprintf(g, sizeof(g), "%" PRIu64, kept ? c->gen : 0);
 	snprintf(h, sizeof(h), "%" PRIu64, kept ? c->hash : 0);
-	const char *argv[] = {"EVAL", cancel_script, "1", ps->index_key, field, ttl, ps->prefix, g, h};
+	const char *argv[] = {"EVAL", plan_share_cancel_script, "1", ps->index_key, field,
+			      ttl, ps->prefix, g, h};
 	int rc = req_send(q, on_cancelled, 9, argv, NULL);
 	if (rc == 0)
 		ps->cancels_sent++;
@@ -619,7 +627,7 @@ static void on_listed(void *arg, struct redisReply *r, int err)
 		ps->list_again = false;
 		if (redis_conn_up(ps->rc)) {
 			struct ps_req *q2 = req_new(ps, REQ_LIST);
-			const char *argv[] = {"EVAL", list_script, "1", ps->index_key};
+			const char *argv[] = {"EVAL", plan_share_list_script, "1", ps->index_key};
 			if (q2 && req_send(q2, on_listed, 4, argv, NULL) == 0)
 				ps->listing = true;
 		}
@@ -637,7 +645,7 @@ static void list_now(struct plan_share *ps)
 	struct ps_req *q = req_new(ps, REQ_LIST);
 	if (!q)
 		return;
-	const char *argv[] = {"EVAL", list_script, "1", ps->index_key};
+	const char *argv[] = {"EVAL", plan_share_list_script, "1", ps->index_key};
 	if (req_send(q, on_listed, 4, argv, NULL) == 0)
 		ps->listing = true;
 	else
@@ -719,42 +727,85 @@ static void on_loaded(void *arg, struct redisReply *r, int err)
 		memcpy(enc + at, r->element[i]->str, r->element[i]->len);
 		at += r->element[i]->len;
 	}
-	struct plan_doc d;
-	if (plan_codec_decode(enc, at, e->rawlen, e->hash, &d, why, sizeof(why)) < 0) {
+	/* decompressed, hashed and parsed on a worker: on_decoded goes on */
+	if (plan_codec_job_decode(ps->cache->workers, enc, at, e->rawlen, e->hash, ps->codec_delay_ms,
+					 on_decoded, q) < 0) {
+		enc = NULL; /* taken over */
+		snprintf(why, sizeof(why), "out of memory");
+		goto fail;
+	}
+	ps->codec_busy++;
+	req_track(q);
+	ps->loading = true;
+	return;
+fail:
+	ps->load_failures++;
+	log_warn("dataset=%s job=%" PRIu64 " version=%" PRIu64 " op=job_plan_load err=\"%s\"", e->dataset,
+		 e->job, e->gen, why);
+	free(enc);
+	free(q);
+	load_next(ps);
+}
+
+/* q's plan came back decoded from the worker: install it, unless it is no
+ * longer wanted (the list now names a newer version, or a tombstone, or
+ * this node got the plan otherwise meanwhile). Loop thread. */
+static void on_decoded(struct plan_codec_job *cj)
+{
+	struct ps_req *q = cj->arg;
+	struct plan_share *ps = req_done(q);
+	if (!ps) {
+		free(q);
+		plan_codec_job_free(cj);
+		return;
+	}
+	ps->loading = false;
+	ps->codec_busy--;
+	const struct ps_entry *e = &q->ent, *now = NULL;
+	struct plan_doc *d = &cj->doc;
+	char why[160] = "";
+	if (cj->rc < 0) {
+		snprintf(why, sizeof(why), "%s", cj->why);
 		mark_bad(ps, e->gen);
 		goto fail;
 	}
-	if (strcmp(d.dataset, e->dataset) != 0 || d.job != e->job ||
-	    (e->rank != TC_JOB_RANK_ANY && (d.reg_rank != e->rank || e->rank >= d.world_size))) {
-		snprintf(why, sizeof(why), "the document names another plan (%s %" PRIu64 ")", d.dataset, d.job);
-		free(d.blob);
-		free(d.off);
+	if (strcmp(d->dataset, e->dataset) != 0 || d->job != e->job ||
+	    (e->rank != TC_JOB_RANK_ANY && (d->reg_rank != e->rank || e->rank >= d->world_size))) {
+		snprintf(why, sizeof(why), "the document names another plan (%s %" PRIu64 ")", d->dataset,
+			 d->job);
 		mark_bad(ps, e->gen);
 		goto fail;
 	}
 	struct dataset *ds = dataset_named(ps, e->dataset);
-	if (!ds || !wanted(ps, e)) { /* changed while it loaded */
-		free(d.blob);
-		free(d.off);
+	now = entry_find(ps, e->dataset, e->job, e->rank);
+	if (!ds || !now || now->gen != e->gen || now->np == 0 || !wanted(ps, e)) {
+		/* changed while it decoded */
+		ps->codec_dropped++;
+		log_info("dataset=%s job=%" PRIu64 " version=%" PRIu64 " op=job_plan_load result=\"replaced, "
+			  "cancelled or lapsed while decoding: dropped\"",
+			  e->dataset, e->job, e->gen);
 		goto next;
 	}
-	int rc = job_plans_set_remote(ps->jps, ds, d.job, e->rank, d.world_size, d.epoch, d.reg_rank,
-				      (uid_t)d.uid, d.blob, d.bloblen, d.off, d.n, e->gen, e->published,
+	int rc = job_plans_set_remote(ps->jps, ds, d->job, e->rank, d->world_size, d->epoch, d->reg_rank,
+				      (uid_t)d->uid, d->blob, d->bloblen, d->off, d->n, e->gen, e->published,
 				      e->hash);
+	d->blob = NULL; /* taken over, also on error */
+	d->off = NULL;
 	if (rc < 0) {
 		snprintf(why, sizeof(why), "cannot install it: %s", strerror(-rc));
 		goto fail;
 	}
 	ps->loaded++;
-	log_info("dataset=%s job=%" PRIu64 " epoch=%u op=job_plan_loaded version=%" PRIu64 " entries=%u",
-		 e->dataset, e->job, d.epoch, e->gen, d.n);
+	log_info("dataset=%s job=%" PRIu64 " epoch=%u op=job_plan_loaded version=%" PRIu64 " entries=%u "
+		 "decode_cpu_us=%" PRIu64,
+		 e->dataset, e->job, d->epoch, e->gen, d->n, cj->cpu_us);
 	goto next;
 fail:
 	ps->load_failures++;
 	log_warn("dataset=%s job=%" PRIu64 " version=%" PRIu64 " op=job_plan_load err=\"%s\"", e->dataset,
 		 e->job, e->gen, why);
 next:
-	free(enc);
+	plan_codec_job_free(cj);
 	free(q);
 	load_next(ps);
 }
@@ -868,6 +919,7 @@ int plan_share_new(struct cache *cache, struct redis_conn *rc, const struct clus
 	snprintf(ps->gen_key, sizeof(ps->gen_key), "tc:{%s}:jplan_gen", cc->name);
 	snprintf(ps->prefix, sizeof(ps->prefix), "tc:{%s}:jplan:", cc->name);
 	ps->period_ms = cc->heartbeat_ms ? cc->heartbeat_ms : 1000;
+	ps->codec_delay_ms = plan_codec_job_test_delay_ms();
 	/* a plan outlives its registering node by a few leases, and a
 	 * connection's plan by the plan grace */
 	uint64_t grace = (uint64_t)cache->cfg->plan_grace_s * 1000u;
@@ -935,6 +987,8 @@ void plan_share_report(const struct plan_share *ps, struct proto_rs *rs)
 	proto_rs_u64(rs, "cancels_resent", ps->cancels_resent);
 	proto_rs_u64(rs, "cancels_lost", ps->cancels_lost);
 	proto_rs_u64(rs, "dropped", ps->dropped);
+	proto_rs_u64(rs, "codec_jobs", ps->codec_busy);
+	proto_rs_u64(rs, "codec_dropped", ps->codec_dropped);
 	proto_rs_u64(rs, "lists", ps->lists);
 	proto_rs_u64(rs, "list_failures", ps->list_failures);
 }

@@ -14,6 +14,7 @@
 #include "chunk.h"
 #include "log.h"
 #include "manifest.h"
+#include "job_slices.h"
 #include "job_views.h"
 #include "mover.h"
 #include "plans.h"
@@ -79,6 +80,7 @@ void job_plans_free(struct job_plans *jps)
 	if (jps->drop_ev)
 		event_free(jps->drop_ev);
 	job_views_free(jps);
+	job_slices_free(jps);
 	while (jps->list) {
 		struct job_plan *jp = jps->list;
 		jps->list = jp->next;
@@ -116,53 +118,6 @@ bool job_plans_serves(const struct job_plans *jps, uint64_t job)
 	return false;
 }
 
-/* Install rank's slice of jp as a plan of this registry's own; from > 0
- * (an append): extend the rank's slice with jp's entries from there on,
- * if it has one (else it is installed whole). */
-static void slice_install(struct job_plans *jps, struct job_plan *jp, uint32_t rank, uint8_t flags,
-			  uint32_t from)
-{
-	struct dataset *ds = jp->ds;
-	if (rank >= jp->world_size || !ds->mf)
-		return;
-	const struct dplan *cur = from ? plans_find(jps->reg, ds, jp->job, rank) : NULL;
-	if (!cur || cur->owner != jps)
-		from = 0;
-	uint64_t first = rank;
-	if (from)
-		first = (uint64_t)from + (rank + jp->world_size - from % jp->world_size) % jp->world_size;
-	size_t cap = (jp->n - from) / jp->world_size + 1, k = 0;
-	uint32_t *ix = malloc(cap * sizeof(*ix));
-	if (!ix) {
-		jps->install_errors++;
-		return;
-	}
-	uint64_t missing = 0;
-	for (uint64_t i = first; i < jp->n; i += jp->world_size) {
-		const struct mf_entry *e = manifest_find(ds->mf, jp->blob + jp->off[i]);
-		if (!e) {
-			missing++; /* not (or no longer) in this node's listing of the source */
-			continue;
-		}
-		ix[k++] = (uint32_t)(e - ds->mf->v);
-	}
-	int rc = plans_set(jps->reg, jps, jp->uid, ds, jp->job, rank, jp->world_size, jp->epoch,
-			   (flags & TC_PLAN_RESUME) | (from ? TC_PLAN_APPEND : 0), ix, k);
-	free(ix);
-	jp->missing += missing;
-	if (rc < 0) {
-		jps->install_errors++;
-		log_warn("dataset=%s job=%llu rank=%u op=job_plan_slice err=\"%s\"", ds->name,
-			 (unsigned long long)jp->job, rank, strerror(-rc));
-		return;
-	}
-	jps->installed++;
-	log_info("dataset=%s job=%llu rank=%u world_size=%u epoch=%u op=job_plan_slice%s files=%zu "
-		 "missing=%llu source=%s",
-		 ds->name, (unsigned long long)jp->job, rank, jp->world_size, jp->epoch,
-		 from ? "_append" : "", k, (unsigned long long)missing, jp->remote ? "cluster" : "local");
-}
-
 /* End the slices of (ds, job) this registry installed (all, or only the
  * ranks >= keep_below). */
 static void slices_end(struct job_plans *jps, struct dataset *ds, uint64_t job, uint32_t keep_below)
@@ -174,25 +129,30 @@ static void slices_end(struct job_plans *jps, struct dataset *ds, uint64_t job, 
 		if (pl && pl->owner == jps)
 			(void)plans_cancel(jps->reg, ds, job, jps->served[i].rank);
 	}
-	if (keep_below == 0)
+	if (keep_below == 0) {
+		job_slices_drop(jps, NULL, ds, job);
 		job_view_end(jps, ds, job);
+	}
 }
 
-/* Install every served rank's slice of jp (from > 0: jp extends the plan
- * it replaced, whose entries [0, from) the slices have: they are extended,
- * and keep their places). */
-static void slices_install(struct job_plans *jps, struct job_plan *jp, uint8_t flags, uint32_t from)
+/* Install every served rank's slice of jp, in steps (job_slices.h); from >
+ * 0: jp extends the plan it replaced, whose entries [0, from) the slices
+ * have (sfrom: from, or 0 if the slices of that plan were still being
+ * built: installed whole): they are extended, and keep their places. */
+static void slices_install(struct job_plans *jps, struct job_plan *jp, uint8_t flags, uint32_t from,
+			   uint32_t sfrom)
 {
 	slices_end(jps, jp->ds, jp->job, jp->world_size);
 	for (unsigned i = 0; i < jps->nserved; i++)
 		if (jps->served[i].job == jp->job)
-			slice_install(jps, jp, jps->served[i].rank, flags, from);
+			job_slice_build(jps, jp, jps->served[i].rank, flags, sfrom);
 	job_view_build(jps, jp->ds, jp->job, from > 0);
 }
 
 static void unlink_plan(struct job_plans *jps, struct job_plan *jp)
 {
 	job_views_drop(jps, jp->ds, jp->job); /* a build in progress reads jp */
+	job_slices_drop(jps, jp, NULL, 0);
 	for (struct job_plan **p = &jps->list; *p; p = &(*p)->next) {
 		if (*p == jp) {
 			*p = jp->next;
@@ -213,6 +173,7 @@ static int job_plan_put(struct job_plans *jps, struct job_plan *jp, uint8_t flag
 		job_plan_free(jp);
 		return -ENOSPC;
 	}
+	uint32_t sfrom = from && old && job_slices_pending(jps, old) ? 0 : from;
 	if (old) {
 		unlink_plan(jps, old);
 		job_plan_free(old);
@@ -232,7 +193,7 @@ static int job_plan_put(struct job_plans *jps, struct job_plan *jp, uint8_t flag
 	log_info("dataset=%s job=%llu world_size=%u epoch=%u uid=%u op=job_plan_%s entries=%u source=%s",
 		 jp->ds->name, (unsigned long long)jp->job, jp->world_size, jp->epoch, (unsigned)jp->uid,
 		 from ? "append" : old ? "replace" : "set", jp->n, jp->remote ? "cluster" : "local");
-	slices_install(jps, jp, flags, from);
+	slices_install(jps, jp, flags, from, sfrom);
 	return 0;
 }
 
@@ -423,7 +384,7 @@ void job_plans_serve(struct job_plans *jps, uint64_t job, uint32_t rank)
 		return;
 	for (struct job_plan *jp = jps->list; jp; jp = jp->next) {
 		if (jp->job == job && jp->only_rank == TC_JOB_RANK_ANY) {
-			slice_install(jps, jp, rank, 0, 0);
+			job_slice_build(jps, jp, rank, 0, 0);
 			job_view_build(jps, jp->ds, jp->job, false); /* without that rank now */
 		} else if (jp->job == job) {
 			jps->views_dirty = true;
@@ -495,6 +456,7 @@ void job_plans_report(struct job_plans *jps, struct proto_rs *rs)
 	proto_rs_u64(rs, "dropped_copies", jps ? jps->dropped_copies : 0);
 	proto_rs_u64(rs, "home_views", jps ? jps->views_installed : 0);
 	proto_rs_u64(rs, "home_views_building", job_views_building(jps));
+	proto_rs_u64(rs, "slices_building", job_slices_building(jps));
 	proto_rs_u64(rs, "home_view_step_max_us", jps ? jps->view_slice_max_us : 0);
 	proto_rs_u64(rs, "rank_plans_shared", rank_local);
 	proto_rs_u64(rs, "rank_plans_from_cluster", rank_cluster);

@@ -44,6 +44,7 @@ struct plans;
 struct dataset;
 struct event;
 struct view_build;
+struct slice_build;
 
 #define JOB_PLANS_MAX 1024u        /* whole-job plans and per-rank copies on the node */
 #define JOB_SERVED_MAX 256u        /* (job, rank) pairs served here, oldest forgotten */
@@ -114,6 +115,7 @@ struct job_plans {
 	uint64_t views_installed; /* home views installed */
 	bool views_dirty;      /* per-rank copies changed: rebuild the views at the tick */
 	struct view_build *builds; /* home views being built, in steps (job_views.c) */
+	struct slice_build *slice_builds; /* slices being installed, in steps (job_slices.c) */
 	uint64_t view_slice_max_us; /* the longest loop slice a build step took */
 	uint64_t install_errors;
 };

@@ -68,6 +68,15 @@ static int track_reserve(struct plan_track *t, uint64_t more)
 	return 0;
 }
 
+int plan_track_reserve(struct plan_track *t, size_t n)
+{
+	int rc = track_reserve(t, n);
+	if (rc == 0 && (keymap_reserve(&t->first, t->first.count + n) < 0 ||
+			keymap_reserve(&t->last, t->last.count + n) < 0))
+		rc = -ENOMEM;
+	return rc;
+}
+
 int plan_track_append(struct plan_track *t, const uint64_t *keys, const uint64_t *aux, size_t n)
 {
 	int rc = track_reserve(t, n);

@@ -45,6 +45,10 @@ void plan_track_init(struct plan_track *t, uint32_t window, uint32_t tolerance);
 void plan_track_free(struct plan_track *t);
 /* Add n positions at the end. 0 or -ENOMEM (then nothing was added). */
 int plan_track_append(struct plan_track *t, const uint64_t *keys, const uint64_t *aux, size_t n);
+/* Room for n more positions (and their keys in the maps) at once: a
+ * caller that appends a known total in steps grows nothing in a step. 0
+ * or -ENOMEM. */
+int plan_track_reserve(struct plan_track *t, size_t n);
 /* A read of key: true if it matched a planned position (*at set). The
  * position may move; compare plan_track_pos() before and after. */
 bool plan_track_read(struct plan_track *t, uint64_t key, uint64_t *at);

@@ -286,7 +286,7 @@ static int plan_register(struct plans *reg, const void *c, uid_t uid, struct dat
 	pl->gone_ns = 0;
 	if (fresh && (flags & TC_PLAN_RESUME))
 		pl->resync = true;
-	if (!view || fresh) /* a view's steps: its builder logs once, at the end */
+	if (fresh || c != reg->jobs) /* a view's or slice's steps: its builder logs once, at the end */
 		log_info("dataset=%s job=%llu rank=%u world_size=%u epoch=%u uid=%u op=plan_%s "
 			 "files=%zu chunks=%llu",
 			 ds->name, (unsigned long long)job, rank, world_size, epoch, (unsigned)uid,
@@ -323,6 +323,12 @@ int plans_set_view(struct plans *reg, const void *c, uid_t uid, struct dataset *
 		return -EINVAL;
 	return plan_register(reg, c, uid, ds, job, TC_JOB_RANK_ANY, world_size, epoch,
 			     flags & (TC_PLAN_APPEND | TC_PLAN_RESUME), &in);
+}
+
+int plans_reserve(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t rank, size_t n)
+{
+	struct dplan *pl = plans_find(reg, ds, job, rank);
+	return pl ? plan_track_reserve(&pl->tr, n) : -ENOENT;
 }
 
 int plans_cancel(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t rank)

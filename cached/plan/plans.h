@@ -117,6 +117,10 @@ static inline bool plans_owner_ok(const struct dplan *pl, uid_t uid, bool admin)
 	return !pl || admin || pl->uid == uid;
 }
 /* 0 or -ENOENT. */
+/* Room for n more chunk positions in (ds, job, rank)'s plan (a builder
+ * that appends a known total in steps, job_slices.c). 0, -ENOENT or
+ * -ENOMEM (it grows as it goes instead). */
+int plans_reserve(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t rank, size_t n);
 int plans_cancel(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t rank);
 struct dplan *plans_find(struct plans *reg, struct dataset *ds, uint64_t job, uint32_t rank);
 
