@@ -58,10 +58,10 @@ for ds in rp rl; do
 	n=$(read_all $ds d "$T/src/d")
 	d=$(delta "$f0" "$(frames)")
 	check "$ds: 20 small misses read, every byte equal ($n)" [ "$n" = 20 ]
-	set -- $d # OPEN CHUNK filled misses
-	check "$ds: ...20 OPEN frames, no CHUNK frame, 20 misses ($d)" [ "$1 $2 $4" = "20 0 20" ]
+	read -r nopen nchunk nfilled nmiss <<<"$d"
+	check "$ds: ...20 OPEN frames, no CHUNK frame, 20 misses ($d)" [ "$nopen $nchunk $nmiss" = "20 0 20" ]
 done
-check "rl: ...each open answered with its fill ($d)" [ "$3" = 20 ]
+check "rl: ...each open answered with its fill ($d)" [ "$nfilled" = 20 ]
 f0=$(frames)
 n=$(read_all rl d "$T/src/d")
 d=$(delta "$f0" "$(frames)")
