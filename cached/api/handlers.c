@@ -319,7 +319,7 @@ static void open_after_reval(struct cache *cache, void *arg, int err)
 	free(p);
 }
 
-static void op_open(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+static void open_run(struct conn *c, const struct tc_hdr *h, struct proto_rd *r, bool open_ahead);
 
 void handlers_open_again(struct conn *c, uint32_t id, uint32_t flags, const char *path)
 {
@@ -332,12 +332,13 @@ void handlers_open_again(struct conn *c, uint32_t id, uint32_t flags, const char
 		conn_reply_err(c, TC_OP_OPEN, id, ENOMEM, "out of memory");
 	} else {
 		proto_rd_init(&r, w.buf, w.len);
-		op_open(c, &h, &r);
+		open_run(c, &h, &r, false); /* the entry's version is known stale */
 	}
 	proto_wr_free(&w);
 }
 
-static void op_open(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
+/* An OPEN; open_ahead: a slow stat may start chunk 0's read beside it */
+static void open_run(struct conn *c, const struct tc_hdr *h, struct proto_rd *r, bool open_ahead)
 {
 	struct target t;
 	if (!file_request(c, h, r, "OPEN", ACCESS_OPEN, &t, NULL))
@@ -360,7 +361,8 @@ static void op_open(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	 * finding the chunk after the stat is this open's own miss) */
 	struct tc_hdr hr = *h;
 	hr.aux &= OPEN_WIRE_FLAGS;
-	if (!cold_has_cheap_stat(&t.ds->cold) && dataset_entry_stale(t.ds, e, cache_now_ns()) &&
+	if (open_ahead && !cold_has_cheap_stat(&t.ds->cold) &&
+	    dataset_entry_stale(t.ds, e, cache_now_ns()) &&
 	    prefetch_open_ahead(conn_api(c)->plans->pf, t.ds, t.rest, &e->st))
 		hr.aux |= HANDLERS_OPEN_OWN_FILL;
 	int rv = revalidate(c, &hr, &t, e, open_after_reval);
@@ -943,7 +945,7 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 	}
 	switch (h->op) {
 	case TC_OP_HELLO: op_hello(c, h, &r); break;
-	case TC_OP_OPEN: op_open(c, h, &r); break;
+	case TC_OP_OPEN: open_run(c, h, &r, true); break;
 	case TC_OP_CHUNK: op_chunk(c, h, &r); break;
 	case TC_OP_READ: op_read(c, h, &r); break;
 	case TC_OP_RELEASE: op_release(c, h, &r); break;
