@@ -61,7 +61,7 @@ static void open_filled(struct cache *cache, struct waiter *w, struct chunk *ch,
 	} else if (err == -ESTALE) {
 		/* the source has another version than the one filled: open
 		 * again (the fill made the entry due for revalidation) */
-		handlers_open_again(c, of->id, of->flags & ~TC_F_FILL_CHUNK0, of->path);
+		handlers_open_again(c, of->id, of->flags & TC_F_WANT_CHUNK0, of->path);
 	} else if (err < 0) {
 		conn_reply_err(c, TC_OP_OPEN, of->id, -err,
 			       "cold read of %s failed: %s (the daemon's log says more; the open may "
