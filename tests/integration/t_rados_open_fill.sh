@@ -4,7 +4,8 @@
 # frame; every byte equals the source. An object overwritten behind the
 # daemon's back opens at its new version; a cold read that fails fails the
 # open with a clear message; a client killed while its open waits leaves
-# nothing behind (opens_filling, fills in flight and held bytes back to 0).
+# nothing behind (opens_filling, fills in flight and held bytes back to 0);
+# a connection has at most 32 opens waiting, the rest answered at once.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_rados.sh"
 # exact counts: no read-ahead of a directory's next files
@@ -25,15 +26,21 @@ rd_dataset rp "$P" plain 1M
 	echo "op_timeout = 5s"
 	echo "revalidate_after = 1h"
 } >>"$T/tc.conf"
+# rc: the same as rl with a longer op_timeout (the bound test below)
+sed -n '/^\[dataset rl\]/,$p' "$T/tc.conf" | sed 's/^\[dataset rl\]/[dataset rc]/; s/^op_timeout = .*/op_timeout = 10s/' >"$T/rc.conf"
+cat "$T/rc.conf" >>"$T/tc.conf"
 mkdir -p "$T/src/d" "$T/src/e"
 for i in $(seq -w 0 19); do head -c $((2000 + 10#$i * 5133)) /dev/urandom >"$T/src/d/f$i"; done
 for i in 0 1 2 3 4 5; do head -c $((40000 + i * 999)) /dev/urandom >"$T/src/e/g$i"; done
 head -c $((2 * 1048576 + 4321)) /dev/urandom >"$T/src/big.bin"
+mkdir -p "$T/src/h"
+for i in $(seq -w 0 39); do head -c $((3000 + 10#$i)) /dev/urandom >"$T/src/h/h$i"; done
 tc_start || exit 1
-check "import uploads the 27 files" [ "$(rd_import "$T/src" rp)" = "27 0 0" ]
+check "import uploads the 67 files" [ "$(rd_import "$T/src" rp)" = "67 0 0" ]
 "$TC_BIN/tierctl" refresh rl >/dev/null 2>&1
-lists27() { [ "$("$TC_BIN/tierctl" ls -R rl 2>/dev/null | grep -c .)" -ge 27 ]; }
-wait_until 30 lists27
+"$TC_BIN/tierctl" refresh rc >/dev/null 2>&1
+lists67() { [ "$(tc_ds rl "d['files']") $(tc_ds rc "d['files']")" = "67 67" ]; }
+check "rl and rc list the 67 files" wait_until 30 lists67
 
 ctr() { tc_json "s['counters']['$1']"; }
 dmn() { tc_json "s['daemon']['$1']"; }
@@ -103,6 +110,58 @@ none_left() {
 	[ "$(tc_json "'%d %d %d' % (s['daemon']['opens_filling'], s['daemon']['fills_inflight'], s['daemon']['held_bytes'])")" = "0 0 0" ]
 }
 check "nothing left waiting or held (opens_filling, fills_inflight, held_bytes = 0)" wait_until 60 none_left
+# the bound: 40 OPENs pipelined on one connection (raw frames; the
+# library sends one at a time) of files rc has not read (rc's store still
+# counts as reachable: only rl's reads failed): 32 wait for their fills,
+# the 8 past the cap are answered at once without a chunk; then the
+# client hangs up with its 32 waiting
+python3 - "$T/sock" "$TC_BIN/tierctl" >"$T/cap.out" 2>&1 <<'PY'
+import json, select, socket, struct, subprocess, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+def frame(op, payload, rid, aux=0):
+    return struct.pack("<HBBIII", 0x4354, 2, op, len(payload), rid, aux) + payload
+def recv_frame(deadline):
+    buf = b""
+    while len(buf) < 16:
+        if not select.select([s], [], [], max(0, deadline - time.time()))[0]:
+            return None
+        # descriptors that come with a reply are dropped with its ancillary data
+        b, _, _, _ = s.recvmsg(16 - len(buf), socket.CMSG_SPACE(4 * 8))
+        if not b:
+            return None
+        buf += b
+    _, _, op, n, rid, aux = struct.unpack("<HBBIII", buf)
+    body = b""
+    while len(body) < n:
+        b, _, _, _ = s.recvmsg(n - len(body), socket.CMSG_SPACE(4 * 8))
+        if not b:
+            return None
+        body += b
+    return rid, aux, body
+s.sendall(frame(1, struct.pack("<I", 2), 1))
+assert recv_frame(time.time() + 10) is not None
+out = b""
+for i in range(40):
+    p = ("rc/h/h%02d" % i).encode()
+    out += frame(2, struct.pack("<I", len(p)) + p, 100 + i, 0x2 | 0x20)
+s.sendall(out)
+now, no_chunk = [], 0
+deadline = time.time() + 8
+while len(now) < 8:
+    r = recv_frame(deadline)
+    if r is None:
+        break
+    now.append(r[0])
+    no_chunk += r[1] == 0 and len(r[2]) > 28 and r[2][28] == 0
+st = json.loads(subprocess.run([sys.argv[2], "status", "--json"], capture_output=True).stdout)
+print("answered_at_once=%d without_chunk=%d ids=%s opens_filling=%d" %
+      (len(now), no_chunk, ",".join(str(x) for x in sorted(now)), st["daemon"]["opens_filling"]))
+PY
+cat "$T/cap.out"
+check "40 pipelined opens: 32 wait for their fills, the 8 past the cap are answered at once without a chunk" \
+	grep -q "answered_at_once=8 without_chunk=8 ids=132,133,134,135,136,137,138,139 opens_filling=32" "$T/cap.out"
+check "...and after its hang-up, nothing is left waiting or held" wait_until 60 none_left
 check "the daemon is alive" kill -0 "$TC_PID"
 check "the OSD starts again" rd_osd_start
 ok_after() {
