@@ -252,7 +252,8 @@ counters() {
 	"$O/bin/tierctl" status --json 2>/dev/null | python3 -c '
 import json, os, sys
 keys = ("hits_hot hits_warm misses cold_reads served_unkept evictions demotions promotions "
-        "segment_items_kept segment_items_dropped").split()
+        "segment_items_kept segment_items_dropped frames_open frames_chunk opens_filled "
+        "segment_copy_syncs segment_reclaim_copied_bytes").split()
 def find(o):
     if isinstance(o, dict):
         if "misses" in o and "hits_hot" in o:
@@ -325,10 +326,12 @@ if [[ " $PARTS " == *" lib "* ]]; then
 				# joins it is not counted as a miss
 				counters "$B/ctr.1"
 				mi=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[2]))["cold_reads"] - json.load(open(sys.argv[1]))["cold_reads"])' "$B/ctr.0" "$B/ctr.1")
+				# the client's requests per file: OPEN + CHUNK frames
+				rq=$(python3 -c 'import json, sys; a, b = (json.load(open(f)) for f in sys.argv[1:3]); d = {k: b.get(k, 0) - a.get(k, 0) for k in b}; print("%.2f  demotions %d  evictions %d  copy_syncs %d  reclaim_copied_MiB %d" % ((d["frames_open"] + d["frames_chunk"]) / int(sys.argv[3]), d["demotions"], d["evictions"], d["segment_copy_syncs"], d["segment_reclaim_copied_bytes"] >> 20))' "$B/ctr.0" "$B/ctr.1" "$NF")
 				echo "$cv $n $r $f $rc $dmc $oc $mi $er" >>"$B/lib.res"
-				printf '        %-11s cold %7.0f files/s  (%.2f of direct)  cold reads %d  errors %d  daemon %.0f us/miss\n' \
+				printf '        %-11s cold %7.0f files/s  (%.2f of direct)  cold reads %d  errors %d  daemon %.0f us/miss  requests/file %s\n' \
 					"$cv" "$f" "$(awk -v a="$f" -v b="$df" 'BEGIN{print b ? a / b : 0}')" "$mi" "$er" \
-					"$(awk -v d="$dmc" -v m="$mi" 'BEGIN{print m ? d / m / 1000 : 0}')"
+					"$(awk -v d="$dmc" -v m="$mi" 'BEGIN{print m ? d / m / 1000 : 0}')" "$rq"
 			done
 			variant ""
 		done

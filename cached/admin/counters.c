@@ -334,6 +334,14 @@ const struct counter_row counter_rows[] = {
 	{.status = "frames_close", .section = STATUS_COUNTERS,
 	 .metric = "tiercache_request_frames_total", .labels = "op=\"close\"", .type = COUNTER_COUNTER,
 	 .help = HELP_FRAMES, CTR(frames_close)},
+	{.status = "opens_filled", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_opens_filled_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Opens of a one-chunk file answered with its chunk once read from the cold store "
+		 "(no CHUNK request).", CTR(opens_filled)},
+	{.status = "opens_filling", .section = STATUS_DAEMON,
+	 .metric = "tiercache_opens_filling", .labels = "", .type = COUNTER_GAUGE,
+	 .help = "Opens waiting for their file's chunk to be read from the cold store.",
+	 CTR(opens_filling)},
 
 	{.status = "reloads", .section = STATUS_COUNTERS,
 	 .metric = "tiercache_reloads_total", .labels = "", .type = COUNTER_COUNTER,

@@ -105,6 +105,7 @@ struct session {
 	struct parked *parked;
 	unsigned nparked;
 	struct ahead_conn *ahead; /* TC_OP_OPEN_AHEAD's cursors and handed handles (ahead.c) */
+	unsigned nopen_filling;   /* OPENs waiting for chunk 0's fill (open_fill.c) */
 };
 
 /* The transport's table: arg is the struct api. */

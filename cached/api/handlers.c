@@ -28,6 +28,7 @@
 #include "prefetch.h"
 #include "handlers.h"
 #include "load_wait.h"
+#include "open_fill.h"
 #include "target.h"
 #include "status.h"
 #include "verify.h"
@@ -136,8 +137,9 @@ static void op_hello(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	proto_wr_free(&w);
 }
 
-int handlers_open_record(struct conn *c, struct proto_wr *w, uint32_t flags, struct dataset *ds,
-			 struct mf_entry *e, int *fd)
+/* handlers_open_record, with chunk 0 given (filled: open_fill.c) or found */
+static int open_record(struct conn *c, struct proto_wr *w, uint32_t flags, struct dataset *ds,
+		       struct mf_entry *e, struct chunk *filled, int *fd)
 {
 	uint64_t hid;
 	*fd = -1;
@@ -150,8 +152,8 @@ int handlers_open_record(struct conn *c, struct proto_wr *w, uint32_t flags, str
 	proto_wr_i64(w, e->st.mtime_ns);
 	proto_wr_u32(w, hd->chunk_size);
 	size_t mark = w->len;
-	struct chunk *ch = NULL;
-	if ((flags & TC_F_WANT_CHUNK0) && hd->nchunks)
+	struct chunk *ch = filled;
+	if (!ch && (flags & TC_F_WANT_CHUNK0) && hd->nchunks)
 		ch = chunk_find(&conn_api(c)->cache->chunks, chunk_key(ds->name, e->path, &e->st, 0));
 	/* chunk 0 absent: a fill this open started, or its caller starts, makes
 	 * the first read of it a miss even if it has landed by then */
@@ -167,6 +169,12 @@ int handlers_open_record(struct conn *c, struct proto_wr *w, uint32_t flags, str
 		if (chunk_answer(c, hd, ch, w, fd) == 0) {
 			if (flags & HANDLERS_OPEN_NO_ACCESS)
 				return 0;
+			if (filled) {
+				/* its fill recorded the access, counted the miss
+				 * and started the read-ahead when the open parked */
+				counts_trace(c, ch, ch->state == CHUNK_UNKEPT ? TRACE_UNKEPT : TRACE_MISS);
+				return 0;
+			}
 			const struct read_ctx rc_open = conn_read_ctx(c);
 			policy_glue_access(conn_api(c)->cache, ch->key, &rc_open);
 			if (flags & HANDLERS_OPEN_OWN_FILL) {
@@ -188,13 +196,20 @@ int handlers_open_record(struct conn *c, struct proto_wr *w, uint32_t flags, str
 	return 0;
 }
 
-static void open_reply(struct conn *c, uint32_t id, uint32_t flags, struct dataset *ds, struct mf_entry *e)
+int handlers_open_record(struct conn *c, struct proto_wr *w, uint32_t flags, struct dataset *ds,
+			 struct mf_entry *e, int *fd)
+{
+	return open_record(c, w, flags, ds, e, NULL, fd);
+}
+
+void handlers_open_reply(struct conn *c, uint32_t id, uint32_t flags, struct dataset *ds,
+			 struct mf_entry *e, struct chunk *filled)
 {
 	struct proto_wr w;
 	int fd;
 	proto_wr_init(&w);
 	proto_wr_begin(&w);
-	int rc = handlers_open_record(c, &w, flags, ds, e, &fd);
+	int rc = open_record(c, &w, flags, ds, e, filled, &fd);
 	if (rc < 0) {
 		proto_wr_free(&w);
 		session_reply_full(c, TC_OP_OPEN, id, rc);
@@ -206,7 +221,7 @@ static void open_reply(struct conn *c, uint32_t id, uint32_t flags, struct datas
 
 /* After a deferred revalidation: find the target again, since the manifest
  * may have been replaced meanwhile. Replies with the error if it is gone. */
-static bool reresolve(struct conn *c, uint8_t op, uint32_t id, const char *path, struct target *t)
+bool handlers_reresolve(struct conn *c, uint8_t op, uint32_t id, const char *path, struct target *t)
 {
 	struct proto_rd r;
 	struct proto_wr tmp;
@@ -273,13 +288,23 @@ static int revalidate(struct conn *c, const struct tc_hdr *h, struct target *t, 
 	return 1;
 }
 
+/* OPEN's request flags that its answer heeds */
+#define OPEN_WIRE_FLAGS (TC_F_WANT_CHUNK0 | TC_F_FILL_CHUNK0)
+
+/* Answer an OPEN of e now, or once chunk 0 is filled (open_fill.c). */
+static void open_answer(struct conn *c, uint32_t id, uint32_t flags, struct target *t, struct mf_entry *e)
+{
+	if (!open_fill_park(c, id, flags, t->ds, e, t->buf))
+		handlers_open_reply(c, id, flags, t->ds, e, NULL);
+}
+
 static void open_after_reval(struct cache *cache, void *arg, int err)
 {
 	struct pending *p = arg;
 	struct conn *c = p->c;
 	struct target t;
 	(void)cache;
-	if (!c->dead && reresolve(c, TC_OP_OPEN, p->id, p->path, &t)) {
+	if (!c->dead && handlers_reresolve(c, TC_OP_OPEN, p->id, p->path, &t)) {
 		struct mf_entry *e = manifest_find(t.ds->mf, t.rest);
 		if (!e)
 			conn_reply_err(c, TC_OP_OPEN, p->id, err == -ENOENT || err == 0 ? ENOENT : -err,
@@ -287,14 +312,33 @@ static void open_after_reval(struct cache *cache, void *arg, int err)
 		else if (err < 0)
 			reply_reval_err(c, TC_OP_OPEN, p->id, t.ds, t.rest, err);
 		else
-			open_reply(c, p->id, p->flags & (TC_F_WANT_CHUNK0 | HANDLERS_OPEN_OWN_FILL), t.ds, e);
+			open_answer(c, p->id, p->flags & (OPEN_WIRE_FLAGS | HANDLERS_OPEN_OWN_FILL), &t, e);
 	}
 	free(p->path);
 	conn_put(c);
 	free(p);
 }
 
-static void op_open(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
+static void open_run(struct conn *c, const struct tc_hdr *h, struct proto_rd *r, bool open_ahead);
+
+void handlers_open_again(struct conn *c, uint32_t id, uint32_t flags, const char *path)
+{
+	struct proto_wr w;
+	struct proto_rd r;
+	struct tc_hdr h = {.op = TC_OP_OPEN, .id = id, .aux = flags};
+	proto_wr_init(&w);
+	proto_wr_str(&w, path);
+	if (w.oom) {
+		conn_reply_err(c, TC_OP_OPEN, id, ENOMEM, "out of memory");
+	} else {
+		proto_rd_init(&r, w.buf, w.len);
+		open_run(c, &h, &r, false); /* the entry's version is known stale */
+	}
+	proto_wr_free(&w);
+}
+
+/* An OPEN; open_ahead: a slow stat may start chunk 0's read beside it */
+static void open_run(struct conn *c, const struct tc_hdr *h, struct proto_rd *r, bool open_ahead)
 {
 	struct target t;
 	if (!file_request(c, h, r, "OPEN", ACCESS_OPEN, &t, NULL))
@@ -316,8 +360,9 @@ static void op_open(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	/* a slow stat ahead: let the first chunk's read overlap it (then
 	 * finding the chunk after the stat is this open's own miss) */
 	struct tc_hdr hr = *h;
-	hr.aux &= TC_F_WANT_CHUNK0;
-	if (!cold_has_cheap_stat(&t.ds->cold) && dataset_entry_stale(t.ds, e, cache_now_ns()) &&
+	hr.aux &= OPEN_WIRE_FLAGS;
+	if (open_ahead && !cold_has_cheap_stat(&t.ds->cold) &&
+	    dataset_entry_stale(t.ds, e, cache_now_ns()) &&
 	    prefetch_open_ahead(conn_api(c)->plans->pf, t.ds, t.rest, &e->st))
 		hr.aux |= HANDLERS_OPEN_OWN_FILL;
 	int rv = revalidate(c, &hr, &t, e, open_after_reval);
@@ -327,7 +372,7 @@ static void op_open(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	}
 	if (rv > 0)
 		return;
-	open_reply(c, h->id, h->aux & TC_F_WANT_CHUNK0, t.ds, e);
+	open_answer(c, h->id, h->aux & OPEN_WIRE_FLAGS, &t, e);
 }
 
 static void chunk_waited(struct cache *cache, struct waiter *w, struct chunk *ch, int err)
@@ -786,7 +831,7 @@ static void stat_after_reval(struct cache *cache, void *arg, int err)
 	struct conn *c = p->c;
 	struct target t;
 	(void)cache;
-	if (!c->dead && reresolve(c, TC_OP_STAT, p->id, p->path, &t)) {
+	if (!c->dead && handlers_reresolve(c, TC_OP_STAT, p->id, p->path, &t)) {
 		struct mf_entry *e = *t.rest ? manifest_find(t.ds->mf, t.rest) : NULL;
 		if (e && err < 0 && err != -ENOENT)
 			reply_reval_err(c, TC_OP_STAT, p->id, t.ds, t.rest, err);
@@ -900,7 +945,7 @@ void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *pa
 	}
 	switch (h->op) {
 	case TC_OP_HELLO: op_hello(c, h, &r); break;
-	case TC_OP_OPEN: op_open(c, h, &r); break;
+	case TC_OP_OPEN: open_run(c, h, &r, true); break;
 	case TC_OP_CHUNK: op_chunk(c, h, &r); break;
 	case TC_OP_READ: op_read(c, h, &r); break;
 	case TC_OP_RELEASE: op_release(c, h, &r); break;

@@ -42,6 +42,19 @@ void handlers_conn_job(struct conn *c, const struct tc_hdr *h, struct proto_rd *
  * open another file (session_reply_full says why). Counts the hit. */
 int handlers_open_record(struct conn *c, struct proto_wr *w, uint32_t flags, struct dataset *ds,
 			 struct mf_entry *e, int *fd);
+/* handlers.c: answer OPEN id with e's record (handlers_open_record), chunk 0
+ * being filled if it is not NULL (its fill just ended: open_fill.c); an
+ * error reply if c may not open another file. */
+struct chunk;
+void handlers_open_reply(struct conn *c, uint32_t id, uint32_t flags, struct dataset *ds,
+			 struct mf_entry *e, struct chunk *filled);
+/* handlers.c: run OPEN id of path ("DATASET/PATH") with request flags
+ * again, as if it had just arrived (its file changed meanwhile). */
+void handlers_open_again(struct conn *c, uint32_t id, uint32_t flags, const char *path);
+/* handlers.c: after a wait, find path's target again (the manifest may
+ * have been replaced); false if it is gone (replied with the error). */
+struct target;
+bool handlers_reresolve(struct conn *c, uint8_t op, uint32_t id, const char *path, struct target *t);
 /* open_many.c: TC_OP_OPEN_MANY (several OPENs in one reply). */
 void handlers_open_many(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 /* handlers_open_record flag (never on the wire): do not record the access

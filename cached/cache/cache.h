@@ -189,6 +189,9 @@ struct counters {
 	uint64_t held_bytes;     /* gauge: chunk bytes all clients hold through descriptors (api) */
 	/* request frames by op (api): what clients ask per file */
 	uint64_t frames_open, frames_open_many, frames_open_ahead, frames_chunk, frames_close;
+	/* OPENs of a one-chunk file answered with its fill (api/open_fill.c) */
+	uint64_t opens_filled;
+	uint64_t opens_filling; /* gauge: such OPENs waiting for their fill */
 };
 
 struct fill;

@@ -245,7 +245,9 @@ int tiercache_open(struct tiercache *tc, const char *path, int flags)
 	struct tc_open_rec o;
 	struct tc_req rq = {
 		.op = TC_OP_OPEN,
-		.flags = tc->no_fd_passing ? 0 : TC_F_WANT_CHUNK0,
+		/* a small file that misses comes with its chunk: no CHUNK
+		 * round trip (the open waits for the cold read instead) */
+		.flags = tc->no_fd_passing ? 0 : TC_F_WANT_CHUNK0 | TC_F_FILL_CHUNK0,
 		.build = open_build,
 		.arg = (void *)path,
 	};

@@ -57,6 +57,15 @@ struct tc_hdr {
 /* Request flags (struct tc_hdr.aux of a request). */
 #define TC_F_NOREPLY 0x1u     /* do not answer (RELEASE, CLOSE) */
 #define TC_F_WANT_CHUNK0 0x2u /* OPEN: attach chunk 0's fd if it is resident */
+/* OPEN with TC_F_WANT_CHUNK0: a file of one chunk that is not resident is
+ * read from the cold store first (joining a read in flight) and the OPEN
+ * answered with its chunk, so the client sends no CHUNK for it: one
+ * request per small miss. A cold read error fails the OPEN (EIO, ...); a
+ * file that changed at the source is opened again at its new version. Up
+ * to a bound of such OPENs wait per connection; past it, or when the read
+ * cannot start, the OPEN is answered at once without the chunk, as without
+ * this flag. A daemon that predates it ignores it. */
+#define TC_F_FILL_CHUNK0 0x20u
 /* CHUNK: the descriptor this client was given for that chunk read short or
  * failed (EIO): the daemon checks the chunk's file again (size and
  * checksum, on its own: the report is never trusted) before answering; a
