@@ -20,6 +20,20 @@
 
 #define RA_SLOTS 64u /* files followed for sequential readahead at once */
 #define WAITED_MAX 65536u
+#define HELD_MAX 65536u
+/* A window's entries that wait for free room on hot are stepped past, at
+ * most this many of them and this many entries looked at past the first
+ * (each pump comes back to the first: it stays the window's cursor) */
+#define PF_PASS_HELD 16u
+#define PF_PASS_SCAN 512u
+
+/* What pf_fit says of one more chunk on hot. */
+enum pf_fit {
+	PF_GO,      /* load it: it lands on hot (or on warm, where warm's policies have room) */
+	PF_STALL,   /* not now: it would displace a chunk needed sooner (counted: stalls) */
+	PF_NO_ROOM, /* not now: neither tier has the free bytes yet (counted: room_waits) */
+	PF_OFF,     /* no hot tier */
+};
 
 struct ra_slot {
 	uint64_t fkey;   /* key of the file's chunk 0 */
@@ -41,6 +55,10 @@ struct prefetch {
 	uint64_t hits, hit_bytes;  /* prefetched chunks then read */
 	uint64_t unused, unused_bytes; /* prefetched chunks evicted before a read */
 	uint64_t stalls;           /* windows stopped: the victim was needed sooner */
+	uint64_t room_waits;       /* chunks held back: no free bytes on hot (nor room on warm) */
+	uint64_t passed;           /* of those, loads started past them meanwhile */
+	uint64_t reclaims;         /* hot's dead segment bytes reclaimed for a load */
+	struct keymap held;        /* keys held back for room now (room_waits counts each once) */
 	uint64_t errors;
 	uint64_t late;             /* reads that found their chunk's prefetch in flight */
 	struct keymap waited;      /* keys read while not resident, prefetches in flight */
@@ -79,6 +97,7 @@ int prefetch_init(struct prefetch **out, struct cache *cache, struct plans *reg)
 	pf->cache = cache;
 	pf->reg = reg;
 	keymap_init(&pf->waited);
+	keymap_init(&pf->held);
 	*out = pf;
 	return 0;
 }
@@ -94,6 +113,8 @@ void prefetch_counts(const struct prefetch *pf, struct prefetch_counts *out)
 		.unused = pf->unused,
 		.unused_bytes = pf->unused_bytes,
 		.late = pf->late,
+		.stalls = pf->stalls,
+		.room_waits = pf->room_waits,
 		.errors = pf->errors,
 		.inflight = pf->inflight,
 	};
@@ -101,8 +122,10 @@ void prefetch_counts(const struct prefetch *pf, struct prefetch_counts *out)
 
 void prefetch_free(struct prefetch *pf)
 {
-	if (pf)
+	if (pf) {
 		keymap_free(&pf->waited);
+		keymap_free(&pf->held);
+	}
 	free(pf);
 }
 
@@ -148,13 +171,10 @@ static bool pf_may_evict(struct prefetch *pf, const struct chunk *v, uint64_t us
 	return plan_use_displaces(plan_store_next_use(pf->cache->plans, v->key), use);
 }
 
-/* Room on hot for len bytes below its policies' budget: nothing is
- * evicted for them. */
-static bool pf_room_free(struct prefetch *pf, uint32_t len)
+/* Room for len more bytes within hot's policies' budget: nothing is
+ * evicted for them (free bytes on its disk aside). */
+static bool pf_budget_free(struct prefetch *pf, uint32_t len)
 {
-	struct tier *hot = &pf->cache->tiers[TIER_HOT];
-	if (!hot->present || tier_free(hot) < len)
-		return false;
 	uint64_t arriving = 0;
 	for (unsigned i = 0; i < pf->cache->nds; i++)
 		arriving += pf->cache->ds[i]->pl.inflight[TIER_HOT];
@@ -162,23 +182,69 @@ static bool pf_room_free(struct prefetch *pf, uint32_t len)
 	       policy_glue_budget(pf->cache, TIER_HOT);
 }
 
-/* Room on hot for len bytes of key of ds, without displacing anything
- * needed sooner, nor, for a chunk no plan names (readahead, open-ahead),
- * anything hot's policy would rather keep (policy_glue_ahead_hot). */
-static bool pf_room(struct prefetch *pf, struct dataset *ds, uint64_t key, uint32_t len)
+/* Room on hot for len bytes below its policies' budget, free on its disk
+ * now: nothing is evicted for them. */
+static bool pf_room_free(struct prefetch *pf, uint32_t len)
 {
 	struct tier *hot = &pf->cache->tiers[TIER_HOT];
-	if (!hot->present || tier_free(hot) < len)
-		return false; /* the mover makes room past the low watermark; retry then */
-	if (pf_room_free(pf, len))
+	return hot->present && tier_free(hot) >= len && pf_budget_free(pf, len);
+}
+
+/* Free bytes for len more: hot's (its dead segment bytes reclaimed, as
+ * a fill's placement would), else room warm's policies have to spare
+ * (where the fill then lands, fill_prefetch_instead). */
+static bool pf_bytes_free(struct prefetch *pf, uint32_t len)
+{
+	struct cache *cache = pf->cache;
+	struct tier *hot = &cache->tiers[TIER_HOT];
+	if (tier_free(hot) >= len)
 		return true;
-	struct chunk *v = mover_victim(pf->cache, TIER_HOT);
-	uint64_t use = plan_store_next_use(pf->cache->plans, key);
-	if (!v || (pf_may_evict(pf, v, use) &&
-		   (use != PLAN_NONE || policy_glue_ahead_hot(pf->cache, ds, key, len))))
+	/* hot's disk is taken by items its policies gave up, in segments
+	 * not yet reclaimed: the mover's reclaim trails, and a window that
+	 * waits for it reads its chunks as misses */
+	if (cache->segs[TIER_HOT].bytes_dead >= len && mover_reclaim(cache, TIER_HOT, len)) {
+		pf->reclaims++;
 		return true;
-	pf->stalls++;
-	return false;
+	}
+	return policy_glue_room(cache, TIER_WARM) >= len;
+}
+
+/* May a chunk of len bytes, key of ds, be loaded now? Not if it would
+ * displace anything needed sooner, nor, for a chunk no plan names
+ * (readahead, open-ahead), anything hot's policy would rather keep
+ * (policy_glue_ahead_hot); and not before there are free bytes for it
+ * (the mover makes room past the low watermark, reclaims dead bytes). */
+static enum pf_fit pf_fit(struct prefetch *pf, struct dataset *ds, uint64_t key, uint32_t len)
+{
+	struct tier *hot = &pf->cache->tiers[TIER_HOT];
+	if (!hot->present)
+		return PF_OFF;
+	if (!pf_budget_free(pf, len)) {
+		struct chunk *v = mover_victim(pf->cache, TIER_HOT);
+		uint64_t use = plan_store_next_use(pf->cache->plans, key);
+		if (v && !(pf_may_evict(pf, v, use) &&
+			   (use != PLAN_NONE || policy_glue_ahead_hot(pf->cache, ds, key, len)))) {
+			pf->stalls++;
+			return PF_STALL;
+		}
+	}
+	if (pf_bytes_free(pf, len)) {
+		if (pf->held.count)
+			(void)keymap_del(&pf->held, key);
+		return PF_GO;
+	}
+	if (!keymap_get(&pf->held, key)) {
+		if (pf->held.count >= HELD_MAX)
+			keymap_clear(&pf->held); /* bounded; at worst a chunk counted twice */
+		if (keymap_put(&pf->held, key, 1) == 0)
+			pf->room_waits++;
+	}
+	return PF_NO_ROOM;
+}
+
+static bool pf_room(struct prefetch *pf, struct dataset *ds, uint64_t key, uint32_t len)
+{
+	return pf_fit(pf, ds, key, len) == PF_GO;
 }
 
 static void pf_done(struct cache *cache, struct waiter *w, struct chunk *c, int err)
@@ -259,6 +325,53 @@ static int pf_issue(struct prefetch *pf, struct dataset *ds, const char *path,
 	return 1;
 }
 
+/* Entry q of pl's window: its chunk's key and length; true if it is to be
+ * loaded (not read yet, not resident, no fill bringing it). */
+static bool pf_entry(struct prefetch *pf, struct dplan *pl, uint64_t q, uint64_t *key, uint32_t *len)
+{
+	uint64_t aux = plan_track_aux(&pl->tr, q);
+	const struct plan_file *f = &pl->files[PLAN_AUX_FILE(aux)];
+	*len = plans_chunk_len(pl->ds, f, PLAN_AUX_IDX(aux));
+	*key = plan_track_key(&pl->tr, q);
+	return !plan_track_done(&pl->tr, q) && !chunk_find(&pf->cache->chunks, *key) &&
+	       !fill_pending(pf->cache, *key);
+}
+
+static int pf_issue_entry(struct prefetch *pf, struct dplan *pl, uint64_t q, uint32_t len)
+{
+	uint64_t aux = plan_track_aux(&pl->tr, q);
+	const struct plan_file *f = &pl->files[PLAN_AUX_FILE(aux)];
+	return pf_issue(pf, pl->ds, f->path, &f->src, PLAN_AUX_IDX(aux), len, pl->psid);
+}
+
+/* The window's cursor waits at entry q for free bytes: load what fits of
+ * the entries past it, within the window (ahead: bytes up to q's end), so
+ * that one large chunk does not hold back the small ones behind it. The
+ * cursor stays at q: the next pump comes back to it, and passes these
+ * (resident or in flight by then) as it goes. */
+static void pf_pass(struct prefetch *pf, struct dplan *pl, uint64_t q, uint64_t ahead, uint64_t want)
+{
+	uint64_t end = plan_track_end(&pl->tr);
+	unsigned held = 1, scanned = 0;
+	for (q++; q < end && ahead < want && scanned < PF_PASS_SCAN &&
+		  pf->inflight < pf->cache->cfg->prefetch_inflight;
+	     q++, scanned++) {
+		uint64_t key;
+		uint32_t len;
+		if (pf_entry(pf, pl, q, &key, &len)) {
+			enum pf_fit fit = pf_fit(pf, pl->ds, key, len);
+			if (fit == PF_NO_ROOM && ++held <= PF_PASS_HELD) {
+				ahead += len;
+				continue;
+			}
+			if (fit != PF_GO || pf_issue_entry(pf, pl, q, len) < 0)
+				return;
+			pf->passed++;
+		}
+		ahead += len;
+	}
+}
+
 void prefetch_pump(struct prefetch *pf, struct dplan *pl)
 {
 	if (pf->cache->stopping || !pf || pl->resync)
@@ -270,16 +383,13 @@ void prefetch_pump(struct prefetch *pf, struct dplan *pl)
 		pl->ahead = 0;
 	}
 	while (pl->pf < end && pl->ahead < want && pf->inflight < pf->cache->cfg->prefetch_inflight) {
-		uint64_t q = pl->pf;
-		uint64_t aux = plan_track_aux(&pl->tr, q);
-		const struct plan_file *f = &pl->files[PLAN_AUX_FILE(aux)];
-		uint32_t idx = PLAN_AUX_IDX(aux);
-		uint32_t len = plans_chunk_len(pl->ds, f, idx);
-		uint64_t key = plan_track_key(&pl->tr, q);
-		if (!plan_track_done(&pl->tr, q) && !chunk_find(&pf->cache->chunks, key)) {
-			if (!pf_room(pf, pl->ds, key, len))
-				break;
-			if (pf_issue(pf, pl->ds, f->path, &f->src, idx, len, pl->psid) < 0)
+		uint64_t q = pl->pf, key;
+		uint32_t len;
+		if (pf_entry(pf, pl, q, &key, &len)) {
+			enum pf_fit fit = pf_fit(pf, pl->ds, key, len);
+			if (fit == PF_NO_ROOM)
+				pf_pass(pf, pl, q, pl->ahead + len, want);
+			if (fit != PF_GO || pf_issue_entry(pf, pl, q, len) < 0)
 				break;
 		}
 		pl->ahead += len;
@@ -297,6 +407,8 @@ void prefetch_note_read(struct prefetch *pf, uint64_t key)
 {
 	if (!pf || (!pf->bytes && !pf->inflight))
 		return;
+	if (pf->held.count)
+		(void)keymap_del(&pf->held, key); /* read: held for room no longer */
 	struct chunk *c = chunk_find(&pf->cache->chunks, key);
 	if (!c && pf->inflight) {
 		if (pf->waited.count >= WAITED_MAX)
@@ -413,6 +525,9 @@ void prefetch_report(struct prefetch *pf, struct proto_rs *rs)
 	proto_rs_u64(rs, "evicted_unused_bytes", pf->unused_bytes);
 	proto_rs_u64(rs, "late", pf->late);
 	proto_rs_u64(rs, "stalls", pf->stalls);
+	proto_rs_u64(rs, "room_waits", pf->room_waits);
+	proto_rs_u64(rs, "passed", pf->passed);
+	proto_rs_u64(rs, "reclaims", pf->reclaims);
 	proto_rs_u64(rs, "errors", pf->errors);
 	proto_rs_u64(rs, "latency_us", (uint64_t)(pf->lat_ns / 1000));
 	proto_rs_u64(rs, "plans", plans_count(pf->reg));
