@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+
 #include "chunk.h"
 #include "keymap.h"
 #include "fill.h"
@@ -57,7 +59,10 @@ struct prefetch {
 	uint64_t stalls;           /* windows stopped: the victim was needed sooner */
 	uint64_t room_waits;       /* chunks held back: no free bytes on hot (nor room on warm) */
 	uint64_t passed;           /* of those, loads started past them meanwhile */
-	uint64_t reclaims;         /* hot's dead segment bytes reclaimed for a load */
+	uint64_t reclaims;         /* reclaims of hot's dead segment bytes asked for loads */
+	struct event *room_ev;     /* that reclaim, run from the loop (pf_room_reclaim) */
+	uint32_t room_len;         /* the largest load it is for */
+	uint64_t room_dead;        /* hot's dead bytes after one that freed too little */
 	struct keymap held;        /* keys held back for room now (room_waits counts each once) */
 	uint64_t errors;
 	uint64_t late;             /* reads that found their chunk's prefetch in flight */
@@ -89,6 +94,30 @@ static void pf_trace(struct cache *cache, const struct pf_req *r, const struct c
 		trace_rec_note(cache, r->ds->name, r->path, r->idx, r->len, what, NULL);
 }
 
+/* Hot's disk is taken by items its policies gave up, in segments not yet
+ * reclaimed (the mover's reclaim trails; a window that waits for it reads
+ * its chunks as misses): reclaim them now, from the loop itself, not from
+ * the pump (which runs inside a read's handler: a reclaim drops chunks),
+ * then fill the windows again. */
+static void pf_room_reclaim(evutil_socket_t fd, short what, void *arg)
+{
+	struct prefetch *pf = arg;
+	struct cache *cache = pf->cache;
+	(void)fd;
+	(void)what;
+	uint32_t len = pf->room_len;
+	pf->room_len = 0;
+	if (cache->stopping)
+		return;
+	pf->reclaims++;
+	if (!mover_reclaim(cache, TIER_HOT, len)) {
+		/* not asked again before hot's dead bytes change */
+		pf->room_dead = cache->segs[TIER_HOT].bytes_dead;
+		return;
+	}
+	prefetch_pump_all(pf);
+}
+
 int prefetch_init(struct prefetch **out, struct cache *cache, struct plans *reg)
 {
 	struct prefetch *pf = calloc(1, sizeof(*pf));
@@ -98,6 +127,11 @@ int prefetch_init(struct prefetch **out, struct cache *cache, struct plans *reg)
 	pf->reg = reg;
 	keymap_init(&pf->waited);
 	keymap_init(&pf->held);
+	pf->room_ev = evtimer_new(cache->base, pf_room_reclaim, pf);
+	if (!pf->room_ev) {
+		free(pf);
+		return -ENOMEM;
+	}
 	*out = pf;
 	return 0;
 }
@@ -123,6 +157,8 @@ void prefetch_counts(const struct prefetch *pf, struct prefetch_counts *out)
 void prefetch_free(struct prefetch *pf)
 {
 	if (pf) {
+		if (pf->room_ev)
+			event_free(pf->room_ev);
 		keymap_free(&pf->waited);
 		keymap_free(&pf->held);
 	}
@@ -190,21 +226,28 @@ static bool pf_room_free(struct prefetch *pf, uint32_t len)
 	return hot->present && tier_free(hot) >= len && pf_budget_free(pf, len);
 }
 
-/* Free bytes for len more: hot's (its dead segment bytes reclaimed, as
- * a fill's placement would), else room warm's policies have to spare
- * (where the fill then lands, fill_prefetch_instead). */
+/* Free bytes for len more: hot's, or room warm's policies have to spare
+ * (where the fill then lands, fill_prefetch_instead). When hot's dead
+ * segment bytes would make room, ask for their reclaim (pf_room_reclaim)
+ * and wait for it: the fill's placement would reclaim them itself, but
+ * in the read handler the pump runs in. */
 static bool pf_bytes_free(struct prefetch *pf, uint32_t len)
 {
 	struct cache *cache = pf->cache;
 	struct tier *hot = &cache->tiers[TIER_HOT];
 	if (tier_free(hot) >= len)
 		return true;
-	/* hot's disk is taken by items its policies gave up, in segments
-	 * not yet reclaimed: the mover's reclaim trails, and a window that
-	 * waits for it reads its chunks as misses */
-	if (cache->segs[TIER_HOT].bytes_dead >= len && mover_reclaim(cache, TIER_HOT, len)) {
-		pf->reclaims++;
-		return true;
+	uint64_t dead = cache->segs[TIER_HOT].bytes_dead;
+	if (dead >= len) {
+		if (dead != pf->room_dead) {
+			if (len > pf->room_len)
+				pf->room_len = len;
+			if (!evtimer_pending(pf->room_ev, NULL)) {
+				static const struct timeval now = {0, 0};
+				evtimer_add(pf->room_ev, &now);
+			}
+		}
+		return false;
 	}
 	return policy_glue_room(cache, TIER_WARM) >= len;
 }
