@@ -25,7 +25,9 @@
 #define HELD_MAX 65536u
 /* A window's entries that wait for free room on hot are stepped past, at
  * most this many of them and this many entries looked at past the first
- * (each pump comes back to the first: it stays the window's cursor) */
+ * (each pump comes back to the first: it stays the window's cursor); the
+ * loads past it take at most its own size while it waits (then the window
+ * waits with it, so that the room it needs can come free) */
 #define PF_PASS_HELD 16u
 #define PF_PASS_SCAN 512u
 
@@ -63,7 +65,8 @@ struct prefetch {
 	struct event *room_ev;     /* that reclaim, run from the loop (pf_room_reclaim) */
 	uint32_t room_len;         /* the largest load it is for */
 	uint64_t room_dead;        /* hot's dead bytes after one that freed too little */
-	struct keymap held;        /* keys held back for room now (room_waits counts each once) */
+	struct keymap held;        /* keys held back for room now (room_waits counts each once):
+				    * bytes loaded past each while it waited */
 	uint64_t errors;
 	uint64_t late;             /* reads that found their chunk's prefetch in flight */
 	struct keymap waited;      /* keys read while not resident, prefetches in flight */
@@ -279,7 +282,7 @@ static enum pf_fit pf_fit(struct prefetch *pf, struct dataset *ds, uint64_t key,
 	if (!keymap_get(&pf->held, key)) {
 		if (pf->held.count >= HELD_MAX)
 			keymap_clear(&pf->held); /* bounded; at worst a chunk counted twice */
-		if (keymap_put(&pf->held, key, 1) == 0)
+		if (keymap_put(&pf->held, key, 0) == 0)
 			pf->room_waits++;
 	}
 	return PF_NO_ROOM;
@@ -394,9 +397,13 @@ static int pf_issue_entry(struct prefetch *pf, struct dplan *pl, uint64_t q, uin
  * (resident or in flight by then) as it goes. */
 static void pf_pass(struct prefetch *pf, struct dplan *pl, uint64_t q, uint64_t ahead, uint64_t want)
 {
-	uint64_t end = plan_track_end(&pl->tr);
+	uint64_t end = plan_track_end(&pl->tr), key0;
+	uint32_t len0;
 	unsigned held = 1, scanned = 0;
+	(void)pf_entry(pf, pl, q, &key0, &len0);
+	uint64_t *past; /* looked up each time: a put or del (pf_fit) moves it */
 	for (q++; q < end && ahead < want && scanned < PF_PASS_SCAN &&
+		  (past = keymap_get(&pf->held, key0)) && *past < len0 &&
 		  pf->inflight < pf->cache->cfg->prefetch_inflight;
 	     q++, scanned++) {
 		uint64_t key;
@@ -410,6 +417,8 @@ static void pf_pass(struct prefetch *pf, struct dplan *pl, uint64_t q, uint64_t 
 			if (fit != PF_GO || pf_issue_entry(pf, pl, q, len) < 0)
 				return;
 			pf->passed++;
+			if ((past = keymap_get(&pf->held, key0)))
+				*past += len;
 		}
 		ahead += len;
 	}
