@@ -190,8 +190,8 @@ PY
 		"$O/bin/tierctl" status --json | python3 -c '
 import json, sys
 p = json.load(sys.stdin)["prefetch"]
-print("             (prefetch: %d chunks, %.1f MB; %d read, %d late (read while in flight), %d evicted unused, %d stalls; a prefetch read took %.1f ms at the end)" % (
-    p["issued"], p["prefetched_bytes"] / 1e6, p["hits"], p["late"], p["evicted_unused"], p["stalls"], p.get("latency_us", 0) / 1e3))' >>"$B/pf-$p"
+print("             (prefetch: %d chunks, %.1f MB; %d read, %d late (read while in flight), %d evicted unused, %d stalls, %d waits for free room on hot, %d reclaims asked; a prefetch read took %.1f ms at the end)" % (
+    p["issued"], p["prefetched_bytes"] / 1e6, p["hits"], p["late"], p["evicted_unused"], p["stalls"], p.get("room_waits", 0), p.get("reclaims", 0), p.get("latency_us", 0) / 1e3))' >>"$B/pf-$p"
 	fi
 	unkept=$("$O/bin/tierctl" status --json | python3 -c "import json,sys; c=json.load(sys.stdin)['counters']; print('%d, of which a tier had room for: %d' % (c['served_unkept'], c['served_unkept_with_room']))")
 	awk -v p="$p" '$1 == p {

@@ -314,6 +314,10 @@ static void render_prefetch(struct status *st, struct evbuffer *b)
 	    "Reads that found their chunk's prefetch still in flight.", p.late);
 	one(b, "tiercache_prefetch_errors_total", "counter", "Prefetch cold reads that failed.",
 	    p.errors);
+	one(b, "tiercache_prefetch_stalls_total", "counter",
+	    "Prefetch loads put off: they would displace a chunk needed sooner.", p.stalls);
+	one(b, "tiercache_prefetch_room_waits_total", "counter",
+	    "Chunks of a plan's window held back for want of free bytes on hot.", p.room_waits);
 	one(b, "tiercache_prefetch_inflight", "gauge", "Prefetch cold reads in progress.",
 	    p.inflight);
 	one(b, "tiercache_plans", "gauge", "Plans registered by jobs on this node.", plans_count(st->plans));

@@ -75,6 +75,8 @@ struct prefetch_counts {
 	uint64_t hits, hit_bytes;     /* prefetched chunks then read */
 	uint64_t unused, unused_bytes; /* prefetched chunks evicted before any read */
 	uint64_t late;                /* reads that found their prefetch still in flight */
+	uint64_t stalls;              /* loads put off: they would displace a chunk needed sooner */
+	uint64_t room_waits;          /* chunks held back for want of free bytes on hot */
 	uint64_t errors;
 	unsigned inflight;
 };
