@@ -58,6 +58,19 @@ static void codec_done(struct job *j)
 	cj->done(cj);
 }
 
+/* Hand cj to a worker; done(cj) on the loop when it ends. */
+static int cj_submit(struct workers *w, struct plan_codec_job *cj, unsigned delay_ms,
+		     void (*done)(struct plan_codec_job *cj), void *arg)
+{
+	cj->delay_ms = delay_ms;
+	cj->done = done;
+	cj->arg = arg;
+	cj->job.work = codec_work;
+	cj->job.done = codec_done;
+	workers_submit(w, &cj->job);
+	return 0;
+}
+
 int plan_codec_job_encode(struct workers *w, const struct plan_doc *d, unsigned delay_ms,
 			  void (*done)(struct plan_codec_job *cj), void *arg)
 {
@@ -73,13 +86,7 @@ int plan_codec_job_encode(struct workers *w, const struct plan_doc *d, unsigned 
 	}
 	memcpy(cj->doc.blob, d->blob, d->bloblen);
 	memcpy(cj->doc.off, d->off, (size_t)d->n * sizeof(*d->off));
-	cj->delay_ms = delay_ms;
-	cj->done = done;
-	cj->arg = arg;
-	cj->job.work = codec_work;
-	cj->job.done = codec_done;
-	workers_submit(w, &cj->job);
-	return 0;
+	return cj_submit(w, cj, delay_ms, done, arg);
 }
 
 int plan_codec_job_decode(struct workers *w, uint8_t *enc, size_t enclen, uint64_t rawlen,
@@ -96,13 +103,7 @@ int plan_codec_job_decode(struct workers *w, uint8_t *enc, size_t enclen, uint64
 	cj->enclen = enclen;
 	cj->rawlen = rawlen;
 	cj->hash = hash;
-	cj->delay_ms = delay_ms;
-	cj->done = done;
-	cj->arg = arg;
-	cj->job.work = codec_work;
-	cj->job.done = codec_done;
-	workers_submit(w, &cj->job);
-	return 0;
+	return cj_submit(w, cj, delay_ms, done, arg);
 }
 
 void plan_codec_job_free(struct plan_codec_job *cj)
