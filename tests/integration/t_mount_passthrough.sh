@@ -38,7 +38,7 @@ tc_start || exit 1
 
 # a mount's counters: the line it logs at unmount (-d shows INFO lines)
 counters() { # counters LOG -> "opens P reads"
-	sed -n 's/.* opens=\([0-9]*\) passthrough_opens=\([0-9]*\) read_requests=\([0-9]*\) unmounting.*/\1 \2 \3/p' "$1" | tail -n 1
+	sed -n 's/.* opens=\([0-9]*\) passthrough_opens=\([0-9]*\) read_requests=\([0-9]*\) .*unmounting.*/\1 \2 \3/p' "$1" | tail -n 1
 }
 stop_mount() { # stop_mount PID
 	kill -TERM "$1" 2>/dev/null

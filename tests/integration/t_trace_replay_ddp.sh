@@ -66,12 +66,14 @@ epoch() {
 run() {
 	local pol=$1 tr=$T/trace-$1.csv
 	: >"$T/res"
-	# segments on (the default): on these 2M/4M tiers a segment is
-	# 128K/256K, two to six items; before dead items' blocks were punched
-	# their dead bytes took the room the prefetcher needs (lru 0.79-0.86,
-	# clairvoyant 0.77-0.96 of the simulator), so this test kept a file per
-	# chunk; with punching 0.99-1.01 (docs/architecture.md, "Segments")
-	tc_start_traced "$pol" "$tr" $'prefetch_max_bytes = '"$WINDOW" || return 1
+	# a file per chunk, as the simulator models it: on these 2M/4M tiers a
+	# segment is 128K/256K, two to six items. Before dead items' blocks
+	# were punched their dead bytes took the room the prefetcher needs (lru
+	# 0.79-0.86, clairvoyant 0.77-0.96 of the simulator); with punching the
+	# replay agrees (0.98-1.01), but in one CI run at full load lru gave up
+	# 36 of 470 prefetched chunks before their read (the 5 % bound below),
+	# so this test stays on chunk files until that is understood
+	tc_start_traced "$pol" "$tr" $'segment_threshold = 0\nprefetch_max_bytes = '"$WINDOW" || return 1
 	epoch "$pol" 1 || return 1
 	epoch "$pol" 2 || return 1
 	"$TC" trace stop >/dev/null || return 1
