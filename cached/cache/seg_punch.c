@@ -34,6 +34,7 @@ struct seg_punches {
 	struct punch_req *q, *run;
 	size_t nq, nrun;
 	bool busy;
+	bool gaps_left; /* segments found at start may have gaps to punch */
 };
 
 int seg_punch_init(struct cache *cache)
@@ -50,6 +51,7 @@ int seg_punch_init(struct cache *cache)
 		return -ENOMEM;
 	}
 	p->cache = cache;
+	p->gaps_left = true;
 	cache->punches = p;
 	return 0;
 }
@@ -68,6 +70,19 @@ void seg_punch_free(struct cache *cache)
 bool seg_punch_on(const struct cache *cache, enum tier_id t)
 {
 	return cache->punches && cache->segs[t].punch;
+}
+
+/* n bytes of g given back to tier t's file system (or, back, not after
+ * all): the segment's and the tier's counts move together. */
+static void count_punched(struct cache *cache, uint8_t t, struct segment *g, uint64_t n, bool back)
+{
+	if (back) {
+		segment_unpunched(&cache->segs[t], g, n);
+		tier_unpunched(&cache->tiers[t], n);
+	} else {
+		segment_punched(&cache->segs[t], g, n);
+		tier_punched(&cache->tiers[t], n);
+	}
 }
 
 /* Worker: punch each request; one open per run of the same segment. */
@@ -109,17 +124,15 @@ static void punch_done(struct job *j)
 		struct segstore *ss = &cache->segs[r->tier];
 		/* gone meanwhile (unlinked): its bytes left the tier with it */
 		struct segment *g = r->err == -ENOENT ? NULL : segstore_find(ss, r->seg);
-		if (!r->err && r->measure && g && r->acct) { /* a gap's data, given back */
-			segment_punched(ss, g, r->acct);
-			tier_punched(&cache->tiers[r->tier], r->acct);
-		}
+		if (!r->err && r->measure && g && r->acct) /* a gap's data, given back */
+			count_punched(cache, r->tier, g, r->acct, false);
 		if (!r->err || r->err == -ENOENT)
 			continue;
 		ss->punch_errors++;
-		if (!r->measure && g) { /* its blocks are still there: dead bytes again */
-			segment_unpunched(ss, g, r->acct);
-			tier_unpunched(&cache->tiers[r->tier], r->acct);
-		} /* (a gap that failed was never counted) */
+		/* its blocks are still there: dead bytes again (a gap that
+		 * failed was never counted) */
+		if (!r->measure && g)
+			count_punched(cache, r->tier, g, r->acct, true);
 		if (r->err == -EOPNOTSUPP || r->err == -ENOSYS || r->err == -EINVAL) {
 			if (ss->punch)
 				log_warn("tier=%s op=segment_punch err=\"%s\" action=\"dead items stay on "
@@ -165,10 +178,8 @@ static bool punch_queue(struct cache *cache, enum tier_id t, struct segment *g, 
 		return false;
 	p->q[p->nq++] = (struct punch_req){
 		.seg = g->id, .lo = lo, .hi = hi, .acct = acct, .tier = (uint8_t)t, .measure = measure};
-	if (!measure) {
-		segment_punched(&cache->segs[t], g, acct);
-		tier_punched(&cache->tiers[t], acct);
-	}
+	if (!measure)
+		count_punched(cache, (uint8_t)t, g, acct, false);
 	return true;
 }
 
@@ -234,7 +245,10 @@ void seg_punch_gaps(struct cache *cache)
 {
 	loop_assert();
 	struct seg_punches *p = cache->punches;
-	for (int t = 0; t < TIER_COUNT && p && !cache->stopping; t++) {
+	if (!p || !p->gaps_left)
+		return; /* every segment found at start is done: no walk */
+	p->gaps_left = false;
+	for (int t = 0; t < TIER_COUNT && !cache->stopping; t++) {
 		for (struct segment *g = cache->segs[t].list; g; g = g->next) {
 			if (!g->gaps)
 				continue;
@@ -242,12 +256,16 @@ void seg_punch_gaps(struct cache *cache)
 				g->gaps = false; /* (left to the reclaim) */
 				continue;
 			}
-			if (!gaps_queue(cache, (enum tier_id)t, g))
+			if (!gaps_queue(cache, (enum tier_id)t, g)) {
+				p->gaps_left = true;
 				goto out; /* the rest when this batch is done */
+			}
 			g->gaps = false;
 		}
 	}
 out:
-	if (p && p->nq && !p->busy && !cache->stopping)
+	if (cache->stopping)
+		p->gaps_left = true;
+	if (p->nq && !p->busy && !cache->stopping)
 		punch_start(p);
 }
