@@ -18,6 +18,7 @@
 #include "manifest.h"
 #include "plans.h"
 #include "prefetch.h"
+#include "seg_punch.h"
 #include "trace_rec.h"
 
 #define RATE_SLOTS 11u /* samples 1 s apart: a 10 s window */
@@ -187,7 +188,7 @@ void status_fill(struct status *st, struct proto_rs *rs)
 		proto_rs_u64(rs, "segment_bytes_dead", ss->bytes_dead);
 		proto_rs_u64(rs, "segments_sealed", ss->sealed);
 		proto_rs_u64(rs, "segments_reclaimed", ss->reclaimed);
-		proto_rs_bool(rs, "segment_punch", st->cache->punches && ss->punch);
+		proto_rs_bool(rs, "segment_punch", seg_punch_on(st->cache, (enum tier_id)t));
 		proto_rs_str(rs, "segment_punch_reason", ss->punch ? "" : ss->punch_why);
 		proto_rs_u64(rs, "segment_bytes_punched", ss->punched_bytes);
 		proto_rs_u64(rs, "segment_punches", ss->punches);
