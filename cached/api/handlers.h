@@ -82,6 +82,11 @@ void handlers_trace_start(struct conn *c, const struct tc_hdr *h, struct proto_r
 void handlers_trace_stop(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 /* handlers_drain.c: TC_OP_CLUSTER_DRAIN (admin). */
 void handlers_drain(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
+/* handlers.c: the handle a CHUNK or READ names, if its dataset still
+ * serves; else reply (EBADF, ESTALE) and return NULL. */
+struct handle *handlers_handle_for_read(struct conn *c, const struct tc_hdr *h, uint64_t hid);
+/* handlers_read.c: TC_OP_READ (the daemon reads and checks the bytes). */
+void handlers_read(struct conn *c, const struct tc_hdr *h, struct proto_rd *r);
 /* handlers.c: release everything a connection holds (it is closing). */
 void handlers_conn_closed(struct conn *c);
 
