@@ -137,8 +137,10 @@ static void build_step(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	if (!b->started && b->pos < jp->n)
-		/* the rest at once (a chunk an entry, most often): no step
-		 * rehashes the slice's growing maps */
+		/* the rest at once (a chunk an entry, most often): the
+		 * slice's maps get their final tables now (zeroed pages, no
+		 * wipe) and later steps move the first step's keys over a few
+		 * at a time (policy/keymap.c), so no step rehashes them */
 		(void)plans_reserve(jps->reg, ds, jp->job, b->rank,
 				    (jp->n - b->pos) / jp->world_size + 1);
 	b->started = true;
