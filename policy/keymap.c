@@ -25,10 +25,13 @@
 
 /* Small tables come from calloc. A table of 2 MiB or more is its own
  * anonymous mapping: its pages read as zero until first written, so a new
- * table costs no wipe, and each page is faulted in by the put that first
- * lands there (spread over the growth, not paid at once). Lookups land at
- * random: on 4 KiB pages a big map costs a TLB miss per probe as well, so
- * the mapping is aligned to huge pages and asks for them (advice only). */
+ * table costs no wipe; the kernel zeroes each page when a put first lands
+ * there. Lookups land at random: on 4 KiB pages a big map costs a TLB miss
+ * per probe as well, so the mapping is aligned to huge pages and asks for
+ * them (advice only). With huge pages the first few hundred puts after a
+ * growth fault the whole table in (one 2 MiB zeroing each); on 4 KiB pages
+ * it would be about a fault per put for longer, and measured worse in the
+ * daemon (docs/cluster.md, "Measured", session 26). */
 static struct keymap_slot *table_alloc(size_t nslots)
 {
 	size_t bytes = nslots * sizeof(struct keymap_slot);

@@ -145,7 +145,7 @@ for pol in $POLICIES; do
 	check "$pol: landed_late rows = the daemon's late loads (${nlate:-none} rows, ${late:-none} late)" \
 		test "${nlate:-x}" = "${late:-y}"
 	nends=$(( ${nlanded:-0} + ${nlate:-0} + ${nlost:-0} + ${nload:-0} ))
-	check "$pol: trace stop counts the accesses and the load rows apart ($(cat "$T/stop-$pol.out"))" \
+	check "$pol: trace stop counts the accesses (${acc:-?}) and the load rows ($nends) apart" \
 		grep -q "^${acc:-x} accesses and $nends load rows recorded, " "$T/stop-$pol.out"
 	check "$pol: every load ends (landed ${nlanded:-?}, late ${nlate:-?}, lost ${nlost:-?}) after its load row (${orphans:-?} orphans)" \
 		test "${orphans:-x}" = 0
