@@ -79,6 +79,7 @@ for i in $(seq 1 $N); do
 	s=$(sed -n 's/.* view_slice_max_us=\([0-9]*\).*/\1/p' <<<"$v")
 	u=$(sed -n 's/.* view_step_cpu_max_us=\([0-9]*\).*/\1/p' <<<"$v")
 	c=$(sed -n 's/.* chunks=\([0-9]*\).*/\1/p' <<<"$v")
+	va=$(sed -n 's/.* view_step_cpu_max_at=\([0-9]*\).*/\1/p' <<<"$v") # since session 26
 	# off the loop since session 25 (0 or empty on older trees): the
 	# encode (node 1) or decode on a worker, and the slice's build in steps
 	enc=$(sed -n 's/.*op=job_plan_published .* encode_cpu_us=\([0-9]*\).*/\1/p' "$T/n$i/daemon.log" | tail -1)
@@ -86,8 +87,13 @@ for i in $(seq 1 $N); do
 	sl=$(grep "job=$JOB .*op=job_plan_slice " "$T/n$i/daemon.log" | tail -1)
 	slb=$(sed -n 's/.* build_us=\([0-9]*\).*/\1/p' <<<"$sl")
 	slc=$(sed -n 's/.* step_cpu_max_us=\([0-9]*\).*/\1/p' <<<"$sl")
+	# which step was the longest (0: the first) and the first's CPU
+	# (since session 26; empty on older trees)
+	sla=$(sed -n 's/.* step_cpu_max_at=\([0-9]*\).*/\1/p' <<<"$sl")
+	slf=$(sed -n 's/.* step_cpu_first_us=\([0-9]*\).*/\1/p' <<<"$sl")
 	extra="worker_ms $(awk -v b="${enc:-${dec:-0}}" 'BEGIN {printf "%.1f", b / 1000}')"
 	[ -n "$sl" ] && extra="$extra slice_build_ms $(awk -v b="${slb:-0}" 'BEGIN {printf "%.1f", b / 1000}') slice_step_cpu_ms $(awk -v b="${slc:-0}" 'BEGIN {printf "%.1f", b / 1000}')"
-	echo "node $i: view chunks ${c:-?} build_ms $(awk -v b="${b:-0}" 'BEGIN {printf "%.1f", b / 1000}') step_max_ms $(awk -v b="${s:-0}" 'BEGIN {printf "%.1f", b / 1000}') (cpu $(awk -v b="${u:-0}" 'BEGIN {printf "%.1f", b / 1000}')) $extra probe: $(cat "$T/probe$i.out")"
+	[ -n "$sla" ] && extra="$extra (step ${sla}, first $(awk -v b="${slf:-0}" 'BEGIN {printf "%.1f", b / 1000}'))"
+	echo "node $i: view chunks ${c:-?} build_ms $(awk -v b="${b:-0}" 'BEGIN {printf "%.1f", b / 1000}') step_max_ms $(awk -v b="${s:-0}" 'BEGIN {printf "%.1f", b / 1000}') (cpu $(awk -v b="${u:-0}" 'BEGIN {printf "%.1f", b / 1000}')${va:+ at step $va}) $extra probe: $(cat "$T/probe$i.out")"
 done
 tcc_finish

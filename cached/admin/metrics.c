@@ -132,90 +132,101 @@ static void histogram(struct evbuffer *b, const char *name, const char *labels,
 
 /* ---- the metrics ---- */
 
+/* Where a per-tier metric's value comes from: a uint64_t field of the
+ * tier or of its segment store (off), or a function of the tier. */
+enum tier_src { TIER_SRC_TIER, TIER_SRC_SEGS, TIER_SRC_DERIVED };
+
 struct tier_field {
 	const char *name, *type, *help;
-	size_t off; /* of a uint64_t in struct tier, or in struct segstore */
+	enum tier_src src;
+	size_t off;                                  /* TIER_SRC_TIER, TIER_SRC_SEGS */
+	uint64_t (*derive)(const struct tier *tr);   /* TIER_SRC_DERIVED */
 };
 
-/* One metric per field, a sample per present tier, read from the tier
- * (segs false) or from its segment store. */
-static void tier_fields(struct status *st, struct evbuffer *b, const struct tier_field *fields, size_t n,
-			bool segs)
+static uint64_t tier_effective_capacity(const struct tier *tr)
 {
-	char labels[64];
-	for (size_t f = 0; f < n; f++) {
-		head(b, fields[f].name, fields[f].type, fields[f].help);
-		for (int t = 0; t < TIER_COUNT; t++) {
-			const struct tier *tr = &st->cache->tiers[t];
-			if (!tr->present)
-				continue;
-			const char *base = segs ? (const char *)&st->cache->segs[t] : (const char *)tr;
-			uint64_t v;
-			memcpy(&v, base + fields[f].off, sizeof(v));
-			snprintf(labels, sizeof(labels), "tier=\"%s\"", tr->name);
-			sample(b, fields[f].name, labels, v);
-		}
+	return tier_capacity_now(tr);
+}
+
+static uint64_t tier_failed(const struct tier *tr)
+{
+	return tr->failed ? 1 : 0;
+}
+
+static uint64_t tier_field_value(const struct cache *cache, int t, const struct tier_field *f)
+{
+	const struct tier *tr = &cache->tiers[t];
+	uint64_t v;
+	switch (f->src) {
+	case TIER_SRC_DERIVED:
+		return f->derive(tr);
+	case TIER_SRC_SEGS:
+		memcpy(&v, (const char *)&cache->segs[t] + f->off, sizeof(v));
+		return v;
+	case TIER_SRC_TIER:
+	default:
+		memcpy(&v, (const char *)tr + f->off, sizeof(v));
+		return v;
 	}
 }
 
+#define TIER_FIELD(n, ty, h, s, o) {.name = (n), .type = (ty), .help = (h), .src = (s), .off = (o)}
+#define TIER_DERIVED(n, ty, h, fn) {.name = (n), .type = (ty), .help = (h), .src = TIER_SRC_DERIVED, .derive = (fn)}
+
+/* One metric per row, a sample per present tier, in this order. */
+static const struct tier_field tier_metrics[] = {
+	TIER_FIELD("tiercache_tier_capacity_bytes", "gauge", "Configured capacity of the tier.",
+		   TIER_SRC_TIER, offsetof(struct tier, capacity)),
+	TIER_FIELD("tiercache_tier_used_bytes", "gauge",
+		   "Bytes of chunk files on the tier (including unlinked ones clients still hold).",
+		   TIER_SRC_TIER, offsetof(struct tier, used)),
+	TIER_FIELD("tiercache_tier_reserved_bytes", "gauge", "Bytes reserved by fills and moves in flight.",
+		   TIER_SRC_TIER, offsetof(struct tier, reserved)),
+	TIER_FIELD("tiercache_tier_high_water_bytes", "gauge", "Above this the mover drains the tier.",
+		   TIER_SRC_TIER, offsetof(struct tier, high_bytes)),
+	TIER_FIELD("tiercache_tier_low_water_bytes", "gauge", "The mover drains down to this.",
+		   TIER_SRC_TIER, offsetof(struct tier, low_bytes)),
+	TIER_FIELD("tiercache_tier_chunks", "gauge", "Chunk files published on the tier.",
+		   TIER_SRC_TIER, offsetof(struct tier, chunks)),
+	TIER_FIELD("tiercache_tier_read_bytes_total", "counter", "Bytes handed out from the tier.",
+		   TIER_SRC_TIER, offsetof(struct tier, read_bytes)),
+	TIER_FIELD("tiercache_tier_segments", "gauge", "Segment files on the tier (packed small chunks).",
+		   TIER_SRC_SEGS, offsetof(struct segstore, nsegs)),
+	TIER_FIELD("tiercache_tier_segment_live_bytes", "gauge", "Bytes of live items in the tier's segments.",
+		   TIER_SRC_SEGS, offsetof(struct segstore, bytes_live)),
+	TIER_FIELD("tiercache_tier_segment_dead_bytes", "gauge",
+		   "Bytes of dead items still on disk in the tier's segments (given back by a reclaim, or when the clients holding them let go).",
+		   TIER_SRC_SEGS, offsetof(struct segstore, bytes_dead)),
+	TIER_FIELD("tiercache_tier_segment_punched_bytes", "gauge",
+		   "Bytes of dead items in the tier's named segments whose blocks were given back (holes punched).",
+		   TIER_SRC_SEGS, offsetof(struct segstore, punched_bytes)),
+	TIER_FIELD("tiercache_tier_segment_punches_total", "counter", "Holes punched for dead segment items.",
+		   TIER_SRC_SEGS, offsetof(struct segstore, punches)),
+	TIER_FIELD("tiercache_tier_segment_punch_errors_total", "counter",
+		   "Punches that failed (the bytes waited for a reclaim).", TIER_SRC_SEGS,
+		   offsetof(struct segstore, punch_errors)),
+	TIER_FIELD("tiercache_tier_segments_reclaimed_total", "counter", "Segments unlinked (emptied or reclaimed).",
+		   TIER_SRC_SEGS, offsetof(struct segstore, reclaimed)),
+	TIER_DERIVED("tiercache_tier_effective_capacity_bytes", "gauge",
+		     "Capacity the tier works with: the configured one, or less when its file system has less room.",
+		     tier_effective_capacity),
+	TIER_DERIVED("tiercache_tier_failed", "gauge",
+		     "1 while the tier cannot be written (read-only, I/O errors, directory removed); see status for the reason.",
+		     tier_failed),
+};
+
 static void render_tiers(struct status *st, struct evbuffer *b)
 {
-	static const struct tier_field fields[] = {
-		{"tiercache_tier_capacity_bytes", "gauge", "Configured capacity of the tier.",
-		 offsetof(struct tier, capacity)},
-		{"tiercache_tier_used_bytes", "gauge",
-		 "Bytes of chunk files on the tier (including unlinked ones clients still hold).",
-		 offsetof(struct tier, used)},
-		{"tiercache_tier_reserved_bytes", "gauge", "Bytes reserved by fills and moves in flight.",
-		 offsetof(struct tier, reserved)},
-		{"tiercache_tier_high_water_bytes", "gauge", "Above this the mover drains the tier.",
-		 offsetof(struct tier, high_bytes)},
-		{"tiercache_tier_low_water_bytes", "gauge", "The mover drains down to this.",
-		 offsetof(struct tier, low_bytes)},
-		{"tiercache_tier_chunks", "gauge", "Chunk files published on the tier.",
-		 offsetof(struct tier, chunks)},
-		{"tiercache_tier_read_bytes_total", "counter", "Bytes handed out from the tier.",
-		 offsetof(struct tier, read_bytes)},
-	};
-	static const struct tier_field seg_fields[] = {
-		{"tiercache_tier_segments", "gauge", "Segment files on the tier (packed small chunks).",
-		 offsetof(struct segstore, nsegs)},
-		{"tiercache_tier_segment_live_bytes", "gauge", "Bytes of live items in the tier's segments.",
-		 offsetof(struct segstore, bytes_live)},
-		{"tiercache_tier_segment_dead_bytes", "gauge",
-		 "Bytes of dead items still on disk in the tier's segments (given back by a reclaim, or when the clients holding them let go).",
-		 offsetof(struct segstore, bytes_dead)},
-		{"tiercache_tier_segment_punched_bytes", "gauge",
-		 "Bytes of dead items in the tier's named segments whose blocks were given back (holes punched).",
-		 offsetof(struct segstore, punched_bytes)},
-		{"tiercache_tier_segment_punches_total", "counter", "Holes punched for dead segment items.",
-		 offsetof(struct segstore, punches)},
-		{"tiercache_tier_segment_punch_errors_total", "counter",
-		 "Punches that failed (the bytes waited for a reclaim).", offsetof(struct segstore, punch_errors)},
-		{"tiercache_tier_segments_reclaimed_total", "counter", "Segments unlinked (emptied or reclaimed).",
-		 offsetof(struct segstore, reclaimed)},
-	};
 	char labels[64];
-	tier_fields(st, b, fields, sizeof(fields) / sizeof(fields[0]), false);
-	tier_fields(st, b, seg_fields, sizeof(seg_fields) / sizeof(seg_fields[0]), true);
-	/* derived, not fields: the capacity in use, and the failed state */
-	head(b, "tiercache_tier_effective_capacity_bytes", "gauge",
-	     "Capacity the tier works with: the configured one, or less when its file system has less room.");
-	for (int t = 0; t < TIER_COUNT; t++) {
-		const struct tier *tr = &st->cache->tiers[t];
-		if (!tr->present)
-			continue;
-		snprintf(labels, sizeof(labels), "tier=\"%s\"", tr->name);
-		sample(b, "tiercache_tier_effective_capacity_bytes", labels, tier_capacity_now(tr));
-	}
-	head(b, "tiercache_tier_failed", "gauge",
-	     "1 while the tier cannot be written (read-only, I/O errors, directory removed); see status for the reason.");
-	for (int t = 0; t < TIER_COUNT; t++) {
-		const struct tier *tr = &st->cache->tiers[t];
-		if (!tr->present)
-			continue;
-		snprintf(labels, sizeof(labels), "tier=\"%s\"", tr->name);
-		sample(b, "tiercache_tier_failed", labels, tr->failed ? 1 : 0);
+	for (size_t f = 0; f < sizeof(tier_metrics) / sizeof(tier_metrics[0]); f++) {
+		head(b, tier_metrics[f].name, tier_metrics[f].type, tier_metrics[f].help);
+		for (int t = 0; t < TIER_COUNT; t++) {
+			if (!st->cache->tiers[t].present)
+				continue;
+			snprintf(labels, sizeof(labels), "tier=\"%s\"", st->cache->tiers[t].name);
+			sample(b, tier_metrics[f].name, labels,
+			       tier_field_value(st->cache, t, &tier_metrics[f]));
+		}
 	}
 }
 

@@ -121,9 +121,10 @@ void handlers_trace_stop(struct conn *c, const struct tc_hdr *h, struct proto_rd
 	if (trace_rec_stop(conn_api(c)->cache, "stopped by tierctl trace stop", &info) < 0) {
 		if (info.ever)
 			conn_reply_err(c, h->op, h->id, ENOENT,
-				       "no trace is recording; the last one (%s, %llu records, %llu "
-				       "bytes) %s",
-				       info.path, (unsigned long long)info.records,
+				       "no trace is recording; the last one (%s, %llu accesses and "
+				       "%llu load rows, %llu bytes) %s",
+				       info.path, (unsigned long long)info.accesses,
+				       (unsigned long long)(info.records - info.accesses),
 				       (unsigned long long)info.bytes, info.reason);
 		else
 			conn_reply_err(c, h->op, h->id, ENOENT,

@@ -52,6 +52,8 @@ void trace_rec_report(const struct trace_rec_info *info, struct proto_rs *rs)
 	proto_rs_str(rs, "file", info->path);
 	proto_rs_str(rs, "dataset", info->dataset);
 	proto_rs_u64(rs, "records", info->records);
+	proto_rs_u64(rs, "accesses", info->accesses);
+	proto_rs_u64(rs, "load_rows", info->records - info->accesses);
 	proto_rs_u64(rs, "file_bytes", info->bytes);
 	proto_rs_u64(rs, "max_bytes", info->max_bytes);
 	proto_rs_i64(rs, "started_s", info->started_s);
@@ -110,9 +112,12 @@ static void trace_end(struct cache *cache, const char *reason)
 	cache->tracing = false;
 	free(tr->buf);
 	tr->buf = NULL;
-	log_info("op=trace_stop file=%s records=%llu bytes=%llu reason=\"%s\"", tr->info.path,
-		 (unsigned long long)tr->info.records, (unsigned long long)tr->info.bytes,
-		 tr->info.reason);
+	log_info("op=trace_stop file=%s records=%llu accesses=%llu load_rows=%llu bytes=%llu "
+		 "reason=\"%s\"",
+		 tr->info.path, (unsigned long long)tr->info.records,
+		 (unsigned long long)tr->info.accesses,
+		 (unsigned long long)(tr->info.records - tr->info.accesses),
+		 (unsigned long long)tr->info.bytes, tr->info.reason);
 }
 
 int trace_rec_start(struct cache *cache, int fd, const char *path, const char *dataset,
@@ -286,7 +291,8 @@ void trace_rec_note(struct cache *cache, const char *dataset, const char *path, 
 	*p++ = ',';
 	p = put_u64(p, idx);
 	*p++ = ',';
-	const char *r = result_name[(unsigned)result < 8 ? (unsigned)result : TRACE_MISS];
+	unsigned ri = (unsigned)result < 8 ? (unsigned)result : TRACE_MISS;
+	const char *r = result_name[ri];
 	size_t rn = strlen(r);
 	memcpy(p, r, rn);
 	p += rn;
@@ -303,4 +309,5 @@ void trace_rec_note(struct cache *cache, const char *dataset, const char *path, 
 	tr->len += n;
 	tr->info.bytes += n;
 	tr->info.records++;
+	tr->info.accesses += ri < TRACE_LOAD;
 }

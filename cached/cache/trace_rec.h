@@ -66,6 +66,7 @@ struct trace_rec_info {
 	char path[PATH_MAX];
 	char dataset[128];        /* the filter, "" = every dataset */
 	uint64_t records, bytes;  /* rows (without the header) and bytes in the file */
+	uint64_t accesses;        /* of the rows: accesses (hot..unkept); the rest are load rows */
 	uint64_t max_bytes;
 	int64_t started_s, stopped_s; /* wall clock; stopped_s 0 while on */
 	char reason[256];         /* why it stopped ("" while on) */
@@ -85,7 +86,8 @@ int trace_rec_stop(struct cache *cache, const char *why, struct trace_rec_info *
 /* The trace running, or the last one (info->ever false: none yet). */
 void trace_rec_info(const struct cache *cache, struct trace_rec_info *info);
 /* Fields of one record about the trace running or the last one: state
- * ("recording", "stopped", "none"), file, dataset, records, file_bytes,
+ * ("recording", "stopped", "none"), file, dataset, records (every row),
+ * accesses, load_rows (records = accesses + load_rows), file_bytes,
  * max_bytes, started_s, stopped_s, reason (status and tierctl trace). */
 struct proto_rs;
 void trace_rec_report(const struct trace_rec_info *info, struct proto_rs *rs);

@@ -34,8 +34,8 @@ struct slice_build {
 	size_t files;
 	uint64_t missing;
 	struct event *ev;
-	uint64_t t0_ns, cpu_max_ns;
-	unsigned steps;
+	uint64_t t0_ns, cpu_max_ns, cpu_first_ns;
+	unsigned steps, cpu_max_at; /* cpu_max_at: which step (0: the first) was longest */
 };
 
 static uint64_t thread_cpu_ns(void)
@@ -137,15 +137,22 @@ static void build_step(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	if (!b->started && b->pos < jp->n)
-		/* the rest at once (a chunk an entry, most often): no step
-		 * rehashes the slice's growing maps */
+		/* the rest at once (a chunk an entry, most often): the
+		 * slice's maps get their final tables now (zeroed pages, no
+		 * wipe) and later steps move the first step's keys over a few
+		 * at a time (policy/keymap.c), so no step rehashes them */
 		(void)plans_reserve(jps->reg, ds, jp->job, b->rank,
 				    (jp->n - b->pos) / jp->world_size + 1);
 	b->started = true;
 	b->files += k;
 	b->steps++;
 	uint64_t cpu = thread_cpu_ns() - c0;
-	b->cpu_max_ns = cpu > b->cpu_max_ns ? cpu : b->cpu_max_ns;
+	if (b->steps == 1)
+		b->cpu_first_ns = cpu;
+	if (cpu > b->cpu_max_ns) {
+		b->cpu_max_ns = cpu;
+		b->cpu_max_at = b->steps - 1;
+	}
 	if (cpu > SLICE_STEP_NS && b->step > SLICE_STEP_MIN)
 		b->step /= 2;
 	else if (cpu < SLICE_STEP_NS / 2 && b->step < SLICE_STEP_MAX)
@@ -157,12 +164,14 @@ static void build_step(evutil_socket_t fd, short what, void *arg)
 	}
 	jps->installed++;
 	log_info("dataset=%s job=%llu rank=%u world_size=%u epoch=%u op=job_plan_slice%s files=%zu "
-		 "missing=%llu source=%s build_us=%llu steps=%u step_cpu_max_us=%llu",
+		 "missing=%llu source=%s build_us=%llu steps=%u step_cpu_max_us=%llu step_cpu_max_at=%u "
+		 "step_cpu_first_us=%llu",
 		 ds->name, (unsigned long long)jp->job, b->rank, jp->world_size, jp->epoch,
 		 (b->flags & TC_PLAN_APPEND) ? "_append" : "", b->files,
 		 (unsigned long long)b->missing, jp->remote ? "cluster" : "local",
 		 (unsigned long long)((cache_now_ns() - b->t0_ns) / 1000), b->steps,
-		 (unsigned long long)(b->cpu_max_ns / 1000));
+		 (unsigned long long)(b->cpu_max_ns / 1000), b->cpu_max_at,
+		 (unsigned long long)(b->cpu_first_ns / 1000));
 	build_free(b);
 }
 

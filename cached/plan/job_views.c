@@ -56,7 +56,7 @@ struct view_build {
 	struct keymap memo;           /* key -> 1 + is_home (pass 1 asks again) */
 	struct event *ev;
 	uint64_t t0_ns, slice_max_ns, cpu_max_ns;
-	unsigned steps;
+	unsigned steps, cpu_max_at; /* cpu_max_at: which step (0: the first) was longest */
 };
 
 /* keep(): is key homed here? Memoised for the build: the next-epoch pass
@@ -206,7 +206,10 @@ static void build_step(evutil_socket_t fd, short what, void *arg)
 	b->steps++;
 	uint64_t dt = cache_now_ns() - t0, cpu = thread_cpu_ns() - c0;
 	b->slice_max_ns = dt > b->slice_max_ns ? dt : b->slice_max_ns;
-	b->cpu_max_ns = cpu > b->cpu_max_ns ? cpu : b->cpu_max_ns;
+	if (cpu > b->cpu_max_ns) {
+		b->cpu_max_ns = cpu;
+		b->cpu_max_at = b->steps - 1;
+	}
 	/* sized by CPU time: the wall time also counts the loop thread's
 	 * waits for a CPU, which a smaller step would not shorten */
 	if (cpu > VIEW_STEP_NS && b->step > VIEW_STEP_MIN)
@@ -230,10 +233,10 @@ static void build_step(evutil_socket_t fd, short what, void *arg)
 	jps->views_installed++;
 	log_info("dataset=%s job=%llu world_size=%u epoch=%u op=job_plan_home_view files=%zu "
 		 "chunks=%llu from=%s build_us=%llu steps=%u view_slice_max_us=%llu "
-		 "view_step_cpu_max_us=%llu",
+		 "view_step_cpu_max_us=%llu view_step_cpu_max_at=%u",
 		 ds->name, (unsigned long long)job, b->ws, b->epoch, b->files, (unsigned long long)chunks,
 		 b->whole ? "whole_job_plan" : "rank_plans", (unsigned long long)build_us, b->steps,
-		 (unsigned long long)slice_us, (unsigned long long)cpu_us);
+		 (unsigned long long)slice_us, (unsigned long long)cpu_us, b->cpu_max_at);
 	build_free(b);
 }
 

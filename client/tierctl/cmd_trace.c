@@ -72,8 +72,17 @@ static void trace_print(const struct proto_recset *rs, bool json, const char *ve
 		return;
 	}
 	tierctl_human_bytes(hb, sizeof(hb), bytes->v.u);
-	printf("%" PRIu64 " records, %" PRIu64 " bytes (%s) in %s\n", recs->v.u, bytes->v.u, hb,
-	       file->v.s);
+	/* records counts every row; accesses only reads (load rows are the
+	 * prefetcher's events): both, so the count means what it says. A
+	 * daemon before accesses existed: rows only. */
+	const struct proto_field *acc = proto_record_find(r, "accesses");
+	if (acc && acc->type == TC_VAL_U64 && acc->v.u <= recs->v.u)
+		printf("%" PRIu64 " accesses and %" PRIu64 " load rows recorded, %" PRIu64
+		       " bytes (%s) in %s\n",
+		       acc->v.u, recs->v.u - acc->v.u, bytes->v.u, hb, file->v.s);
+	else
+		printf("%" PRIu64 " rows recorded, %" PRIu64 " bytes (%s) in %s\n", recs->v.u,
+		       bytes->v.u, hb, file->v.s);
 	if (why && why->type == TC_VAL_STR && why->v.s[0])
 		printf("%s\n", why->v.s);
 }

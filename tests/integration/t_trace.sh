@@ -47,7 +47,8 @@ PY
 check "a tagged job (job 7, rank 1) reads ds2/b.bin" "${PY_ENV[@]}" "$PY" "$T/tagged.py" "$T/cold2/b.bin"
 "$TC" trace stop >"$T/stop.out" 2>&1
 check "trace stop: exit 0" [ $? -eq 0 ]
-check "trace stop prints records and the file" grep -q "^11 records, .* in $T/out/t1.csv" "$T/stop.out"
+check "trace stop prints the accesses, the load rows and the file" \
+	grep -q "^11 accesses and 0 load rows recorded, .* in $T/out/t1.csv" "$T/stop.out"
 check "status: stopped by tierctl" \
 	[ "$(tc_json 's["trace"]["state"] + "/" + s["trace"]["reason"]')" = "stopped/stopped by tierctl trace stop" ]
 f=$T/out/t1.csv

@@ -86,7 +86,7 @@ run() {
 	epoch "$pol" 2 || return 1
 	# every load has come in before the trace stops (its end row written)
 	wait_for 30 "[ \"\$(tc_json 's[\"prefetch\"][\"inflight\"]')\" = 0 ]" || return 1
-	"$TC" trace stop >/dev/null || return 1
+	"$TC" trace stop >"$T/stop-$pol.out" || return 1
 	local hot warm cap
 	hot=$(tc_json '[t for t in s["tiers"] if t["name"] == "hot"][0]["low_water_bytes"]')
 	warm=$(tc_json '[t for t in s["tiers"] if t["name"] == "warm"][0]["low_water_bytes"]')
@@ -144,6 +144,9 @@ for pol in $POLICIES; do
 		test "${nload:-0}" -gt 0 -a "${nload:-0}" = "${issued:-x}"
 	check "$pol: landed_late rows = the daemon's late loads (${nlate:-none} rows, ${late:-none} late)" \
 		test "${nlate:-x}" = "${late:-y}"
+	nends=$(( ${nlanded:-0} + ${nlate:-0} + ${nlost:-0} + ${nload:-0} ))
+	check "$pol: trace stop counts the accesses (${acc:-?}) and the load rows ($nends) apart" \
+		grep -q "^${acc:-x} accesses and $nends load rows recorded, " "$T/stop-$pol.out"
 	check "$pol: every load ends (landed ${nlanded:-?}, late ${nlate:-?}, lost ${nlost:-?}) after its load row (${orphans:-?} orphans)" \
 		test "${orphans:-x}" = 0
 	ratio=$(python3 -c "import sys; d, s = int(sys.argv[1]), int(sys.argv[2]); print('%.3f' % (d / s if s else 0))" "${dh:-0}" "${sh:-0}")
