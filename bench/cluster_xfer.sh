@@ -78,7 +78,7 @@ for r in $(seq 1 "$R"); do
 	t1=$(date +%s.%N)
 	c1=$(sched 1 $P1); w1=$(sched 2 $P1); s1=$(sched 1 $PS); i1=$(idle)
 	[ -n "$perf_pid" ] && { kill -INT "$perf_pid"; wait "$perf_pid"; }
-	[ -n "${STAGES:-}" ] && tail -n +$((lines0 + 1)) "$T/n1/daemon.log" | grep -E 'op=peer_(got|fill_done)' >"$STAGES/stages-$r.log"
+	[ -n "${STAGES:-}" ] && tail -n +$((lines0 + 1)) "$T/n1/daemon.log" | grep -E 'op=(peer_got|peer_fill_done|cold_fill_done)' >"$STAGES/stages-$r.log"
 	[ -n "$perf_pid" ] && echo "sched_window $t0 $t1" # CLOCK_REALTIME; perf uses its own clock
 	rcpu=$(echo "$out" | awk '/^cpu_ns / {print $2}')
 	l2=$("$TC_BIN/tcp_floor" --write "$T/n1" "$SRC/p$r"/*)
