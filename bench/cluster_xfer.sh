@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Peer transfer only (docs/cluster.md "Measured"), for profiles and A/B runs:
-# 4 daemons; nodes 2-4 fill R parts of 16 files x 4 MiB (chunks 1M); then,
+# 4 daemons; nodes 2-4 fill R parts of FILES files x FILE_MIB MiB (chunks 1M); then,
 # per round, node 1 reads one fresh part (about 3/4 of its chunks from its
 # peers) with one reader (epoch_reader), between two tcp_floor runs over the
 # same files (--write: the copy written; --fill: a file per chunk, XXH3,
@@ -12,7 +12,7 @@
 # node 1 reads the same part again (every chunk now its own: a local read)
 # and it prints the whole path's CPU per GB (every daemon, node 1's later
 # syncs of its copies included, + the reader) against that local read's.
-#   bench/cluster_xfer.sh BUILD   env: R=rounds (4), FILES=files per part (16), THREADS=reader threads (1), SEG=segment_threshold,
+#   bench/cluster_xfer.sh BUILD   env: R=rounds (4), FILES=files per part (16), FILE_MIB=MiB per file (4), THREADS=reader threads (1), SEG=segment_threshold,
 #                                 PERF=FILE: perf record -a -g over round 1
 #                                 SCHED=FILE: perf record of the scheduler's switches and wakeups over round 1
 #                                   (off-CPU view; bench/sched_view.py FILE reads it)
@@ -26,10 +26,11 @@ N=4
 MIB=1048576
 R=${R:-4}
 FILES=${FILES:-16} # per part
+FILE_MIB=${FILE_MIB:-4} # each file's size (MiB): one chunk per MiB, read ahead within the file only
 SRC=$T/src
 for r in $(seq 1 "$R"); do
 	mkdir -p "$SRC/p$r"
-	for i in $(seq 1 "$FILES"); do head -c $((4 * MIB)) /dev/urandom >"$SRC/p$r/f$i.bin"; done
+	for i in $(seq 1 "$FILES"); do head -c $((FILE_MIB * MIB)) /dev/urandom >"$SRC/p$r/f$i.bin"; done
 done
 read_dir() { local f; for f in $(cd "$SRC" && ls "$2"/*); do TIERCACHE_SOCKET=$T/n$1/sock "$TC_BIN/tierctl" cat "ds/$f" >/dev/null || return 1; done; }
 sched() { # sched FIELD PIDS...: sum of that schedstat field over every thread (ns)
@@ -53,7 +54,7 @@ for r in $(seq 1 "$R"); do read_dir 2 "p$r" & a=$!; read_dir 3 "p$r" & b=$!; rea
 quiet() { local i; for i in "$@"; do wait_for 30 "[ \"\$(tc_node_json $i 's[\"daemon\"][\"fills_inflight\"] + s[\"daemon\"][\"sync_pending_chunks\"]')\" = 0 ]" || exit 1; done; }
 quiet $(seq 1 $N)
 "$TC_BIN/tcp_floor" --write "$T/n1" "$SRC"/p*/* >/dev/null # recycled guest pages (see cluster.sh)
-TB=$((FILES * 4 * MIB))
+TB=$((FILES * FILE_MIB * MIB))
 P1=$(tc_node_pid 1)
 PS="$(tc_node_pid 2) $(tc_node_pid 3) $(tc_node_pid 4)"
 for r in $(seq 1 "$R"); do
