@@ -12,7 +12,7 @@
 # node 1 reads the same part again (every chunk now its own: a local read)
 # and it prints the whole path's CPU per GB (every daemon, node 1's later
 # syncs of its copies included, + the reader) against that local read's.
-#   bench/cluster_xfer.sh BUILD   env: R=rounds (4), FILES=files per part (16), FILE_MIB=MiB per file (4), THREADS=reader threads (1), SEG=segment_threshold,
+#   bench/cluster_xfer.sh BUILD   env: R=rounds (4), FILES=files per part (16), FILE_MIB=MiB per file (4), THREADS=reader threads (1), SEG=segment_threshold, RA=readahead_chunks,
 #                                 PERF=FILE: perf record -a -g over round 1
 #                                 SCHED=FILE: perf record of the scheduler's switches and wakeups over round 1
 #                                   (off-CPU view; bench/sched_view.py FILE reads it)
@@ -46,6 +46,8 @@ for i in $(seq 1 $N); do
 	tc_node_config "$i" hot=512M warm=none chunk=1M cluster.lease=10s
 	# SEG=SIZE: daemon.segment_threshold (chunks up to SIZE packed into segments: no file per chunk)
 	[ -n "${SEG:-}" ] && sed -i "s/^\[daemon\]$/[daemon]\nsegment_threshold = $SEG/" "$T/n$i/tiercache.conf"
+	# RA=N: daemon.readahead_chunks (chunks read ahead of a reader within a file; 4 by default)
+	[ -n "${RA:-}" ] && sed -i "s/^\[daemon\]$/[daemon]\nreadahead_chunks = $RA/" "$T/n$i/tiercache.conf"
 	[ -n "${STAGES:-}" ] && [ "$i" = 1 ] && sed -i "s/^log_level = .*/log_level = debug/" "$T/n$i/tiercache.conf"
 	tc_node_start "$i" >/dev/null || exit 1
 done
