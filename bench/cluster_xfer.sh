@@ -12,6 +12,7 @@
 # node 1 reads the same part again (every chunk now its own: a local read)
 # and it prints the whole path's CPU per GB (every daemon, node 1's later
 # syncs of its copies included, + the reader) against that local read's.
+# node1_loop_s_per_gb: the CPU of node 1's loop thread alone (the path's one serial stage).
 #   bench/cluster_xfer.sh BUILD   env: R=rounds (4), FILES=files per part (16), FILE_MIB=MiB per file (4), THREADS=reader threads (1), SEG=segment_threshold, RA=readahead_chunks,
 #                                 PERF=FILE: perf record -a -g over round 1
 #                                 SCHED=FILE: perf record of the scheduler's switches and wakeups over round 1
@@ -78,11 +79,11 @@ for r in $(seq 1 "$R"); do
 		echo "sched_pids node1 $P1 senders $PS"
 	fi
 	[ -n "${STAGES:-}" ] && { mkdir -p "$STAGES"; lines0=$(wc -l <"$T/n1/daemon.log"); }
-	c0=$(sched 1 $P1); w0=$(sched 2 $P1); s0=$(sched 1 $PS); i0=$(idle)
+	c0=$(sched 1 $P1); w0=$(sched 2 $P1); s0=$(sched 1 $PS); i0=$(idle); m0=$(awk '{print $1}' /proc/"$P1"/task/"$P1"/schedstat)
 	t0=$(date +%s.%N)
 	out=$(TIERCACHE_SOCKET=$T/n1/sock "$TC_BIN/epoch_reader" --cpu --epochs 1 --threads "${THREADS:-1}" "ds/p$r") || echo "read failed"
 	t1=$(date +%s.%N)
-	c1=$(sched 1 $P1); w1=$(sched 2 $P1); s1=$(sched 1 $PS); i1=$(idle)
+	c1=$(sched 1 $P1); w1=$(sched 2 $P1); s1=$(sched 1 $PS); i1=$(idle); m1=$(awk '{print $1}' /proc/"$P1"/task/"$P1"/schedstat)
 	[ -n "$perf_pid" ] && { kill -INT "$perf_pid"; wait "$perf_pid"; }
 	[ -n "${STAGES:-}" ] && tail -n +$((lines0 + 1)) "$T/n1/daemon.log" | grep -E 'op=(peer_got|peer_fill_done|cold_fill_done)' >"$STAGES/stages-$r.log"
 	[ -n "$perf_pid" ] && echo "sched_window $t0 $t1" # CLOCK_REALTIME; perf uses its own clock
@@ -101,14 +102,14 @@ for r in $(seq 1 "$R"); do
 	awk -v c0="$c0" -v c1="$c1" -v c2="$c2" -v w0="$w0" -v w1="$w1" -v s0="$s0" -v s1="$s1" -v t0="$t0" -v t1="$t1" \
 		-v b=$TB -v l1="$(echo "$l1" | awk '{print $3}')" -v l2="$(echo "$l2" | awk '{print $3}')" \
 		-v lf="$(echo "$lf" | awk '{print $3}')" -v lf4="$(echo "$lf4" | awk '{print $3}')" -v lf4c="$(echo "$lf4" | awk '{print $5}')" -v lwc="$(echo "$l1" | awk '{print $5}')" -v lfc="$(echo "$lf" | awk '{print $5}')" \
-		-v rc="$rcpu" -v i0="$i0" -v i1="$i1" -v a0="$a0" -v a1="$a1" -v lrc="$lrc" -v lt0="$lt0" -v lt1="$lt1" 'BEGIN {
+		-v rc="$rcpu" -v i0="$i0" -v i1="$i1" -v a0="$a0" -v a1="$a1" -v lrc="$lrc" -v lt0="$lt0" -v lt1="$lt1" -v m0="$m0" -v m1="$m1" 'BEGIN {
 		split(i0, a, " "); split(i1, z, " ")
 		g = b / 1e9; p = b / (t1 - t0) / 1e6
 		printf "round peer_MBps %.0f link_write %.0f %.0f link_fill %.0f link_fill4 %.0f ratio_write %.2f ratio_fill %.2f ratio_fill4 %.2f ", p, l1, l2, lf, lf4, p / ((l1 + l2) / 2), p / lf, p / lf4
 		printf "node1_s_per_gb %.3f (with sync %.3f) senders %.3f reader %.3f link_write_cpu %.3f link_fill_cpu %.3f link_fill4_cpu %.3f ", (c1 - c0) / 1e9 / g, (c2 - c0) / 1e9 / g, (s1 - s0) / 1e9 / g, rc / 1e9 / g, lwc, lfc, lf4c
 		printf "idle %.2f node1_runq_wait_s %.3f wall_s %.3f ", (z[1] - a[1]) / (z[2] - a[2]), (w1 - w0) / 1e9, t1 - t0
 		whole = ((c2 - c0) + (s1 - s0) + rc) / 1e9 / g; loc = ((a1 - a0) + lrc) / 1e9 / g
-		printf "whole_s_per_gb %.3f local_s_per_gb %.3f whole_ratio_local %.2f local_MBps %.0f\n", whole, loc, whole / loc, b / (lt1 - lt0) / 1e6
+		printf "whole_s_per_gb %.3f local_s_per_gb %.3f whole_ratio_local %.2f local_MBps %.0f node1_loop_s_per_gb %.3f\n", whole, loc, whole / loc, b / (lt1 - lt0) / 1e6, (m1 - m0) / 1e9 / g
 	}'
 done
 tc_node_json 1 "'peer_fills %d prefetch issued %d late %d stalls %d errors %d' % (s['counters']['peer_fills'], s['prefetch']['issued'], s['prefetch']['late'], s['prefetch']['stalls'], s['prefetch']['errors'])"
