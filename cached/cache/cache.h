@@ -243,10 +243,6 @@ struct remote_read {
 	 * (chunk_checksum) the sender says is checksum; or -errno */
 	int result;
 	uint64_t checksum;
-	/* summed: the hook took buf's XXH3 as the bytes came in (sum), so the
-	 * check against checksum needs no second pass over them */
-	bool summed;
-	uint64_t sum;
 	/* called once, on the loop, never from within the hook's call */
 	void (*done)(struct remote_read *rr);
 	void *arg;

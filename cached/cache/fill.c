@@ -174,8 +174,7 @@ static void fill_nosum_piece(void *arg, const void *p, size_t n)
  * piece by piece just before each piece is written (chunk_checksum's value,
  * by the streaming API), so the chunk is read from memory once, not twice.
  * A peer's bytes were checksummed whole against the home's checksum
- * before anything is written (as they came off the socket, when the peer
- * client did: rr.summed): that value is the chunk's, not taken again. */
+ * before anything is written: that value is the chunk's, not taken again. */
 static void fill_write_body(struct fill *f);
 
 static void fill_write(struct fill *f)
@@ -190,7 +189,7 @@ static void fill_write_body(struct fill *f)
 	f->werr = 0;
 	if (f->err)
 		return;
-	if (f->remote && (f->rr.summed ? f->rr.sum : chunk_checksum(f->buf, f->len)) != f->rr.checksum) {
+	if (f->remote && chunk_checksum(f->buf, f->len) != f->rr.checksum) {
 		/* not the bytes the home says it sent: nothing is written */
 		f->err = -EBADMSG;
 		return;

@@ -12,10 +12,10 @@
  * socket into rr->buf (no copy through libevent's buffer, whose fresh
  * chains and the copy out of them cost the loop thread more than the
  * socket read itself); the bufferevent reads again once the body is in.
- * Each piece is checksummed (XXH3, streaming) right after it lands, while
- * it is still in the CPU's cache and while the rest is still on its way:
- * the fill's worker then checks the sum against the home's without another
- * pass over the chunk, one step less between the last byte and the reader.
+ * The bytes are not checksummed here but by the fill's worker: the loop
+ * thread is the path's one serial stage (docs/cluster.md "Measured",
+ * session 26: summing on arrival added 0.04 s per GB to it and saved no
+ * time, since a body is mostly queued whole when it is read).
  */
 #include "peer_client.h"
 
@@ -28,7 +28,6 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <xxhash.h>
 
 #include "drain.h"
 #include "log.h"
@@ -67,7 +66,6 @@ struct cconn {
 	bool have_head;
 	struct peer_data d;
 	uint32_t got;
-	XXH3_state_t *sum; /* the body's XXH3 so far (chunk_checksum's value) */
 	uint64_t sent_ns;
 	uint64_t first_ns; /* its first reply byte */
 	uint32_t wakes, recvs; /* the body's readable events and recv() calls (stage log) */
@@ -175,7 +173,6 @@ static void conn_free(struct cconn *c)
 		bufferevent_free(c->bev);
 	if (c->timer)
 		event_free(c->timer);
-	XXH3_freeState(c->sum);
 	free(c);
 }
 
@@ -397,8 +394,6 @@ static void reply_done(struct cconn *c)
 	c->state = C_IDLE;
 	evtimer_del(c->timer);
 	q->rr->checksum = c->d.checksum;
-	q->rr->summed = q->rr->buf && c->sum;
-	q->rr->sum = q->rr->summed ? XXH3_64bits_digest(c->sum) : 0;
 	q->rr->result = 0;
 	pc->bytes += c->d.len;
 	if (LOG_DEBUG <= log_current_level) { /* stage times (docs/cluster.md "Measured") */
@@ -427,8 +422,6 @@ static void on_body(evutil_socket_t fd, short what, void *arg)
 		ssize_t r = recv(fd, buf + c->got, c->d.len - c->got, 0);
 		c->recvs++;
 		if (r > 0) {
-			if (c->sum)
-				XXH3_64bits_update(c->sum, buf + c->got, (size_t)r);
 			c->got += (uint32_t)r;
 			continue;
 		}
@@ -526,13 +519,6 @@ static bool on_reply(struct cconn *c, struct evbuffer *in)
 		evbuffer_drain(in, PEER_HDR_SIZE + PEER_DATA_META);
 		c->have_head = true;
 		c->got = 0;
-		/* no state (no memory): the fill's worker sums the chunk itself */
-		if (!c->sum)
-			c->sum = XXH3_createState();
-		if (c->sum && XXH3_64bits_reset(c->sum) != XXH_OK) {
-			XXH3_freeState(c->sum);
-			c->sum = NULL;
-		}
 	}
 	size_t want = c->d.len - c->got;
 	size_t have = evbuffer_get_length(in);
@@ -545,8 +531,6 @@ static bool on_reply(struct cconn *c, struct evbuffer *in)
 	} else if (n && evbuffer_remove(in, (char *)rr->buf + c->got, n) != (int)n) {
 		conn_fail(c, PEER_FAIL_CLOSED, false, "cannot take the reply's bytes");
 		return false;
-	} else if (n && c->sum) {
-		XXH3_64bits_update(c->sum, (const char *)rr->buf + c->got, n);
 	}
 	c->got += (uint32_t)n;
 	if (c->got < c->d.len) {

@@ -1,8 +1,8 @@
 # A peer's wrong bytes never land (docs/cluster.md, "The peer protocol"):
-# the receiver takes a peer reply's XXH3 as its bytes come off the socket
-# (the head's first bytes through libevent's buffer, the rest straight into
-# the fill's buffer) and compares it with the checksum the home sent before
-# anything is written. Real components: two daemons share a counted cold
+# the receiver's fill worker compares the XXH3 of a peer reply's bytes
+# (the head's first bytes taken through libevent's buffer, the rest
+# recv()ed straight into the fill's buffer) with the checksum the home sent
+# before anything is written. Real components: two daemons share a counted cold
 # directory; node 2 reads every file (it keeps every chunk), then one byte
 # of each of its chunk files is flipped in place (dd, through the page
 # cache, as rot would be read), alternately near the chunk's start (the
