@@ -101,6 +101,7 @@ struct fill {
 	struct waiter *waiters, **wtail;
 	uint64_t start_ns; /* the miss, for the cold-read latency histogram */
 	uint64_t remote_ns; /* the home's reply was in (stage times, log_debug) */
+	uint64_t work_ns[2]; /* the worker's write began and ended (stage times, log_debug) */
 };
 
 int fill_table_init(struct fill_table *t)
@@ -174,7 +175,16 @@ static void fill_nosum_piece(void *arg, const void *p, size_t n)
  * by the streaming API), so the chunk is read from memory once, not twice.
  * A peer's bytes were checksummed whole against the home's checksum
  * before anything is written: that value is the chunk's, not taken again. */
+static void fill_write_body(struct fill *f);
+
 static void fill_write(struct fill *f)
+{
+	f->work_ns[0] = cache_now_ns();
+	fill_write_body(f);
+	f->work_ns[1] = cache_now_ns();
+}
+
+static void fill_write_body(struct fill *f)
 {
 	f->werr = 0;
 	if (f->err)
@@ -399,9 +409,15 @@ static void fill_done(struct job *j)
 	fill_unlink(&cache->fills, f);
 	histogram_observe(&cache->lat_fill, cache_now_ns() - f->start_ns);
 	if (f->remote)
-		log_debug("op=peer_fill_done key=%016llx path=%s chunk=%u start_ns=%llu reply_ns=%llu done_ns=%llu prefetch=%d",
+		log_debug("op=peer_fill_done key=%016llx path=%s chunk=%u start_ns=%llu reply_ns=%llu work_ns=%llu "
+			  "work_end_ns=%llu done_ns=%llu prefetch=%d",
 			  (unsigned long long)f->key, f->path, f->idx, (unsigned long long)f->start_ns,
-			  (unsigned long long)f->remote_ns, (unsigned long long)cache_now_ns(), f->prefetch);
+			  (unsigned long long)f->remote_ns, (unsigned long long)f->work_ns[0],
+			  (unsigned long long)f->work_ns[1], (unsigned long long)cache_now_ns(), f->prefetch);
+	else
+		log_debug("op=cold_fill_done key=%016llx path=%s chunk=%u start_ns=%llu done_ns=%llu prefetch=%d",
+			  (unsigned long long)f->key, f->path, f->idx, (unsigned long long)f->start_ns,
+			  (unsigned long long)cache_now_ns(), f->prefetch);
 	/* the cold read's outcome only: a tier's write error is no fault of
 	 * the cold store (io.result: set by the read, < 0 if it failed) */
 	if (!f->remote)

@@ -12,6 +12,10 @@
  * socket into rr->buf (no copy through libevent's buffer, whose fresh
  * chains and the copy out of them cost the loop thread more than the
  * socket read itself); the bufferevent reads again once the body is in.
+ * The bytes are not checksummed here but by the fill's worker: the loop
+ * thread is the path's one serial stage (docs/cluster.md "Measured",
+ * session 26: summing on arrival added 0.04 s per GB to it and saved no
+ * time, since a body is mostly queued whole when it is read).
  */
 #include "peer_client.h"
 
@@ -64,6 +68,7 @@ struct cconn {
 	uint32_t got;
 	uint64_t sent_ns;
 	uint64_t first_ns; /* its first reply byte */
+	uint32_t wakes, recvs; /* the body's readable events and recv() calls (stage log) */
 };
 
 struct ppeer {
@@ -245,6 +250,7 @@ static void conn_send_get(struct cconn *c, struct preq *q)
 	c->first_byte = false;
 	c->have_head = false;
 	c->got = 0;
+	c->wakes = c->recvs = 0;
 	c->sent_ns = now_ns();
 	if (send_wr(c, &w, peer_enc_get(&w, ++c->next_id, &g)) < 0) {
 		conn_fail(c, PEER_FAIL_CLOSED, false, "cannot queue the request");
@@ -394,9 +400,11 @@ static void reply_done(struct cconn *c)
 		unsigned busy = 0;
 		for (unsigned i = 0; i < c->peer->nconns; i++)
 			busy += c->peer->conns[i]->state == C_BUSY;
-		log_debug("op=peer_got node=%s key=%016llx sent_ns=%llu first_ns=%llu end_ns=%llu busy=%u queued=%u",
+		log_debug("op=peer_got node=%s key=%016llx sent_ns=%llu first_ns=%llu end_ns=%llu busy=%u queued=%u "
+			  "body_wakes=%u body_recvs=%u",
 			  c->peer->id, (unsigned long long)q->rr->key, (unsigned long long)c->sent_ns,
-			  (unsigned long long)c->first_ns, (unsigned long long)now_ns(), busy, c->peer->nq);
+			  (unsigned long long)c->first_ns, (unsigned long long)now_ns(), busy, c->peer->nq,
+			  c->wakes, c->recvs);
 	}
 	req_finish(pc, q, PEER_FAIL_NONE);
 	event_active(pc->pump, EV_TIMEOUT, 0);
@@ -409,8 +417,10 @@ static void on_body(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	struct cconn *c = arg;
 	char *buf = c->req->rr->buf;
+	c->wakes++;
 	while (c->got < c->d.len) {
 		ssize_t r = recv(fd, buf + c->got, c->d.len - c->got, 0);
+		c->recvs++;
 		if (r > 0) {
 			c->got += (uint32_t)r;
 			continue;
