@@ -350,6 +350,7 @@ void cache_stop(struct cache *cache)
 	for (unsigned i = 0; i < cache->nds; i++)
 		if (cache->ds[i]->opened)
 			cold_quiesce(&cache->ds[i]->cold);
+	mover_stop(cache); /* copies waiting for a grouped sync get it */
 	workers_stop(cache->workers); /* runs what is queued, delivers completions */
 	cache->workers = NULL;
 	for (int t = 0; t < TIER_COUNT; t++)

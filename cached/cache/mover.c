@@ -37,8 +37,13 @@
 #define MOVES_MAX 4
 /* ... not counting copies written and waiting for their segment's sync
  * (seg_sync.h), of which there may be this many more: the longer a sync
- * group, the fewer syncs */
-#define MOVES_SYNCING_MAX 32
+ * group, the fewer syncs. A group's sync starts at half of it (so copies
+ * go on while it runs), at SYNC_GROUP_BYTES_MAX, at 1/32 of the source
+ * tier's capacity (the copies' source bytes stay in it until their sync),
+ * or after the window (SEG_SYNC_WINDOW_MS), whichever comes first. */
+#define MOVES_SYNCING_MAX 128
+#define SYNC_GROUP_BYTES_MAX (8u << 20)
+#define SYNC_GROUP_BYTES_MIN (256u << 10)
 
 struct move {
 	struct job job;
@@ -89,10 +94,16 @@ int mover_init(struct cache *cache)
 		return -ENOMEM;
 	cache->mover = mv;
 	mv->ev = event_new(cache->base, -1, 0, mover_run, cache);
-	mv->syncs = seg_syncs_new(&cache->ctr.segment_copy_syncs);
+	mv->syncs = seg_syncs_new(cache->base, &cache->ix, &cache->ctr.segment_copy_syncs);
 	if (!mv->ev || !mv->syncs)
 		return -ENOMEM;
 	return reclaim_init(cache);
+}
+
+void mover_stop(struct cache *cache)
+{
+	if (cache->mover)
+		seg_syncs_stop(cache->mover->syncs);
 }
 
 void mover_free(struct cache *cache)
@@ -314,6 +325,11 @@ static void move_done(struct job *j)
 	if (m->need_sync) {
 		m->need_sync = false;
 		m->sw.done = move_synced;
+		m->sw.len = m->len;
+		uint64_t gb = tier_capacity_now(&cache->tiers[m->from]) / 32;
+		gb = gb > SYNC_GROUP_BYTES_MAX ? SYNC_GROUP_BYTES_MAX
+		   : gb < SYNC_GROUP_BYTES_MIN ? SYNC_GROUP_BYTES_MIN : gb;
+		seg_syncs_set_group(cache->mover->syncs, MOVES_SYNCING_MAX / 2, gb);
 		if (!c->doomed &&
 		    seg_sync_after_write(cache->mover->syncs, cache->workers, m->dseg, &m->sw) == 0) {
 			cache->mover->moves_syncing++;

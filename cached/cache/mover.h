@@ -11,6 +11,9 @@
 #include "cache.h"
 
 int mover_init(struct cache *cache);
+/* The daemon stops (before the workers): copies waiting for a grouped
+ * sync get it now (seg_sync.h). */
+void mover_stop(struct cache *cache);
 void mover_free(struct cache *cache);
 /* Moves between tiers in flight (status, metrics). */
 unsigned mover_inflight(const struct cache *cache);
