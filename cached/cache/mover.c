@@ -124,6 +124,11 @@ unsigned mover_inflight(const struct cache *cache)
 	return cache->mover ? cache->mover->moves_inflight : 0;
 }
 
+unsigned mover_syncing(const struct cache *cache)
+{
+	return cache->mover ? cache->mover->moves_syncing : 0;
+}
+
 void mover_kick(struct cache *cache)
 {
 	loop_assert();

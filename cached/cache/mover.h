@@ -17,6 +17,8 @@ void mover_stop(struct cache *cache);
 void mover_free(struct cache *cache);
 /* Moves between tiers in flight (status, metrics). */
 unsigned mover_inflight(const struct cache *cache);
+/* ... of which copies written into segments, waiting for their sync. */
+unsigned mover_syncing(const struct cache *cache);
 /* Ask for a maintenance pass soon (coalesced). */
 void mover_kick(struct cache *cache);
 /* The chunk the tier should give up next across all datasets, or NULL. */
