@@ -23,6 +23,7 @@
 #include <event2/event.h>
 
 #include "chunk.h"
+#include "index.h"
 #include "log.h"
 #include "loop.h"
 #include "policy_glue.h"
@@ -312,6 +313,35 @@ static void move_work(struct job *j)
 
 static void move_done(struct job *j);
 
+/* The sync that covers a copy's bytes in its segment succeeded: record
+ * the chunk at its new place now (seg_sync.h commits these records
+ * before move_done lets the old item go; move_done's chunk_move_commit
+ * then writes the same record once more, in the next batch). A chunk
+ * doomed meanwhile is dropped by move_done, which deletes the record. */
+static void move_record(struct seg_sync_waiter *w)
+{
+	struct move *m = (struct move *)((char *)w - offsetof(struct move, sw));
+	struct chunk *c = m->c;
+	if (m->err || c->doomed || !m->dseg)
+		return;
+	struct index_chunk ic = {
+		.key = c->key,
+		.tier = m->to,
+		.idx = c->idx,
+		.len = c->len,
+		.checksum = c->checksum,
+		.atime_s = c->atime_s,
+		.src = c->src,
+		.dataset = c->ds->name,
+		.path = c->path,
+		.seg = m->dseg->id,
+		.seg_off = m->doff,
+	};
+	if (m->cache->ix && index_chunk_put(m->cache->ix, &ic) < 0)
+		log_err("dataset=%s path=%s chunk=%u op=index_put err=\"index write failed\"",
+			c->ds->name, c->path, c->idx);
+}
+
 /* The sync that covers a copy's bytes in its segment ended. */
 static void move_synced(struct seg_sync_waiter *w, int err)
 {
@@ -330,6 +360,7 @@ static void move_done(struct job *j)
 	if (m->need_sync) {
 		m->need_sync = false;
 		m->sw.done = move_synced;
+		m->sw.record = move_record;
 		m->sw.len = m->len;
 		uint64_t gb = tier_capacity_now(&cache->tiers[m->from]) / 32;
 		gb = gb > SYNC_GROUP_BYTES_MAX ? SYNC_GROUP_BYTES_MAX

@@ -173,8 +173,18 @@ static void batch_done(struct job *j)
 	bool gone = !b->waiting && !b->syncing;
 	if (gone)
 		batch_unlink(s, b);
-	/* their records in one write: the bytes they name are durable */
+	/* their records in one write, committed before any old copy goes:
+	 * the bytes they name are durable */
 	struct index *ix = s->ixp ? *s->ixp : NULL;
+	if (!err) {
+		bool batched = ix && index_batch_begin(ix) == 0;
+		for (struct seg_sync_waiter *r = w; r; r = r->next)
+			if (r->record)
+				r->record(r);
+		if (batched)
+			index_batch_commit(ix);
+	}
+	/* what done() writes (the same records again, deletes) in one more */
 	bool batched = ix && index_batch_begin(ix) == 0;
 	while (w) {
 		struct seg_sync_waiter *next = w->next;

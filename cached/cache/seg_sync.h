@@ -19,7 +19,8 @@
  * is told how its sync ended and only then rewrites its record (mover.c),
  * so the order "bytes durable, then the record, then the old item dies" is
  * unchanged. The records of the copies one sync covers are written in one
- * index write batch (index_batch_begin/commit).
+ * index write batch (index_batch_begin/commit), committed before any of
+ * them lets its old copy go.
  *
  * The segment stays alive meanwhile: each waiting copy still counts as a
  * writer of it (segment_write_end comes after the sync).
@@ -39,6 +40,12 @@ struct seg_syncs;
 struct seg_sync_waiter {
 	struct seg_sync_waiter *next;
 	uint32_t len; /* bytes this copy wrote (the group's byte bound) */
+	/* Optional: the sync succeeded; write the copy's index record now.
+	 * The records of one sync's waiters are committed in one write batch
+	 * before any waiter's done() runs, so done() may let the old copy go
+	 * (punch, unlink) without a window in which a kill -9 finds no
+	 * record of either copy. */
+	void (*record)(struct seg_sync_waiter *w);
 	/* the sync that covers this waiter's write ended (err 0 or -errno) */
 	void (*done)(struct seg_sync_waiter *w, int err);
 };
