@@ -64,6 +64,7 @@ struct move {
 	uint64_t doff;        /* ... at this offset */
 	int dwfd;
 	bool need_sync;       /* written into dseg, not yet synced (seg_sync.h) */
+	bool waited_on;       /* has a cb and counts in mover.waited_writing */
 	struct seg_sync_waiter sw;
 	char tmp[PATH_MAX + 96];
 	char dst[PATH_MAX + 96];
@@ -74,6 +75,11 @@ struct mover {
 	struct event *ev;      /* a pass, coalesced */
 	unsigned moves_inflight;
 	unsigned moves_syncing;  /* ... of which written, waiting for a sync */
+	/* moves someone waits for (admin moves, reclaim copies: they have a
+	 * cb) still writing: when the last is written, their group's sync
+	 * starts at once, without the window (the demotions' stream has no
+	 * cb and waits for its group) */
+	unsigned waited_writing;
 	uint64_t moving_bytes[TIER_COUNT]; /* bytes of this tier being moved out */
 	bool draining[TIER_COUNT];          /* past high water, until low water */
 	struct seg_syncs *syncs;            /* copies into segments: one sync covers many */
@@ -313,6 +319,17 @@ static void move_work(struct job *j)
 
 static void move_done(struct job *j);
 
+/* m is written (or ended): if it was the last copy someone waits for
+ * still writing, the copies waiting get their sync now. */
+static void move_written(struct mover *mv, struct move *m)
+{
+	if (!m->waited_on)
+		return;
+	m->waited_on = false;
+	if (--mv->waited_writing == 0)
+		seg_syncs_start(mv->syncs);
+}
+
 /* The sync that covers a copy's bytes in its segment succeeded: record
  * the chunk at its new place now (seg_sync.h commits these records
  * before move_done lets the old item go; move_done's chunk_move_commit
@@ -369,6 +386,7 @@ static void move_done(struct job *j)
 		if (!c->doomed &&
 		    seg_sync_after_write(cache->mover->syncs, cache->workers, m->dseg, &m->sw) == 0) {
 			cache->mover->moves_syncing++;
+			move_written(cache->mover, m);
 			mover_kick(cache); /* room for another copy to write */
 			return; /* move_synced goes on */
 		}
@@ -378,6 +396,7 @@ static void move_done(struct job *j)
 		}
 	}
 	int err = m->err ? m->err : c->doomed ? -ENOENT : 0;
+	move_written(cache->mover, m);
 	cache->mover->moves_inflight--;
 	cache->mover->moving_bytes[m->from] -= m->len;
 	policy_glue_arrived(c->ds, m->to, m->len);
@@ -467,6 +486,10 @@ static int move_start(struct cache *cache, struct chunk *c, uint8_t to, mover_do
 	}
 	m->job.work = move_work;
 	m->job.done = move_done;
+	if (cb) {
+		m->waited_on = true;
+		cache->mover->waited_writing++;
+	}
 	cache->mover->moves_inflight++;
 	cache->mover->moving_bytes[m->from] += m->len;
 	policy_glue_arriving(c->ds, to, m->len);

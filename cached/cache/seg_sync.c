@@ -226,6 +226,12 @@ int seg_sync_after_write(struct seg_syncs *s, struct workers *workers, struct se
 	return 0;
 }
 
+void seg_syncs_start(struct seg_syncs *s)
+{
+	if (s && s->nwaiting)
+		start_all(s);
+}
+
 void seg_syncs_stop(struct seg_syncs *s)
 {
 	if (!s)

@@ -64,6 +64,9 @@ void seg_syncs_set_group(struct seg_syncs *s, unsigned max_items, uint64_t max_b
  * -ENOMEM (w->done is not called: sync it yourself). */
 int seg_sync_after_write(struct seg_syncs *s, struct workers *workers, struct segment *g,
 			 struct seg_sync_waiter *w);
+/* Someone waits for the copies waiting now (an admin move, a reclaim):
+ * start their syncs without waiting for the group to fill. */
+void seg_syncs_start(struct seg_syncs *s);
 /* The daemon stops: start every waiting sync now, and each later one at
  * once (the loop's timers no longer run). */
 void seg_syncs_stop(struct seg_syncs *s);
