@@ -35,7 +35,13 @@
 #include "tier_health.h"
 #include "workers.h"
 
-#define MOVES_MAX 4
+#define MOVES_MAX 16
+/* Copies of the mover's own (demotions: no cb) start together: one worker
+ * job runs up to COPY_BATCH_MAX of them, started at most COPY_BATCH_US
+ * after the first, so a stream of demotions (one per miss that evicts)
+ * wakes a worker and the loop once per batch instead of once per copy. */
+#define COPY_BATCH_MAX 8
+#define COPY_BATCH_US 2000
 /* ... not counting copies written and waiting for their segment's sync
  * (seg_sync.h), of which there may be this many more: the longer a sync
  * group, the fewer syncs. A group's sync starts at half of it (so copies
@@ -48,6 +54,7 @@
 
 struct move {
 	struct job job;
+	struct move *bnext;   /* in its copy batch */
 	struct cache *cache;
 	struct chunk *c;
 	uint8_t from, to;
@@ -83,9 +90,18 @@ struct mover {
 	uint64_t moving_bytes[TIER_COUNT]; /* bytes of this tier being moved out */
 	bool draining[TIER_COUNT];          /* past high water, until low water */
 	struct seg_syncs *syncs;            /* copies into segments: one sync covers many */
+	struct copy_batch *batch;           /* copies waiting to start together */
+	struct event *batch_ev;             /* ... until COPY_BATCH_US */
+};
+
+struct copy_batch {
+	struct job job; /* first: the job is the batch */
+	struct move *head, **tail;
+	unsigned n;
 };
 
 static void mover_run(evutil_socket_t fd, short what, void *arg);
+static void batch_fire(evutil_socket_t fd, short what, void *arg);
 
 /* No room for another demotion or promotion now. */
 static bool moves_full(const struct mover *mv)
@@ -101,16 +117,21 @@ int mover_init(struct cache *cache)
 		return -ENOMEM;
 	cache->mover = mv;
 	mv->ev = event_new(cache->base, -1, 0, mover_run, cache);
+	mv->batch_ev = evtimer_new(cache->base, batch_fire, cache);
 	mv->syncs = seg_syncs_new(cache->base, &cache->ix, &cache->ctr.segment_copy_syncs);
-	if (!mv->ev || !mv->syncs)
+	if (!mv->ev || !mv->syncs || !mv->batch_ev)
 		return -ENOMEM;
 	return reclaim_init(cache);
 }
 
+static void batch_flush(struct cache *cache);
+
 void mover_stop(struct cache *cache)
 {
-	if (cache->mover)
-		seg_syncs_stop(cache->mover->syncs);
+	if (!cache->mover)
+		return;
+	batch_flush(cache);
+	seg_syncs_stop(cache->mover->syncs);
 }
 
 void mover_free(struct cache *cache)
@@ -120,6 +141,9 @@ void mover_free(struct cache *cache)
 		return;
 	reclaim_free(cache);
 	seg_syncs_free(mv->syncs);
+	free(mv->batch); /* only if the loop stopped before it ran */
+	if (mv->batch_ev)
+		event_free(mv->batch_ev);
 	if (mv->ev)
 		event_free(mv->ev);
 	free(mv);
@@ -457,6 +481,67 @@ static void move_done(struct job *j)
 	mover_kick(cache);
 }
 
+/* Worker: a batch's copies, one after the other. */
+static void batch_work(struct job *j)
+{
+	for (struct move *m = ((struct copy_batch *)j)->head; m; m = m->bnext)
+		move_work(&m->job);
+}
+
+static void batch_done(struct job *j)
+{
+	struct copy_batch *b = (struct copy_batch *)j;
+	struct move *m = b->head;
+	free(b);
+	while (m) {
+		struct move *next = m->bnext; /* move_done frees m */
+		move_done(&m->job);
+		m = next;
+	}
+}
+
+/* Start the waiting batch's copies now. */
+static void batch_flush(struct cache *cache)
+{
+	struct mover *mv = cache->mover;
+	struct copy_batch *b = mv->batch;
+	if (!b)
+		return;
+	mv->batch = NULL;
+	evtimer_del(mv->batch_ev);
+	workers_submit(cache->workers, &b->job);
+}
+
+static void batch_fire(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	batch_flush(arg);
+}
+
+/* Start m's copy: now if someone waits for it (cb), else with others. */
+static void copy_submit(struct cache *cache, struct move *m)
+{
+	struct mover *mv = cache->mover;
+	if (!m->cb && !mv->batch && !cache->stopping) {
+		mv->batch = calloc(1, sizeof(*mv->batch));
+		if (mv->batch) {
+			mv->batch->job = (struct job){.work = batch_work, .done = batch_done};
+			mv->batch->tail = &mv->batch->head;
+			struct timeval tv = {0, COPY_BATCH_US};
+			evtimer_add(mv->batch_ev, &tv);
+		}
+	}
+	if (m->cb || !mv->batch) {
+		workers_submit(cache->workers, &m->job);
+		return;
+	}
+	*mv->batch->tail = m;
+	mv->batch->tail = &m->bnext;
+	if (++mv->batch->n >= COPY_BATCH_MAX)
+		batch_flush(cache);
+}
+
 /* Start copying c to tier `to`, whose space is already reserved. */
 static int move_start(struct cache *cache, struct chunk *c, uint8_t to, mover_done_fn cb, void *arg)
 {
@@ -493,7 +578,7 @@ static int move_start(struct cache *cache, struct chunk *c, uint8_t to, mover_do
 	cache->mover->moves_inflight++;
 	cache->mover->moving_bytes[m->from] += m->len;
 	policy_glue_arriving(c->ds, to, m->len);
-	workers_submit(cache->workers, &m->job);
+	copy_submit(cache, m);
 	return 0;
 }
 
