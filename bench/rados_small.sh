@@ -63,6 +63,8 @@
 #      configuration once per variant (a tiercached binary, e.g. one built
 #      from another commit, with extra environment), alternating within
 #      each repetition, labelled CONFIG@NAME: an A/B in the same run.
+#      POLICY=NAME[:key=value...] among the VARs is the dataset's policy
+#      line for that variant instead (e.g. POLICY=lru:demote=0).
 set -uo pipefail
 O=${1:-build/default}
 cd "$(dirname "$0")/.." || exit 1
@@ -163,7 +165,7 @@ prefix = bench/small/
 layout = plain
 chunk_size = $CHUNK
 ${BENCH_REVALIDATE:+revalidate_after = $BENCH_REVALIDATE}
-${BENCH_POLICY:+policy = $BENCH_POLICY}
+${VPOLICY:-${BENCH_POLICY:+policy = $BENCH_POLICY}}
 CONF
 }
 # fresh THRESHOLD HOT [WARM]: restart the daemon on an empty cache
@@ -286,6 +288,7 @@ variant() {
 	local v spec
 	TIERCACHED=
 	TIERCACHED_ENV=
+	VPOLICY=
 	VNAME=
 	[[ "$1" == *@* ]] || return 0
 	VNAME=${1##*@}
@@ -294,6 +297,18 @@ variant() {
 		spec=${v#*=}
 		TIERCACHED=${spec%%,*}
 		[[ "$spec" == *,* ]] && TIERCACHED_ENV=${spec#*,} && TIERCACHED_ENV=${TIERCACHED_ENV//,/ }
+		# POLICY=NAME[:key=value...]: the dataset's policy line for this
+		# variant (':' for the blanks), instead of BENCH_POLICY
+		local e rest=
+		for e in $TIERCACHED_ENV; do
+			if [[ "$e" == POLICY=* ]]; then
+				VPOLICY="policy = ${e#POLICY=}"
+				VPOLICY=${VPOLICY//:/ }
+			else
+				rest="$rest $e"
+			fi
+		done
+		TIERCACHED_ENV=${rest# }
 	done
 	[ -x "$TIERCACHED" ] || { echo "$ME: variant $VNAME: $TIERCACHED is not an executable"; exit 0; }
 }

@@ -56,6 +56,11 @@ static uint64_t get_moves_inflight(const struct status *st)
 	return mover_inflight(st->cache);
 }
 
+static uint64_t get_moves_syncing(const struct status *st)
+{
+	return mover_syncing(st->cache);
+}
+
 static uint64_t get_revals_inflight(const struct status *st)
 {
 	return st->cache->revals_inflight;
@@ -247,6 +252,10 @@ const struct counter_row counter_rows[] = {
 	{.status = "moves_inflight", .section = STATUS_DAEMON,
 	 .metric = "tiercache_moves_inflight", .labels = "", .type = COUNTER_GAUGE,
 	 .help = "Chunk moves between tiers in progress.", .get = get_moves_inflight},
+	{.status = "moves_syncing", .section = STATUS_DAEMON,
+	 .metric = "tiercache_moves_syncing", .labels = "", .type = COUNTER_GAUGE,
+	 .help = "Moves into segments written and waiting for their grouped fdatasync (of moves_inflight).",
+	 .get = get_moves_syncing},
 	{.status = "revalidations_inflight", .section = STATUS_DAEMON,
 	 .metric = "tiercache_revalidations_inflight", .labels = "", .type = COUNTER_GAUGE,
 	 .help = "Revalidation stats of cold files in progress.", .get = get_revals_inflight},

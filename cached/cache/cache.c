@@ -25,6 +25,7 @@
 #include "log.h"
 #include "loop.h"
 #include "mover.h"
+#include "seg_close.h"
 #include "policy_glue.h"
 #include "seg_punch.h"
 #include "tier_health.h"
@@ -325,6 +326,7 @@ int cache_start(struct cache *cache, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot start %u worker threads", cache->cfg->workers);
 		return rc;
 	}
+	seg_close_start(cache); /* dropped segments' last close on a worker */
 	rc = durable_init(cache);
 	if (rc < 0) {
 		snprintf(err, errlen, "out of memory");
@@ -350,6 +352,7 @@ void cache_stop(struct cache *cache)
 	for (unsigned i = 0; i < cache->nds; i++)
 		if (cache->ds[i]->opened)
 			cold_quiesce(&cache->ds[i]->cold);
+	mover_stop(cache); /* copies waiting for a grouped sync get it */
 	workers_stop(cache->workers); /* runs what is queued, delivers completions */
 	cache->workers = NULL;
 	for (int t = 0; t < TIER_COUNT; t++)

@@ -24,6 +24,7 @@
 
 #include "chunk.h"
 #include "cache.h"
+#include "index.h"
 #include "log.h"
 #include "loop.h"
 #include "tier.h"
@@ -87,6 +88,8 @@ static void enqueue(struct durable *u, struct pending *p)
  * that could not even be opened for want of descriptors waits again. */
 static void batch_record(struct cache *cache, struct pending *p)
 {
+	/* the batch's records in one index write (its files are synced) */
+	bool batched = cache->ix && index_batch_begin(cache->ix) == 0;
 	while (p) {
 		struct pending *next = p->next;
 		struct chunk *c = pending_chunk(cache, p);
@@ -114,6 +117,8 @@ static void batch_record(struct cache *cache, struct pending *p)
 		free(p);
 		p = next;
 	}
+	if (batched)
+		index_batch_commit(cache->ix);
 }
 
 /* Worker (or the stopping thread): start writeback of every file, then

@@ -23,6 +23,7 @@
 #include <event2/event.h>
 
 #include "chunk.h"
+#include "index.h"
 #include "log.h"
 #include "loop.h"
 #include "policy_glue.h"
@@ -34,14 +35,26 @@
 #include "tier_health.h"
 #include "workers.h"
 
-#define MOVES_MAX 4
+#define MOVES_MAX 16
+/* Copies of the mover's own (demotions: no cb) start together: one worker
+ * job runs up to COPY_BATCH_MAX of them, started at most COPY_BATCH_US
+ * after the first, so a stream of demotions (one per miss that evicts)
+ * wakes a worker and the loop once per batch instead of once per copy. */
+#define COPY_BATCH_MAX 8
+#define COPY_BATCH_US 2000
 /* ... not counting copies written and waiting for their segment's sync
  * (seg_sync.h), of which there may be this many more: the longer a sync
- * group, the fewer syncs */
-#define MOVES_SYNCING_MAX 32
+ * group, the fewer syncs. A group's sync starts at half of it (so copies
+ * go on while it runs), at SYNC_GROUP_BYTES_MAX, at 1/32 of the source
+ * tier's capacity (the copies' source bytes stay in it until their sync),
+ * or after the window (SEG_SYNC_WINDOW_MS), whichever comes first. */
+#define MOVES_SYNCING_MAX 128
+#define SYNC_GROUP_BYTES_MAX (8u << 20)
+#define SYNC_GROUP_BYTES_MIN (256u << 10)
 
 struct move {
 	struct job job;
+	struct move *bnext;   /* in its copy batch */
 	struct cache *cache;
 	struct chunk *c;
 	uint8_t from, to;
@@ -58,6 +71,7 @@ struct move {
 	uint64_t doff;        /* ... at this offset */
 	int dwfd;
 	bool need_sync;       /* written into dseg, not yet synced (seg_sync.h) */
+	bool waited_on;       /* has a cb and counts in mover.waited_writing */
 	struct seg_sync_waiter sw;
 	char tmp[PATH_MAX + 96];
 	char dst[PATH_MAX + 96];
@@ -68,12 +82,26 @@ struct mover {
 	struct event *ev;      /* a pass, coalesced */
 	unsigned moves_inflight;
 	unsigned moves_syncing;  /* ... of which written, waiting for a sync */
+	/* moves someone waits for (admin moves, reclaim copies: they have a
+	 * cb) still writing: when the last is written, their group's sync
+	 * starts at once, without the window (the demotions' stream has no
+	 * cb and waits for its group) */
+	unsigned waited_writing;
 	uint64_t moving_bytes[TIER_COUNT]; /* bytes of this tier being moved out */
 	bool draining[TIER_COUNT];          /* past high water, until low water */
 	struct seg_syncs *syncs;            /* copies into segments: one sync covers many */
+	struct copy_batch *batch;           /* copies waiting to start together */
+	struct event *batch_ev;             /* ... until COPY_BATCH_US */
+};
+
+struct copy_batch {
+	struct job job; /* first: the job is the batch */
+	struct move *head, **tail;
+	unsigned n;
 };
 
 static void mover_run(evutil_socket_t fd, short what, void *arg);
+static void batch_fire(evutil_socket_t fd, short what, void *arg);
 
 /* No room for another demotion or promotion now. */
 static bool moves_full(const struct mover *mv)
@@ -89,10 +117,21 @@ int mover_init(struct cache *cache)
 		return -ENOMEM;
 	cache->mover = mv;
 	mv->ev = event_new(cache->base, -1, 0, mover_run, cache);
-	mv->syncs = seg_syncs_new(&cache->ctr.segment_copy_syncs);
-	if (!mv->ev || !mv->syncs)
+	mv->batch_ev = evtimer_new(cache->base, batch_fire, cache);
+	mv->syncs = seg_syncs_new(cache->base, &cache->ix, &cache->ctr.segment_copy_syncs);
+	if (!mv->ev || !mv->syncs || !mv->batch_ev)
 		return -ENOMEM;
 	return reclaim_init(cache);
+}
+
+static void batch_flush(struct cache *cache);
+
+void mover_stop(struct cache *cache)
+{
+	if (!cache->mover)
+		return;
+	batch_flush(cache);
+	seg_syncs_stop(cache->mover->syncs);
 }
 
 void mover_free(struct cache *cache)
@@ -102,6 +141,9 @@ void mover_free(struct cache *cache)
 		return;
 	reclaim_free(cache);
 	seg_syncs_free(mv->syncs);
+	free(mv->batch); /* only if the loop stopped before it ran */
+	if (mv->batch_ev)
+		event_free(mv->batch_ev);
 	if (mv->ev)
 		event_free(mv->ev);
 	free(mv);
@@ -111,6 +153,11 @@ void mover_free(struct cache *cache)
 unsigned mover_inflight(const struct cache *cache)
 {
 	return cache->mover ? cache->mover->moves_inflight : 0;
+}
+
+unsigned mover_syncing(const struct cache *cache)
+{
+	return cache->mover ? cache->mover->moves_syncing : 0;
 }
 
 void mover_kick(struct cache *cache)
@@ -296,6 +343,46 @@ static void move_work(struct job *j)
 
 static void move_done(struct job *j);
 
+/* m is written (or ended): if it was the last copy someone waits for
+ * still writing, the copies waiting get their sync now. */
+static void move_written(struct mover *mv, struct move *m)
+{
+	if (!m->waited_on)
+		return;
+	m->waited_on = false;
+	if (--mv->waited_writing == 0)
+		seg_syncs_start(mv->syncs);
+}
+
+/* The sync that covers a copy's bytes in its segment succeeded: record
+ * the chunk at its new place now (seg_sync.h commits these records
+ * before move_done lets the old item go; move_done's chunk_move_commit
+ * then writes the same record once more, in the next batch). A chunk
+ * doomed meanwhile is dropped by move_done, which deletes the record. */
+static void move_record(struct seg_sync_waiter *w)
+{
+	struct move *m = (struct move *)((char *)w - offsetof(struct move, sw));
+	struct chunk *c = m->c;
+	if (m->err || c->doomed || !m->dseg)
+		return;
+	struct index_chunk ic = {
+		.key = c->key,
+		.tier = m->to,
+		.idx = c->idx,
+		.len = c->len,
+		.checksum = c->checksum,
+		.atime_s = c->atime_s,
+		.src = c->src,
+		.dataset = c->ds->name,
+		.path = c->path,
+		.seg = m->dseg->id,
+		.seg_off = m->doff,
+	};
+	if (m->cache->ix && index_chunk_put(m->cache->ix, &ic) < 0)
+		log_err("dataset=%s path=%s chunk=%u op=index_put err=\"index write failed\"",
+			c->ds->name, c->path, c->idx);
+}
+
 /* The sync that covers a copy's bytes in its segment ended. */
 static void move_synced(struct seg_sync_waiter *w, int err)
 {
@@ -314,9 +401,16 @@ static void move_done(struct job *j)
 	if (m->need_sync) {
 		m->need_sync = false;
 		m->sw.done = move_synced;
+		m->sw.record = move_record;
+		m->sw.len = m->len;
+		uint64_t gb = tier_capacity_now(&cache->tiers[m->from]) / 32;
+		gb = gb > SYNC_GROUP_BYTES_MAX ? SYNC_GROUP_BYTES_MAX
+		   : gb < SYNC_GROUP_BYTES_MIN ? SYNC_GROUP_BYTES_MIN : gb;
+		seg_syncs_set_group(cache->mover->syncs, MOVES_SYNCING_MAX / 2, gb);
 		if (!c->doomed &&
 		    seg_sync_after_write(cache->mover->syncs, cache->workers, m->dseg, &m->sw) == 0) {
 			cache->mover->moves_syncing++;
+			move_written(cache->mover, m);
 			mover_kick(cache); /* room for another copy to write */
 			return; /* move_synced goes on */
 		}
@@ -326,6 +420,7 @@ static void move_done(struct job *j)
 		}
 	}
 	int err = m->err ? m->err : c->doomed ? -ENOENT : 0;
+	move_written(cache->mover, m);
 	cache->mover->moves_inflight--;
 	cache->mover->moving_bytes[m->from] -= m->len;
 	policy_glue_arrived(c->ds, m->to, m->len);
@@ -386,6 +481,67 @@ static void move_done(struct job *j)
 	mover_kick(cache);
 }
 
+/* Worker: a batch's copies, one after the other. */
+static void batch_work(struct job *j)
+{
+	for (struct move *m = ((struct copy_batch *)j)->head; m; m = m->bnext)
+		move_work(&m->job);
+}
+
+static void batch_done(struct job *j)
+{
+	struct copy_batch *b = (struct copy_batch *)j;
+	struct move *m = b->head;
+	free(b);
+	while (m) {
+		struct move *next = m->bnext; /* move_done frees m */
+		move_done(&m->job);
+		m = next;
+	}
+}
+
+/* Start the waiting batch's copies now. */
+static void batch_flush(struct cache *cache)
+{
+	struct mover *mv = cache->mover;
+	struct copy_batch *b = mv->batch;
+	if (!b)
+		return;
+	mv->batch = NULL;
+	evtimer_del(mv->batch_ev);
+	workers_submit(cache->workers, &b->job);
+}
+
+static void batch_fire(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	batch_flush(arg);
+}
+
+/* Start m's copy: now if someone waits for it (cb), else with others. */
+static void copy_submit(struct cache *cache, struct move *m)
+{
+	struct mover *mv = cache->mover;
+	if (!m->cb && !mv->batch && !cache->stopping) {
+		mv->batch = calloc(1, sizeof(*mv->batch));
+		if (mv->batch) {
+			mv->batch->job = (struct job){.work = batch_work, .done = batch_done};
+			mv->batch->tail = &mv->batch->head;
+			struct timeval tv = {0, COPY_BATCH_US};
+			evtimer_add(mv->batch_ev, &tv);
+		}
+	}
+	if (m->cb || !mv->batch) {
+		workers_submit(cache->workers, &m->job);
+		return;
+	}
+	*mv->batch->tail = m;
+	mv->batch->tail = &m->bnext;
+	if (++mv->batch->n >= COPY_BATCH_MAX)
+		batch_flush(cache);
+}
+
 /* Start copying c to tier `to`, whose space is already reserved. */
 static int move_start(struct cache *cache, struct chunk *c, uint8_t to, mover_done_fn cb, void *arg)
 {
@@ -415,10 +571,14 @@ static int move_start(struct cache *cache, struct chunk *c, uint8_t to, mover_do
 	}
 	m->job.work = move_work;
 	m->job.done = move_done;
+	if (cb) {
+		m->waited_on = true;
+		cache->mover->waited_writing++;
+	}
 	cache->mover->moves_inflight++;
 	cache->mover->moving_bytes[m->from] += m->len;
 	policy_glue_arriving(c->ds, to, m->len);
-	workers_submit(cache->workers, &m->job);
+	copy_submit(cache, m);
 	return 0;
 }
 

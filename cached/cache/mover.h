@@ -11,9 +11,14 @@
 #include "cache.h"
 
 int mover_init(struct cache *cache);
+/* The daemon stops (before the workers): copies waiting for a grouped
+ * sync get it now (seg_sync.h). */
+void mover_stop(struct cache *cache);
 void mover_free(struct cache *cache);
 /* Moves between tiers in flight (status, metrics). */
 unsigned mover_inflight(const struct cache *cache);
+/* ... of which copies written into segments, waiting for their sync. */
+unsigned mover_syncing(const struct cache *cache);
 /* Ask for a maintenance pass soon (coalesced). */
 void mover_kick(struct cache *cache);
 /* The chunk the tier should give up next across all datasets, or NULL. */

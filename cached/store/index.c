@@ -24,6 +24,7 @@ struct index {
 	rocksdb_options_t *opts;
 	rocksdb_writeoptions_t *wopts;
 	rocksdb_readoptions_t *ropts;
+	rocksdb_writebatch_t *wb; /* open batch of chunk records, or NULL */
 };
 
 int index_open(struct index **out, const char *state_dir, char *err, size_t errlen)
@@ -61,6 +62,8 @@ void index_close(struct index *ix)
 {
 	if (!ix)
 		return;
+	if (ix->wb)
+		index_batch_commit(ix);
 	if (ix->db)
 		rocksdb_close(ix->db);
 	if (ix->wopts)
@@ -103,6 +106,50 @@ static int db_delete(struct index *ix, const void *k, size_t kn)
 	return 0;
 }
 
+int index_batch_begin(struct index *ix)
+{
+	if (ix->wb)
+		return -EBUSY;
+	ix->wb = rocksdb_writebatch_create();
+	return ix->wb ? 0 : -ENOMEM;
+}
+
+int index_batch_commit(struct index *ix)
+{
+	char *rerr = NULL;
+	rocksdb_writebatch_t *wb = ix->wb;
+	if (!wb)
+		return 0;
+	ix->wb = NULL;
+	if (rocksdb_writebatch_count(wb))
+		rocksdb_write(ix->db, ix->wopts, wb, &rerr);
+	rocksdb_writebatch_destroy(wb);
+	if (rerr) {
+		log_err("op=index_batch err=\"%s\" action=\"records lost; their items are removed at the "
+			"next start\"", rerr);
+		free(rerr);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* A chunk record: into the open batch if there is one. */
+static int chunk_put(struct index *ix, const void *k, size_t kn, const void *v, size_t vn)
+{
+	if (!ix->wb)
+		return db_put(ix, k, kn, v, vn);
+	rocksdb_writebatch_put(ix->wb, k, kn, v, vn);
+	return 0;
+}
+
+static int chunk_delete(struct index *ix, const void *k, size_t kn)
+{
+	if (!ix->wb)
+		return db_delete(ix, k, kn);
+	rocksdb_writebatch_delete(ix->wb, k, kn);
+	return 0;
+}
+
 int index_chunk_put(struct index *ix, const struct index_chunk *c)
 {
 	uint8_t k[9];
@@ -125,7 +172,7 @@ int index_chunk_put(struct index *ix, const struct index_chunk *c)
 		proto_wr_u64(&w, c->seg);
 		proto_wr_u64(&w, c->seg_off);
 	}
-	rc = w.oom ? -ENOMEM : db_put(ix, k, sizeof(k), w.buf, w.len);
+	rc = w.oom ? -ENOMEM : chunk_put(ix, k, sizeof(k), w.buf, w.len);
 	proto_wr_free(&w);
 	return rc;
 }
@@ -134,7 +181,7 @@ int index_chunk_delete(struct index *ix, uint64_t key)
 {
 	uint8_t k[9];
 	chunk_keybuf(k, key);
-	return db_delete(ix, k, sizeof(k));
+	return chunk_delete(ix, k, sizeof(k));
 }
 
 static bool chunk_decode(const char *k, size_t kn, const char *v, size_t vn, struct index_chunk *c,

@@ -43,6 +43,14 @@ void index_close(struct index *ix);
 
 int index_chunk_put(struct index *ix, const struct index_chunk *c);
 int index_chunk_delete(struct index *ix, uint64_t key);
+/* Chunk puts and deletes from begin to commit go to the database in one
+ * write (one WAL append instead of one per record), in their order; kv
+ * records are written at once as always. Until the commit a scan does not
+ * see them. -EBUSY if a batch is already open (its opener commits it),
+ * -ENOMEM. commit returns 0 or -EIO (logged; the records are lost as
+ * after a crash: their items are orphans that startup removes). */
+int index_batch_begin(struct index *ix);
+int index_batch_commit(struct index *ix);
 /* Calls fn for every chunk record (strings valid during the call only). A
  * record that does not decode is deleted and counted in *bad; so is a
  * record of an older format (format 1 kept XXH64 checksums, which nothing

@@ -87,6 +87,21 @@ static void seg_close_fds(struct segment *g)
 	g->wfd = g->rfd = -1;
 }
 
+/* g is gone: its descriptors go through the store's closer */
+static void seg_drop_fds(struct segstore *s, struct segment *g)
+{
+	int fds[2] = {g->wfd, g->rfd};
+	g->wfd = g->rfd = -1;
+	for (int i = 0; i < 2; i++) {
+		if (fds[i] < 0)
+			continue;
+		if (s->close_fd)
+			s->close_fd(s->close_arg, fds[i]);
+		else
+			close(fds[i]);
+	}
+}
+
 void segstore_free(struct segstore *s)
 {
 	struct segment *g = s->list;
@@ -289,7 +304,7 @@ void segment_unlink(struct segstore *s, struct segment *g)
 	s->reclaimed++;
 	if (!g->refs && !g->writers) {
 		seg_remove_from_list(s, g);
-		seg_close_fds(g);
+		seg_drop_fds(s, g);
 		free(g);
 	}
 }
@@ -318,7 +333,7 @@ bool segment_unref(struct segstore *s, struct segment *g)
 	if (--g->refs || g->named || g->writers)
 		return false;
 	seg_remove_from_list(s, g);
-	seg_close_fds(g);
+	seg_drop_fds(s, g);
 	free(g);
 	return true;
 }

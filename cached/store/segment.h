@@ -132,6 +132,12 @@ struct segstore {
 	bool punch;              /* dead items' blocks are given back */
 	char punch_why[128];     /* why not, when not */
 	uint64_t punched_bytes, punches, punch_errors;
+	/* closes the last descriptors of a segment that is gone (unlinked,
+	 * unreferenced): the close of an unlinked file frees its page cache
+	 * and blocks, which the owner may hand to another thread
+	 * (cached/cache/seg_close.c). NULL: close() on the calling thread. */
+	void (*close_fd)(void *arg, int fd);
+	void *close_arg;
 };
 
 #define SEGMENT_ALIGN 4096u

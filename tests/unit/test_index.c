@@ -2,7 +2,8 @@
  * The RocksDB index, for real, in a temp directory: chunk records round
  * trip, delete, survive a reopen; undecodable records and records of the
  * old XXH64 format are dropped and counted; kv records are kept per
- * namespace.
+ * namespace; a write batch of chunk records lands whole at its commit, in
+ * order.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -96,6 +97,60 @@ static void chunk_round_trip_and_reopen(void **state)
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(index_chunk_scan(ix, collect, &s, &bad), 0);
 	assert_int_equal(s.n, 1);
+	index_close(ix);
+}
+
+static void write_batch_lands_at_commit(void **state)
+{
+	(void)state;
+	struct index *ix = open_ix();
+	struct seen s = {0};
+	unsigned bad = 0;
+	/* records the tests before left (keys sort after these small ones) */
+	assert_int_equal(index_chunk_scan(ix, collect, &s, &bad), 0);
+	unsigned n0 = s.n;
+	struct index_chunk c = {
+		.key = 1, .tier = 1, .idx = 0, .len = 100, .checksum = 7,
+		.dataset = "d", .path = "p", .seg = 3, .seg_off = 8192,
+	};
+	assert_int_equal(index_chunk_put(ix, &c), 0); /* key 1, before the batch */
+	assert_int_equal(index_batch_begin(ix), 0);
+	assert_int_equal(index_batch_begin(ix), -EBUSY); /* one batch at a time */
+	c.key = 2;
+	assert_int_equal(index_chunk_put(ix, &c), 0);
+	c.key = 3;
+	assert_int_equal(index_chunk_put(ix, &c), 0);
+	assert_int_equal(index_chunk_delete(ix, 3), 0); /* in order: 3 ends deleted */
+	assert_int_equal(index_chunk_delete(ix, 1), 0);
+	/* kv records are not batched: visible at once */
+	assert_int_equal(index_kv_put(ix, "ns", "k", "v", 1), 0);
+	void *v = NULL;
+	size_t n = 0;
+	assert_int_equal(index_kv_get(ix, "ns", "k", &v, &n), 0);
+	free(v);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(index_chunk_scan(ix, collect, &s, &bad), 0);
+	assert_int_equal(s.n, n0 + 1); /* nothing of the batch yet: only key 1 */
+	assert_true(s.keys[0] == 1);
+	assert_int_equal(index_batch_commit(ix), 0);
+	assert_int_equal(index_batch_commit(ix), 0); /* none open: nothing to do */
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(index_chunk_scan(ix, collect, &s, &bad), 0);
+	assert_int_equal(s.n, n0 + 1);
+	assert_true(s.keys[0] == 2);
+	/* a batch left open is committed by close */
+	assert_int_equal(index_batch_begin(ix), 0);
+	c.key = 4;
+	assert_int_equal(index_chunk_put(ix, &c), 0);
+	index_close(ix);
+	ix = open_ix();
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(index_chunk_scan(ix, collect, &s, &bad), 0);
+	assert_int_equal(s.n, n0 + 2);
+	assert_true(s.keys[0] == 2 && s.keys[1] == 4);
+	assert_int_equal(index_chunk_delete(ix, 2), 0);
+	assert_int_equal(index_chunk_delete(ix, 4), 0);
+	assert_int_equal(index_kv_delete(ix, "ns", "k"), 0);
 	index_close(ix);
 }
 
@@ -193,6 +248,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(chunk_round_trip_and_reopen),
 		cmocka_unit_test(kv_namespaces),
+		cmocka_unit_test(write_batch_lands_at_commit),
 		cmocka_unit_test(old_format_record_is_dropped),
 		cmocka_unit_test(second_open_is_refused),
 	};
