@@ -35,12 +35,17 @@
 #include "tier_health.h"
 #include "workers.h"
 
-#define MOVES_MAX 16
-/* Copies of the mover's own (demotions: no cb) start together: one worker
- * job runs up to COPY_BATCH_MAX of them, started at most COPY_BATCH_US
- * after the first, so a stream of demotions (one per miss that evicts)
- * wakes a worker and the loop once per batch instead of once per copy. */
-#define COPY_BATCH_MAX 8
+#define MOVES_MAX 4
+/* Copies of the mover's own (demotions: no cb) may start together: one
+ * worker job runs up to COPY_BATCH_MAX of them, started at most
+ * COPY_BATCH_US after the first, so a stream of demotions (one per miss
+ * that evicts) wakes a worker and the loop once per batch instead of once
+ * per copy. Off (1): batches of 8 with MOVES_MAX 16 took 17-41 us off a
+ * miss that evicts, but hot then drained faster than the simulator models
+ * (docs/simulator.md, --hot-max), and bench/epochs.sh's replay agreement
+ * fell from 1.00 / 0.99 to 0.93-0.94 / 0.84-0.92 (lru / arc); batches of
+ * 8 with MOVES_MAX 4 held hot past the model (1.63 / 1.31). Session 26. */
+#define COPY_BATCH_MAX 1
 #define COPY_BATCH_US 2000
 /* ... not counting copies written and waiting for their segment's sync
  * (seg_sync.h), of which there may be this many more: the longer a sync
