@@ -276,11 +276,12 @@ void chunk_policy_remove(struct cache *cache, struct chunk *c)
 	policy_remove(c->ds->pol[c->tier], &c->pe);
 }
 
-static void persist(struct cache *cache, const struct chunk *c)
+void chunk_persist_at(struct cache *cache, const struct chunk *c, uint8_t tier, uint64_t seg,
+		      uint64_t seg_off)
 {
 	struct index_chunk ic = {
 		.key = c->key,
-		.tier = c->tier,
+		.tier = tier,
 		.idx = c->idx,
 		.len = c->len,
 		.checksum = c->checksum,
@@ -288,12 +289,18 @@ static void persist(struct cache *cache, const struct chunk *c)
 		.src = c->src,
 		.dataset = c->ds->name,
 		.path = c->path,
-		.seg = c->file->seg ? c->file->seg->id : 0,
-		.seg_off = c->file->seg ? c->file->off : 0,
+		.seg = seg,
+		.seg_off = seg_off,
 	};
-	if (index_chunk_put(cache->ix, &ic) < 0)
+	if (cache->ix && index_chunk_put(cache->ix, &ic) < 0)
 		log_err("dataset=%s path=%s chunk=%u op=index_put err=\"index write failed\"",
 			c->ds->name, c->path, c->idx);
+}
+
+static void persist(struct cache *cache, const struct chunk *c)
+{
+	chunk_persist_at(cache, c, c->tier, c->file->seg ? c->file->seg->id : 0,
+			 c->file->seg ? c->file->off : 0);
 }
 
 void chunk_persist(struct cache *cache, const struct chunk *c)

@@ -75,6 +75,10 @@ void chunk_policy_remove(struct cache *cache, struct chunk *c);
 
 /* Write a resident chunk's index record (its file is durable). */
 void chunk_persist(struct cache *cache, const struct chunk *c);
+/* ... as if it lived on tier, in segment seg (0: a chunk file) at seg_off
+ * (a copy to another place, before the chunk itself moves there). */
+void chunk_persist_at(struct cache *cache, const struct chunk *c, uint8_t tier, uint64_t seg,
+		      uint64_t seg_off);
 
 /* A chunk just published lives in segment g at off (takes a reference). */
 void chunk_set_segment(struct chunk *c, struct segment *g, uint64_t off);

@@ -370,22 +370,7 @@ static void move_record(struct seg_sync_waiter *w)
 	struct chunk *c = m->c;
 	if (m->err || c->doomed || !m->dseg)
 		return;
-	struct index_chunk ic = {
-		.key = c->key,
-		.tier = m->to,
-		.idx = c->idx,
-		.len = c->len,
-		.checksum = c->checksum,
-		.atime_s = c->atime_s,
-		.src = c->src,
-		.dataset = c->ds->name,
-		.path = c->path,
-		.seg = m->dseg->id,
-		.seg_off = m->doff,
-	};
-	if (m->cache->ix && index_chunk_put(m->cache->ix, &ic) < 0)
-		log_err("dataset=%s path=%s chunk=%u op=index_put err=\"index write failed\"",
-			c->ds->name, c->path, c->idx);
+	chunk_persist_at(m->cache, c, m->to, m->dseg->id, m->doff);
 }
 
 /* The sync that covers a copy's bytes in its segment ended. */
