@@ -79,8 +79,8 @@ for i in $(seq 1 $N); do
 	s=$(sed -n 's/.* view_slice_max_us=\([0-9]*\).*/\1/p' <<<"$v")
 	u=$(sed -n 's/.* view_step_cpu_max_us=\([0-9]*\).*/\1/p' <<<"$v")
 	c=$(sed -n 's/.* chunks=\([0-9]*\).*/\1/p' <<<"$v")
-	va=$(sed -n 's/.* view_step_cpu_max_at=\([0-9]*\).*/\1/p' <<<"$v") # since session 26
-	# off the loop since session 25 (0 or empty on older trees): the
+	va=$(sed -n 's/.* view_step_cpu_max_at=\([0-9]*\).*/\1/p' <<<"$v") # since session 17
+	# off the loop since session 16 (0 or empty on older trees): the
 	# encode (node 1) or decode on a worker, and the slice's build in steps
 	enc=$(sed -n 's/.*op=job_plan_published .* encode_cpu_us=\([0-9]*\).*/\1/p' "$T/n$i/daemon.log" | tail -1)
 	dec=$(sed -n 's/.*op=job_plan_loaded .* decode_cpu_us=\([0-9]*\).*/\1/p' "$T/n$i/daemon.log" | tail -1)
@@ -88,7 +88,7 @@ for i in $(seq 1 $N); do
 	slb=$(sed -n 's/.* build_us=\([0-9]*\).*/\1/p' <<<"$sl")
 	slc=$(sed -n 's/.* step_cpu_max_us=\([0-9]*\).*/\1/p' <<<"$sl")
 	# which step was the longest (0: the first) and the first's CPU
-	# (since session 26; empty on older trees)
+	# (since session 17; empty on older trees)
 	sla=$(sed -n 's/.* step_cpu_max_at=\([0-9]*\).*/\1/p' <<<"$sl")
 	slf=$(sed -n 's/.* step_cpu_first_us=\([0-9]*\).*/\1/p' <<<"$sl")
 	extra="worker_ms $(awk -v b="${enc:-${dec:-0}}" 'BEGIN {printf "%.1f", b / 1000}')"

@@ -11,7 +11,7 @@ started it, when the reply was in and when the fill was published
 publish), how many requests were in flight per peer when each ended, and
 over the read: the time-weighted mean of peer fills in flight and the share
 of time with none in flight (a gap the pipeline did not cover). With the
-worker's own times in the log (session 26: work_ns, work_end_ns) the
+worker's own times in the log (session 17: work_ns, work_end_ns) the
 worker stage is split into pick-up, work and the wait for the loop; and
 per file: the share of the read the reader was blocked on a fill it asked
 for itself (peer or cold), and how often that chunk landed after one of

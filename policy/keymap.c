@@ -31,7 +31,7 @@
  * them (advice only). With huge pages the first few hundred puts after a
  * growth fault the whole table in (one 2 MiB zeroing each); on 4 KiB pages
  * it would be about a fault per put for longer, and measured worse in the
- * daemon (docs/cluster.md, "Measured", session 26). */
+ * daemon (docs/cluster.md, "Measured", session 17). */
 static struct keymap_slot *table_alloc(size_t nslots)
 {
 	size_t bytes = nslots * sizeof(struct keymap_slot);

@@ -44,7 +44,7 @@
  * miss that evicts, but hot then drained faster than the simulator models
  * (docs/simulator.md, --hot-max), and bench/epochs.sh's replay agreement
  * fell from 1.00 / 0.99 to 0.93-0.94 / 0.84-0.92 (lru / arc); batches of
- * 8 with MOVES_MAX 4 held hot past the model (1.63 / 1.31). Session 26. */
+ * 8 with MOVES_MAX 4 held hot past the model (1.63 / 1.31). Session 17. */
 #define COPY_BATCH_MAX 1
 #define COPY_BATCH_US 2000
 /* ... not counting copies written and waiting for their segment's sync

@@ -5,7 +5,7 @@
  * page cache and blocks (ext4_evict_inode -> truncate_inode_pages_range):
  * tens of microseconds for a segment of tens of MiB, on whichever thread
  * closes it. Under misses that evict that was the loop, about 15 us per
- * miss (docs/ceph.md, session 25). Each tier's segment store hands such
+ * miss (docs/ceph.md, session 16). Each tier's segment store hands such
  * descriptors here (segstore.close_fd) and a worker closes them. Nothing
  * reads through them any more: the segment is unlinked and no chunk or
  * client holds it (a client's own descriptor is its own).

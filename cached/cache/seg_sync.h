@@ -9,7 +9,7 @@
  * worker only wrote and one sync job per segment covered every copy that
  * finished writing before it started; but a sync started as soon as one
  * copy waited, so under a stream of demotions (one per miss that evicts)
- * groups stayed small: about one fdatasync per 1.5 demotions (session 25).
+ * groups stayed small: about one fdatasync per 1.5 demotions (session 16).
  *
  * Now copies wait in a window: their syncs start when the copies waiting
  * pass a count or a number of bytes (seg_syncs_set_group), or when the

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Demotions share their fdatasyncs (cached/cache/seg_sync.c, session 26):
+# Demotions share their fdatasyncs (cached/cache/seg_sync.c, session 17):
 # a copy into warm's segment waits up to 100 ms, or until 64 copies or
 # 1/32 of the hot tier wait, for one sync that covers the whole group, and
 # the group's records are written after it in one index write batch.
@@ -51,7 +51,7 @@ syncs=$(ctr segment_copy_syncs)
 n=$(($(ctr demotions) + $(ctr promotions) + $(ctr segment_items_kept)))
 echo "demotions $d, copies into segments $n, segment_copy_syncs $syncs"
 check "items were demoted into warm's segments (>= 100: $d)" [ "$d" -ge 100 ]
-# the group bound here is 1M, about 10 items of 100 KB; before session 26
+# the group bound here is 1M, about 10 items of 100 KB; before session 17
 # this run made about one sync per 2 demotions
 check "syncs are grouped: at most one per 4 copies ($syncs for $n)" [ $((syncs * 4)) -le "$n" ]
 check "no copy waits once idle" [ "$(syncing)" = 0 ]
