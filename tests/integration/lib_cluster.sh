@@ -268,6 +268,12 @@ tcc_read_on() {
 	return $bad
 }
 
+# tc_node_members_up I N [SECS]: wait until node I lists N members up
+# (default 30 s)
+tc_node_members_up() {
+	wait_for "${3:-30}" "[ \"\$(tc_node_json $1 'sum(m[\"state\"] == \"up\" for m in s[\"cluster_members\"])' 2>/dev/null)\" = $2 ]"
+}
+
 # tc_node_serving I: wait until every dataset of node I has its manifest
 # (with [cluster] the first listing may wait for the manifest's home, or
 # be loaded from Redis: a peer asking meanwhile gets EAGAIN)

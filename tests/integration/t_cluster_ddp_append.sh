@@ -36,7 +36,7 @@ for i in $(seq 1 $N); do
 done
 for i in $(seq 1 $N); do
 	check "node $i lists all $N members up" \
-		wait_for 30 "[ \"\$(tc_node_json $i 'sum(m[\"state\"] == \"up\" for m in s[\"cluster_members\"])')\" = $N ]"
+		tc_node_members_up $i $N
 done
 
 hits() { tc_node_json "$1" "s['datasets'][0]['hits']"; }

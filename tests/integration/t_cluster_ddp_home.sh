@@ -130,7 +130,7 @@ run_mode() {
 	done
 	for i in $(seq 1 $N); do
 		check "$MODE: node $i lists all $N members up" \
-			wait_for 30 "[ \"\$(tc_node_json $i 'sum(m[\"state\"] == \"up\" for m in s[\"cluster_members\"])')\" = $N ]"
+			tc_node_members_up $i $N
 	done
 
 	th=0

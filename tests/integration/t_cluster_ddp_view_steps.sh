@@ -47,7 +47,7 @@ for i in $(seq 1 $N); do
 done
 for i in $(seq 1 $N); do
 	check "node $i lists all $N members up" \
-		wait_for 60 "[ \"\$(tc_node_json $i 'sum(m[\"state\"] == \"up\" for m in s[\"cluster_members\"])')\" = $N ]"
+		tc_node_members_up $i $N 60
 	check "node $i lists the $FILES files" \
 		wait_for 120 "[ \"\$(tc_node_json $i \"all(d['serving'] and d['files'] == $FILES for d in s['datasets'])\")\" = True ]"
 done

@@ -44,7 +44,7 @@ for i in $(seq 1 $N); do
 done
 for i in $(seq 1 $N); do
 	check "node $i lists $N members up" \
-		wait_for 30 "[ \"\$(tc_node_json $i 'sum(m[\"state\"] == \"up\" for m in s[\"cluster_members\"])' 2>/dev/null)\" = $N ]"
+		tc_node_members_up $i $N
 	check "node $i has its manifest" tc_node_serving "$i"
 done
 cj() { tc_node_json "$1" "s['cluster']['$2']"; }

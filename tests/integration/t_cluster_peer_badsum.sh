@@ -30,7 +30,7 @@ for i in 1 2; do
 done
 for i in 1 2; do
 	check "node $i lists 2 members up" \
-		wait_for 30 "[ \"\$(tc_node_json $i 'sum(m[\"state\"] == \"up\" for m in s[\"cluster_members\"])' 2>/dev/null)\" = 2 ]"
+		tc_node_members_up $i 2
 	check "node $i has its manifest" tc_node_serving "$i"
 done
 ctr() { tc_node_json "$1" "s['counters']['$2']"; }
