@@ -5,10 +5,12 @@
  *   - the policies' budget (policy_glue.h): after a fill, a move or a
  *     promotion the chunks in a tier's policies may exceed its low
  *     watermark; victims go until they do not;
- *   - the backstop: bytes no policy controls (fills and copies in flight,
- *     files held open, chunks served without being kept) pushed the tier
- *     past its high watermark; it drains to the low one, with hysteresis
- *     (cachefilesd style), so such moves come in batches.
+ *   - the backstop: bytes no policy controls but giving chunks up can
+ *     bring down (fills and copies in flight, pinned chunks) pushed the
+ *     tier past its high watermark; it drains to the low one, with
+ *     hysteresis (cachefilesd style), so such moves come in batches. Bytes
+ *     clients hold after their chunk left and dead segment bytes are not
+ *     counted (tier_load): giving chunks up frees none of them.
  * A hot victim is demoted to warm when the placement says so (warm's
  * policy admits it), else dropped; a warm victim is dropped.
  */
@@ -55,7 +57,12 @@
  * or after the window (SEG_SYNC_WINDOW_MS), whichever comes first. */
 #define MOVES_SYNCING_MAX 128
 #define SYNC_GROUP_BYTES_MAX (8u << 20)
-#define SYNC_GROUP_BYTES_MIN (256u << 10)
+/* 64K, not 256K: on a 2M hot tier 256K of demotions waiting for their
+ * sync was 40 % of the band above the policies' budget, the room the plan
+ * prefetcher loads into (t_trace_replay_ddp: 90-150 waits for room per run,
+ * lru 0.85-0.89 of the simulator, where 64K gave 0.94-0.96). A tier of 8M
+ * or more is unchanged (1/32 of its capacity). Session 27. */
+#define SYNC_GROUP_BYTES_MIN (64u << 10)
 
 struct move {
 	struct job job;
@@ -285,8 +292,16 @@ int mover_make_room(struct cache *cache, enum tier_id t, uint64_t len)
 			 * what the policies would to take len bytes within
 			 * their budget, never more (evicting on until a chunk
 			 * file came up emptied warm to half its budget with
-			 * arc: docs/simulator.md "Replay agreement") */
-			if (policy_glue_tier_bytes(cache, t) + len <= room_budget(cache, t))
+			 * arc: docs/simulator.md "Replay agreement"). Unless
+			 * its blocks come back at once: holes are punched and
+			 * no client holds it. Then the room the policies lack
+			 * is bytes they do not hold (clients' files, copies in
+			 * flight), and the victim goes for len as a chunk file
+			 * would: a demotion into a warm tier whose disk clients
+			 * hold displaces warm's victim, as the simulator's warm
+			 * does, instead of being dropped */
+			if (policy_glue_tier_bytes(cache, t) + len <= room_budget(cache, t) &&
+			    (!seg_punch_on(cache, t) || v->file->refs > 1))
 				return -ENOSPC;
 			mover_evict(cache, v);
 			mover_reclaim(cache, t, len);
@@ -613,13 +628,23 @@ void mover_promote(struct cache *cache, struct chunk *c)
 	move_start(cache, c, TIER_HOT, NULL, NULL);
 }
 
+/* What the backstop measures: the bytes giving chunks up can bring down.
+ * Not the dead bytes of segments (punching or the reclaim returns them),
+ * nor bytes clients hold after their chunk left the tier (held_dead: a
+ * chunk file or segment unlinked but still open, a chunk served unkept):
+ * those come back when the client lets go, and giving up more chunks frees
+ * none of them. Counting them made the drain give up what the policies
+ * keep for room it could not make: under a DDP job the ranks' open-ahead
+ * handles held up to 2.9M of warm's 4M, and warm's drain gave up its
+ * policies' chunks down to 99K, chunks hot had just demoted unread among
+ * them (t_trace_replay_ddp). Where held bytes leave a tier no room, a fill
+ * is served unkept, as when clients hold files (docs/policies.md). */
 static uint64_t tier_load(const struct cache *cache, enum tier_id t)
 {
 	const struct tier *tr = &cache->tiers[t];
-	/* dead bytes of segments are not the policies': reclaim returns them */
 	uint64_t load = tr->used + tr->reserved - cache->mover->moving_bytes[t];
-	uint64_t dead = cache->segs[t].bytes_dead;
-	return load > dead ? load - dead : 0;
+	uint64_t gone = cache->segs[t].bytes_dead + tr->held_dead;
+	return load > gone ? load - gone : 0;
 }
 
 enum give_up {
@@ -666,7 +691,11 @@ static void drain(struct cache *cache, enum tier_id t)
 	}
 	if (g == GIVE_WAIT)
 		return;
-	if (!cache->mover->draining[t] && tier_over_high(tr))
+	/* the same measure starts the drain as ends it: counting bytes it
+	 * cannot bring down (dead, held, copies into segments in flight,
+	 * which count as dead until written) started drains that then ran
+	 * to the low mark on the chunks the policies keep */
+	if (!cache->mover->draining[t] && tier_load(cache, t) > tr->high_bytes)
 		cache->mover->draining[t] = true;
 	while (cache->mover->draining[t] && tier_load(cache, t) > tr->low_bytes) {
 		g = give_up_one(cache, t);
