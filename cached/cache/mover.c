@@ -5,12 +5,12 @@
  *   - the policies' budget (policy_glue.h): after a fill, a move or a
  *     promotion the chunks in a tier's policies may exceed its low
  *     watermark; victims go until they do not;
- *   - the backstop: bytes no policy controls but giving chunks up can
- *     bring down (fills and copies in flight, pinned chunks) pushed the
- *     tier past its high watermark; it drains to the low one, with
- *     hysteresis (cachefilesd style), so such moves come in batches. Bytes
- *     clients hold after their chunk left and dead segment bytes are not
- *     counted (tier_load): giving chunks up frees none of them.
+ *   - the backstop: bytes no policy controls (fills and copies in flight,
+ *     pinned chunks; on hot, files clients hold after their chunk left)
+ *     pushed the tier past its high watermark; it drains to the low one,
+ *     with hysteresis (cachefilesd style), so such moves come in batches.
+ *     What it counts is tier_load's: not dead segment bytes, and on a tier
+ *     whose victims are dropped not the bytes clients hold either.
  * A hot victim is demoted to warm when the placement says so (warm's
  * policy admits it), else dropped; a warm victim is dropped.
  */
@@ -292,16 +292,17 @@ int mover_make_room(struct cache *cache, enum tier_id t, uint64_t len)
 			 * what the policies would to take len bytes within
 			 * their budget, never more (evicting on until a chunk
 			 * file came up emptied warm to half its budget with
-			 * arc: docs/simulator.md "Replay agreement"). Unless
-			 * its blocks come back at once: holes are punched and
-			 * no client holds it. Then the room the policies lack
-			 * is bytes they do not hold (clients' files, copies in
-			 * flight), and the victim goes for len as a chunk file
-			 * would: a demotion into a warm tier whose disk clients
-			 * hold displaces warm's victim, as the simulator's warm
-			 * does, instead of being dropped */
+			 * arc: docs/simulator.md "Replay agreement"). Where
+			 * holes are punched an item no client holds gives its
+			 * blocks back at once, one a client holds when it lets
+			 * go, as a chunk file does: the victims go as chunk
+			 * files would. Under a DDP job whose ranks' open-ahead
+			 * handles held a third of warm, the rule above dropped
+			 * hot's demotions (prefetched chunks not yet read among
+			 * them) while warm's policies were within their budget
+			 * (t_trace_replay_ddp, session 27) */
 			if (policy_glue_tier_bytes(cache, t) + len <= room_budget(cache, t) &&
-			    (!seg_punch_on(cache, t) || v->file->refs > 1))
+			    !seg_punch_on(cache, t))
 				return -ENOSPC;
 			mover_evict(cache, v);
 			mover_reclaim(cache, t, len);
@@ -628,22 +629,27 @@ void mover_promote(struct cache *cache, struct chunk *c)
 	move_start(cache, c, TIER_HOT, NULL, NULL);
 }
 
-/* What the backstop measures: the bytes giving chunks up can bring down.
- * Not the dead bytes of segments (punching or the reclaim returns them),
- * nor bytes clients hold after their chunk left the tier (held_dead: a
- * chunk file or segment unlinked but still open, a chunk served unkept):
- * those come back when the client lets go, and giving up more chunks frees
- * none of them. Counting them made the drain give up what the policies
- * keep for room it could not make: under a DDP job the ranks' open-ahead
- * handles held up to 2.9M of warm's 4M, and warm's drain gave up its
- * policies' chunks down to 99K, chunks hot had just demoted unread among
- * them (t_trace_replay_ddp). Where held bytes leave a tier no room, a fill
- * is served unkept, as when clients hold files (docs/policies.md). */
+/* What the backstop measures. Not the dead bytes of segments (punching or
+ * the reclaim returns them). Bytes clients hold after their chunk left the
+ * tier (held_dead: a file or segment unlinked but still open, a chunk
+ * served unkept) come back only when the client lets go; giving chunks up
+ * frees none of them. Hot, above warm, counts them all the same: its
+ * victims are demoted, not lost, and its band above the budget is where
+ * the prefetcher's loads and the fills land, so held bytes there are made
+ * up by demoting (without that, t_trace_replay_ddp's prefetcher waited
+ * for room on hot 100-150 times a run and lru fell to 0.85-0.94 of the
+ * simulator). A tier whose victims are dropped does not: under a DDP job
+ * the ranks' open-ahead handles held up to 2.9M of warm's 4M, and warm's
+ * drain dropped its policies' chunks down to 99K for room it could not
+ * make, hot's demotions of prefetched chunks not yet read among them (19-71
+ * of 470 given up before their read; session 27). */
 static uint64_t tier_load(const struct cache *cache, enum tier_id t)
 {
 	const struct tier *tr = &cache->tiers[t];
 	uint64_t load = tr->used + tr->reserved - cache->mover->moving_bytes[t];
-	uint64_t gone = cache->segs[t].bytes_dead + tr->held_dead;
+	uint64_t gone = cache->segs[t].bytes_dead;
+	if (!(t == TIER_HOT && cache->tiers[TIER_WARM].present))
+		gone += tr->held_dead;
 	return load > gone ? load - gone : 0;
 }
 
@@ -691,10 +697,10 @@ static void drain(struct cache *cache, enum tier_id t)
 	}
 	if (g == GIVE_WAIT)
 		return;
-	/* the same measure starts the drain as ends it: counting bytes it
-	 * cannot bring down (dead, held, copies into segments in flight,
-	 * which count as dead until written) started drains that then ran
-	 * to the low mark on the chunks the policies keep */
+	/* the same measure starts the drain as ends it (used + reserved also
+	 * counts dead bytes, copies into segments in flight among them, and
+	 * on warm held ones: drains started on those then ran to the low mark
+	 * on what the policies keep) */
 	if (!cache->mover->draining[t] && tier_load(cache, t) > tr->high_bytes)
 		cache->mover->draining[t] = true;
 	while (cache->mover->draining[t] && tier_load(cache, t) > tr->low_bytes) {
