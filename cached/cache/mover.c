@@ -6,9 +6,11 @@
  *     promotion the chunks in a tier's policies may exceed its low
  *     watermark; victims go until they do not;
  *   - the backstop: bytes no policy controls (fills and copies in flight,
- *     files held open, chunks served without being kept) pushed the tier
- *     past its high watermark; it drains to the low one, with hysteresis
- *     (cachefilesd style), so such moves come in batches.
+ *     pinned chunks; on hot, files clients hold after their chunk left)
+ *     pushed the tier past its high watermark; it drains to the low one,
+ *     with hysteresis (cachefilesd style), so such moves come in batches.
+ *     What it counts is tier_load's: not dead segment bytes, and on a tier
+ *     whose victims are dropped not the bytes clients hold either.
  * A hot victim is demoted to warm when the placement says so (warm's
  * policy admits it), else dropped; a warm victim is dropped.
  */
@@ -55,7 +57,12 @@
  * or after the window (SEG_SYNC_WINDOW_MS), whichever comes first. */
 #define MOVES_SYNCING_MAX 128
 #define SYNC_GROUP_BYTES_MAX (8u << 20)
-#define SYNC_GROUP_BYTES_MIN (256u << 10)
+/* 64K, not 256K: on a 2M hot tier 256K of demotions waiting for their
+ * sync was 40 % of the band above the policies' budget, the room the plan
+ * prefetcher loads into (t_trace_replay_ddp: 90-150 waits for room per run,
+ * lru 0.85-0.89 of the simulator, where 64K gave 0.94-0.96). A tier of 8M
+ * or more is unchanged (1/32 of its capacity). Session 27. */
+#define SYNC_GROUP_BYTES_MIN (64u << 10)
 
 struct move {
 	struct job job;
@@ -285,8 +292,17 @@ int mover_make_room(struct cache *cache, enum tier_id t, uint64_t len)
 			 * what the policies would to take len bytes within
 			 * their budget, never more (evicting on until a chunk
 			 * file came up emptied warm to half its budget with
-			 * arc: docs/simulator.md "Replay agreement") */
-			if (policy_glue_tier_bytes(cache, t) + len <= room_budget(cache, t))
+			 * arc: docs/simulator.md "Replay agreement"). Where
+			 * holes are punched an item no client holds gives its
+			 * blocks back at once, one a client holds when it lets
+			 * go, as a chunk file does: the victims go as chunk
+			 * files would. Under a DDP job whose ranks' open-ahead
+			 * handles held a third of warm, the rule above dropped
+			 * hot's demotions (prefetched chunks not yet read among
+			 * them) while warm's policies were within their budget
+			 * (t_trace_replay_ddp, session 27) */
+			if (policy_glue_tier_bytes(cache, t) + len <= room_budget(cache, t) &&
+			    !seg_punch_on(cache, t))
 				return -ENOSPC;
 			mover_evict(cache, v);
 			mover_reclaim(cache, t, len);
@@ -613,13 +629,28 @@ void mover_promote(struct cache *cache, struct chunk *c)
 	move_start(cache, c, TIER_HOT, NULL, NULL);
 }
 
+/* What the backstop measures. Not the dead bytes of segments (punching or
+ * the reclaim returns them). Bytes clients hold after their chunk left the
+ * tier (held_dead: a file or segment unlinked but still open, a chunk
+ * served unkept) come back only when the client lets go; giving chunks up
+ * frees none of them. Hot, above warm, counts them all the same: its
+ * victims are demoted, not lost, and its band above the budget is where
+ * the prefetcher's loads and the fills land, so held bytes there are made
+ * up by demoting (without that, t_trace_replay_ddp's prefetcher waited
+ * for room on hot 100-150 times a run and lru fell to 0.85-0.94 of the
+ * simulator). A tier whose victims are dropped does not: under a DDP job
+ * the ranks' open-ahead handles held up to 2.9M of warm's 4M, and warm's
+ * drain dropped its policies' chunks down to 99K for room it could not
+ * make, hot's demotions of prefetched chunks not yet read among them (19-71
+ * of 470 given up before their read; session 27). */
 static uint64_t tier_load(const struct cache *cache, enum tier_id t)
 {
 	const struct tier *tr = &cache->tiers[t];
-	/* dead bytes of segments are not the policies': reclaim returns them */
 	uint64_t load = tr->used + tr->reserved - cache->mover->moving_bytes[t];
-	uint64_t dead = cache->segs[t].bytes_dead;
-	return load > dead ? load - dead : 0;
+	uint64_t gone = cache->segs[t].bytes_dead;
+	if (!(t == TIER_HOT && cache->tiers[TIER_WARM].present))
+		gone += tr->held_dead;
+	return load > gone ? load - gone : 0;
 }
 
 enum give_up {
@@ -666,7 +697,11 @@ static void drain(struct cache *cache, enum tier_id t)
 	}
 	if (g == GIVE_WAIT)
 		return;
-	if (!cache->mover->draining[t] && tier_over_high(tr))
+	/* the same measure starts the drain as ends it (used + reserved also
+	 * counts dead bytes, copies into segments in flight among them, and
+	 * on warm held ones: drains started on those then ran to the low mark
+	 * on what the policies keep) */
+	if (!cache->mover->draining[t] && tier_load(cache, t) > tr->high_bytes)
 		cache->mover->draining[t] = true;
 	while (cache->mover->draining[t] && tier_load(cache, t) > tr->low_bytes) {
 		g = give_up_one(cache, t);
