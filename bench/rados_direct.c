@@ -8,6 +8,7 @@
  *
  *   rados_direct --conf CONF --pool POOL [--prefix P] [--namespace NS]
  *                [--chunk BYTES] [--streams N] [--reps R] [--through DIR]
+ *                [--segment CAPACITY [--punch BYTES] [--sync BYTES]]
  *
  * A file is an object whose name starts with P, or a libradosstriper file:
  * its objects NAME.%016x are read in index order, each in --chunk pieces
@@ -21,6 +22,22 @@
  * cache, one out of it), as a cache's fill and its reader do, without the
  * checksum, the index or the protocol. The files are removed after each
  * repetition, outside its timing.
+ *
+ * --segment CAPACITY (with --through): the floor of a cache that packs
+ * small items into segments, as tiercached does below segment_threshold,
+ * and whose tiers hold CAPACITY bytes in all. Each stream appends its
+ * pieces to one file of its own in DIR (DIR/segment.N: written at the end,
+ * read back from there), and once the bytes it holds pass its share of
+ * CAPACITY (CAPACITY / streams) it gives the oldest back with one
+ * fallocate(PUNCH_HOLE) over them, as a cache punches its evicted items:
+ * with CAPACITY at least the data, nothing is punched (the `fit` case);
+ * smaller, every piece past the first CAPACITY bytes costs one punch (the
+ * `evict` case), or one per --punch BYTES (punched in larger runs: a
+ * cheaper floor, what a cache reclaiming whole regions would pay).
+ * --sync BYTES: also fdatasync the file each time BYTES were appended
+ * since its last sync (default 0: never; tiercached syncs its fills
+ * lazily, `sync_backlog`). The files are removed after each repetition,
+ * outside its timing.
  *
  * Threads: the main thread submits reads; librados' completion callbacks
  * only mark their stream done and signal the main thread (under one lock).
@@ -78,6 +95,11 @@ struct bench_ctx {
 	const char *through; /* --through DIR, or NULL */
 	size_t next_file;    /* --through: the next file a thread takes (lock) */
 	unsigned copies;     /* --through: files written this repetition (lock) */
+	unsigned nstreams;
+	uint64_t punches, syncs; /* --segment: this repetition's */
+	uint64_t seg_cap;    /* --segment: capacity of all streams together, or 0 */
+	uint64_t punch_unit; /* --punch: punch once this much is over the share (0: at once) */
+	uint64_t sync_every; /* --sync: fdatasync after this much appended (0: never) */
 };
 
 static void read_done(rados_completion_t c, void *arg)
@@ -273,12 +295,12 @@ static int64_t read_all(struct bench_ctx *bc, struct stream *st, unsigned nstrea
 	return err < 0 ? err : (int64_t)bytes;
 }
 
-/* All of buf written to (or read from) fd at offset 0. 0 or -errno. */
-static int full_io(int fd, char *buf, size_t len, bool write)
+/* All of buf written to (or read from) fd at off. 0 or -errno. */
+static int full_io_at(int fd, char *buf, size_t len, uint64_t off, bool write)
 {
 	for (size_t done = 0; done < len;) {
-		ssize_t n = write ? pwrite(fd, buf + done, len - done, (off_t)done)
-				  : pread(fd, buf + done, len - done, (off_t)done);
+		ssize_t n = write ? pwrite(fd, buf + done, len - done, (off_t)(off + done))
+				  : pread(fd, buf + done, len - done, (off_t)(off + done));
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
 		done += (size_t)n;
@@ -294,9 +316,9 @@ static int copy_through(struct bench_ctx *bc, struct stream *s, unsigned n)
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	int rc = full_io(fd, s->buf, s->len, true);
+	int rc = full_io_at(fd, s->buf, s->len, 0, true);
 	if (rc == 0)
-		rc = full_io(fd, s->buf, s->len, false);
+		rc = full_io_at(fd, s->buf, s->len, 0, false);
 	close(fd);
 	return rc;
 }
@@ -304,9 +326,50 @@ static int copy_through(struct bench_ctx *bc, struct stream *s, unsigned n)
 struct through_arg {
 	struct bench_ctx *bc;
 	struct stream *s;
+	unsigned id;
 	uint64_t bytes;
 	int err;
+	/* --segment: this stream's file */
+	int fd;
+	uint64_t wpos;     /* where the next piece is appended */
+	uint64_t kept;     /* start of what is not punched yet (block aligned) */
+	uint64_t unsynced; /* appended since the last fdatasync */
+	uint64_t punches, syncs;
 };
+
+/* --segment: append the piece in s->buf to the stream's file, read it back,
+ * then give back the oldest bytes over the stream's share of the capacity
+ * (whole 4 KiB blocks: the partial one stays, as a cache's would). */
+static int copy_segment(struct bench_ctx *bc, struct through_arg *a)
+{
+	struct stream *s = a->s;
+	uint64_t at = a->wpos;
+	int rc = full_io_at(a->fd, s->buf, s->len, at, true);
+	if (rc == 0)
+		rc = full_io_at(a->fd, s->buf, s->len, at, false);
+	if (rc < 0)
+		return rc;
+	a->wpos += s->len;
+	a->unsynced += s->len;
+	if (bc->sync_every && a->unsynced >= bc->sync_every) {
+		if (fdatasync(a->fd) < 0)
+			return -errno;
+		a->unsynced = 0;
+		a->syncs++;
+	}
+	uint64_t share = bc->seg_cap / bc->nstreams;
+	if (a->wpos - a->kept <= share + bc->punch_unit)
+		return 0;
+	uint64_t to = (a->wpos - share) & ~(uint64_t)4095;
+	if (to <= a->kept)
+		return 0;
+	if (fallocate(a->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)a->kept,
+		      (off_t)(to - a->kept)) < 0)
+		return -errno;
+	a->kept = to;
+	a->punches++;
+	return 0;
+}
 
 static void *through_stream(void *p)
 {
@@ -328,7 +391,7 @@ static void *through_stream(void *p)
 			a->err = r < 0 ? r : -EIO;
 			return NULL;
 		}
-		int rc = copy_through(bc, s, n);
+		int rc = bc->seg_cap ? copy_segment(bc, a) : copy_through(bc, s, n);
 		if (rc < 0) {
 			fprintf(stderr, "rados_direct: --through %s: %s\n", bc->through, strerror(-rc));
 			a->err = rc;
@@ -349,9 +412,23 @@ static int64_t read_all_through(struct bench_ctx *bc, struct stream *st, unsigne
 	uint64_t bytes = 0;
 	bc->next_file = 0;
 	bc->copies = 0;
+	bc->punches = 0;
+	bc->syncs = 0;
+	bc->nstreams = nstreams;
 	for (unsigned i = 0; i < nstreams; i++) {
 		st[i].file = SIZE_MAX;
-		a[i] = (struct through_arg){.bc = bc, .s = &st[i]};
+		a[i] = (struct through_arg){.bc = bc, .s = &st[i], .id = i, .fd = -1};
+		if (bc->seg_cap) {
+			char path[4096];
+			snprintf(path, sizeof(path), "%s/segment.%u", bc->through, i);
+			a[i].fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+			if (a[i].fd < 0) {
+				err = -errno;
+				fprintf(stderr, "rados_direct: --segment: cannot create %s: %s\n", path,
+					strerror(errno));
+				break;
+			}
+		}
 		if (pthread_create(&t[i], NULL, through_stream, &a[i]) != 0) {
 			err = -EAGAIN;
 			break;
@@ -361,9 +438,14 @@ static int64_t read_all_through(struct bench_ctx *bc, struct stream *st, unsigne
 	for (unsigned i = 0; i < started; i++) {
 		pthread_join(t[i], NULL);
 		bytes += a[i].bytes;
+		bc->punches += a[i].punches;
+		bc->syncs += a[i].syncs;
 		if (a[i].err < 0 && err == 0)
 			err = a[i].err;
 	}
+	for (unsigned i = 0; i < nstreams; i++)
+		if (a[i].fd >= 0)
+			close(a[i].fd);
 	return err < 0 ? err : (int64_t)bytes;
 }
 
@@ -371,6 +453,13 @@ static int64_t read_all_through(struct bench_ctx *bc, struct stream *st, unsigne
 static void through_clean(const struct bench_ctx *bc)
 {
 	char path[4096];
+	if (bc->seg_cap) {
+		for (unsigned n = 0; n < bc->nstreams; n++) {
+			snprintf(path, sizeof(path), "%s/segment.%u", bc->through, n);
+			(void)unlink(path);
+		}
+		return;
+	}
 	for (unsigned n = 0; n < bc->copies; n++) {
 		snprintf(path, sizeof(path), "%s/piece.%u", bc->through, n);
 		(void)unlink(path);
@@ -380,7 +469,8 @@ static void through_clean(const struct bench_ctx *bc)
 static void usage(void)
 {
 	fprintf(stderr, "usage: rados_direct --conf CONF --pool POOL [--prefix P] [--namespace NS]\n"
-			"                    [--chunk BYTES] [--streams N] [--reps R] [--through DIR]\n");
+			"                    [--chunk BYTES] [--streams N] [--reps R] [--through DIR]\n"
+			"                    [--segment CAPACITY [--punch BYTES] [--sync BYTES]]\n");
 }
 
 int main(int argc, char **argv)
@@ -390,10 +480,12 @@ int main(int argc, char **argv)
 		{"prefix", required_argument, NULL, 'x'}, {"namespace", required_argument, NULL, 'n'},
 		{"chunk", required_argument, NULL, 'k'},  {"streams", required_argument, NULL, 's'},
 		{"reps", required_argument, NULL, 'r'},   {"through", required_argument, NULL, 't'},
-		{NULL, 0, NULL, 0},
+		{"segment", required_argument, NULL, 'g'}, {"punch", required_argument, NULL, 'u'},
+		{"sync", required_argument, NULL, 'y'},   {NULL, 0, NULL, 0},
 	};
 	const char *conf = NULL, *pool = NULL, *prefix = "", *ns = NULL, *through = NULL;
 	long chunk = 4L << 20, nstreams = 8, reps = 1;
+	long long seg_cap = 0, punch_unit = 0, sync_every = 0;
 	int o;
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (o) {
@@ -405,6 +497,9 @@ int main(int argc, char **argv)
 		case 's': nstreams = strtol(optarg, NULL, 10); break;
 		case 'r': reps = strtol(optarg, NULL, 10); break;
 		case 't': through = optarg; break;
+		case 'g': seg_cap = strtoll(optarg, NULL, 10); break;
+		case 'u': punch_unit = strtoll(optarg, NULL, 10); break;
+		case 'y': sync_every = strtoll(optarg, NULL, 10); break;
 		default: usage(); return 2;
 		}
 	}
@@ -413,9 +508,20 @@ int main(int argc, char **argv)
 		usage();
 		return 2;
 	}
+	if (seg_cap < 0 || punch_unit < 0 || sync_every < 0 || (seg_cap && !through) ||
+	    ((punch_unit || sync_every) && !seg_cap) || (seg_cap && seg_cap < nstreams * chunk)) {
+		fprintf(stderr, "rados_direct: --segment CAPACITY needs --through DIR and at least "
+				"--chunk bytes per stream; --punch and --sync need --segment\n");
+		usage();
+		return 2;
+	}
 
 	rados_t cl;
-	struct bench_ctx bc = {.chunk = (uint32_t)chunk, .through = through};
+	struct bench_ctx bc = {.chunk = (uint32_t)chunk,
+			       .through = through,
+			       .seg_cap = (uint64_t)seg_cap,
+			       .punch_unit = (uint64_t)punch_unit,
+			       .sync_every = (uint64_t)sync_every};
 	struct stream *st = NULL;
 	int rc = rados_create2(&cl, "ceph", "client.admin", 0);
 	if (rc < 0) {
@@ -452,9 +558,12 @@ int main(int argc, char **argv)
 		if (!st[i].buf)
 			goto out;
 	}
-	printf("%zu files under \"%s\", %ld streams, %ld-byte reads%s%s\n", bc.nfiles, prefix,
+	printf("%zu files under \"%s\", %ld streams, %ld-byte reads%s%s", bc.nfiles, prefix,
 	       nstreams, chunk, through ? ", each written to and read back from a file in " : "",
 	       through ? through : "");
+	if (seg_cap)
+		printf(" (one segment file per stream, %lld bytes held in all, punched over it)", seg_cap);
+	printf("\n");
 	printf("%4s %14s %9s %9s\n", "rep", "bytes", "wall_s", "MB/s");
 	for (long r = 1; r <= reps; r++) {
 		double t0 = bench_now();
@@ -465,7 +574,11 @@ int main(int argc, char **argv)
 			through_clean(&bc);
 		if (got < 0)
 			goto out;
-		printf("%4ld %14lld %9.3f %9.1f\n", r, (long long)got, dt, (double)got / 1e6 / dt);
+		printf("%4ld %14lld %9.3f %9.1f", r, (long long)got, dt, (double)got / 1e6 / dt);
+		if (seg_cap)
+			printf("  punches %llu syncs %llu", (unsigned long long)bc.punches,
+			       (unsigned long long)bc.syncs);
+		printf("\n");
 		fflush(stdout);
 	}
 	exit_code = 0;

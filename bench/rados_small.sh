@@ -20,10 +20,22 @@
 #                    96M + 96M), smaller than the data: misses also evict
 #           THRESHOLD = segment_threshold (512K: segments; 0: a file per
 #           chunk, the control)
-#   Prints files/s, cold/direct (ratio of medians and median of the
-#   per-repetition ratios) and CPU per file: the reader's (epoch_reader or
-#   rados_direct; user + sys of the whole process, so it includes the
-#   listing, and rados_direct's stat of every object before its timer),
+#   floor   once per configuration (before its variants), the least a
+#           cache that keeps what it reads must do at that parallelism:
+#           bench/rados_direct --through --segment CAPACITY with N
+#           streams, each appending what it reads to one segment file of
+#           its own in the tier directory and reading it back, and
+#           punching its oldest bytes once it holds more than its share of
+#           CAPACITY = the configuration's hot (+ warm): fit never
+#           punches, evict punches about once per file past the first
+#           CAPACITY bytes (BENCH_FLOOR_PUNCH=BYTES: once per BYTES
+#           instead; BENCH_FLOOR_SYNC=BYTES: an fdatasync per BYTES
+#           appended; BENCH_FLOOR=0: no floor)
+#   Prints files/s, cold/direct, floor/direct and cold/floor (ratio of
+#   medians and median of the per-repetition ratios) and CPU per file: the
+#   reader's (epoch_reader or rados_direct; user + sys of the whole
+#   process, so it includes the listing, and rados_direct's stat of every
+#   object before its timer; the floor's is all its own work),
 #   the daemon's per miss and the OSD's, each from
 #   /proc/PID/task/*/schedstat (first field, ns on CPU, summed over threads).
 #
@@ -229,6 +241,33 @@ direct() {
 	awk -v t="$t" -v nf="$NF" -v o=$((o1 - o0)) 'END {split(t, c, " ");
 		printf "%.1f %.0f %d\n", nf / $3, (c[1] + c[2]) * 1e9, o}' "$B/direct.out"
 }
+# size_bytes 96M -> 100663296 (K, M, G suffixes; plain bytes pass)
+size_bytes() {
+	local v=${1%[KkMmGg]} m=1
+	case "$1" in
+	*[Kk]) m=1024 ;;
+	*[Mm]) m=1048576 ;;
+	*[Gg]) m=1073741824 ;;
+	esac
+	echo $((v * m))
+}
+# floor N CAPACITY -> "files/s client_ns osd_ns punches": rados_direct
+# --through --segment CAPACITY (the floor of a cache of that size)
+floor() {
+	local o0 o1 t
+	rm -rf "$TIER/floor"
+	mkdir -p "$TIER/floor"
+	o0=$(cpu_ns "$OSD_PID")
+	t=$({ time "$O/bin/rados_direct" --conf "$CEPH_CONF" --pool "$CEPH_POOL" --prefix bench/small/ \
+		--chunk $((4 * 1048576)) --streams "$1" --reps 1 --through "$TIER/floor" --segment "$2" \
+		${BENCH_FLOOR_PUNCH:+--punch "$(size_bytes "$BENCH_FLOOR_PUNCH")"} \
+		${BENCH_FLOOR_SYNC:+--sync "$(size_bytes "$BENCH_FLOOR_SYNC")"} >"$B/floor.out" 2>&1; } 2>&1) ||
+		{ cat "$B/floor.out" >&2; rm -rf "$TIER/floor"; echo "0 0 0 0"; return; }
+	o1=$(cpu_ns "$OSD_PID")
+	rm -rf "$TIER/floor"
+	awk -v t="$t" -v nf="$NF" -v o=$((o1 - o0)) 'END {split(t, c, " ");
+		printf "%.1f %.0f %d %d\n", nf / $3, (c[1] + c[2]) * 1e9, o, $6}' "$B/floor.out"
+}
 # epoch N SEED [DIR] -> "files/s reader_ns daemon_ns osd_ns misses errors"
 # (epoch_reader, one epoch; with DIR it reads the files from DIR: the mount)
 epoch() {
@@ -322,11 +361,26 @@ if [[ " $PARTS " == *" lib "* ]]; then
 			read -r df dc dosd <<<"$(direct "$n")"
 			echo "direct $n $r $df $dc 0 $dosd $NF 0" >>"$B/lib.res"
 			printf 'rep %d  %d reader(s)  direct %7.0f files/s\n' "$r" "$n" "$df"
+			lastc=
 			for cv in $LABELS; do
 				c=${cv%@*}
 				variant "$cv"
 				kind=${c%%:*}
 				th=${c#*:}
+				if [ "${BENCH_FLOOR:-1}" != 0 ] && [ "$c" != "$lastc" ]; then
+					if [ "$kind" = evict ]; then
+						cap=$(($(size_bytes "$EVICT_HOT") + $(size_bytes "$EVICT_WARM")))
+					else
+						cap=$(((2 * DATA_MB + 64) * 1048576))
+					fi
+					stop_daemon # the floor alone, as direct, with the tiers' space back
+					rm -rf "$TIER/state" "$TIER/hot" "$TIER/warm"
+					read -r ff fc fosd fp <<<"$(floor "$n" "$cap")"
+					echo "floor:$c $n $r $ff $fc 0 $fosd $NF 0" >>"$B/lib.res"
+					printf '        %-11s floor %7.0f files/s  (%.2f of direct)  punches %d  (segment per stream, %d MiB held in all)\n' \
+						"$c" "$ff" "$(awk -v a="$ff" -v b="$df" 'BEGIN{print b ? a / b : 0}')" "$fp" $((cap >> 20))
+				fi
+				lastc=$c
 				if [ "$kind" = evict ]; then
 					fresh "$th" "$EVICT_HOT" "$EVICT_WARM"
 				else
@@ -353,34 +407,52 @@ if [[ " $PARTS " == *" lib "* ]]; then
 	done
 	echo
 	echo "medians of $REPS (date $(date -u +%F), $DATA_MB MiB, hot+warm for evict: $EVICT_HOT + $EVICT_WARM)"
-	echo "cold/dir: ratio of the medians; per-rep: median of each repetition's cold/direct"
+	echo "cold/dir, floor/dir, cold/floor: ratio of the medians; [rep]: median of each repetition's ratio"
+	echo "floor: rados_direct --through --segment (append + read back + punch over the config's hot+warm), no daemon"
 	echo "CPU us per file: reader = epoch_reader or rados_direct (whole process), daemon = tiercached per miss, osd"
 	python3 - "$B/lib.res" "$READERS" "$LABELS" <<'EOF'
 import statistics as st, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 med = st.median
-print("%-8s %-11s %9s %8s %7s %9s %9s %9s %s" % ("readers", "config", "files/s", "cold/dir", "per-rep",
-      "reader_us", "daemon_us", "osd_us", ""))
+def ratio(a, b):
+    return a / b if b else 0
+def per_rep(num, den):
+    """median over repetitions of num's files/s / den's (rows keyed by rep)"""
+    v = [float(num[k][3]) / float(den[k][3]) for k in num if k in den and float(den[k][3]) > 0]
+    return med(v) if v else 0
+print("%-8s %-17s %8s %8s %6s %9s %6s %10s %6s %9s %9s %7s %s" % ("readers", "config", "files/s",
+      "cold/dir", "[rep]", "floor/dir", "[rep]", "cold/floor", "[rep]", "reader_us", "daemon_us",
+      "osd_us", ""))
 for n in sys.argv[2].split():
     d = {r[2]: r for r in rows if r[0] == "direct" and r[1] == n}
     if not d:
         continue
     dm = med(float(r[3]) for r in d.values())
-    print("%-8s %-11s %9.0f %8s %7s %9.0f %9s %9.0f" % (n, "direct", dm, "", "",
-          med(float(r[4]) / float(r[7]) / 1e3 for r in d.values()), "-",
-          med(float(r[6]) / float(r[7]) / 1e3 for r in d.values())))
+    cpu = lambda rs, i: med(float(r[i]) / float(r[7]) / 1e3 for r in rs)
+    print("%-8s %-17s %8.0f %8s %6s %9s %6s %10s %6s %9.0f %9s %7.0f" % (n, "direct", dm, "", "", "",
+          "", "", "", cpu(d.values(), 4), "-", cpu(d.values(), 6)))
+    floors_done = set()
     for c in sys.argv[3].split():
-        cr = [r for r in rows if r[0] == c and r[1] == n]
+        base = c.split("@")[0]
+        fl = {r[2]: r for r in rows if r[0] == "floor:" + base and r[1] == n}
+        fm = med(float(r[3]) for r in fl.values()) if fl else 0
+        if fl and base not in floors_done:
+            floors_done.add(base)
+            print("%-8s %-17s %8.0f %8s %6s %9.2f %6.2f %10s %6s %9.0f %9s %7.0f" % (n,
+                  "floor:" + base, fm, "", "", ratio(fm, dm), per_rep(fl, d), "", "",
+                  cpu(fl.values(), 4), "-", cpu(fl.values(), 6)))
+        cr = {r[2]: r for r in rows if r[0] == c and r[1] == n}
         if not cr:
             continue
         nfile = lambda r: float(d[r[2]][7])
-        cm = med(float(r[3]) for r in cr)
-        pr = med(float(r[3]) / float(d[r[2]][3]) for r in cr if float(d[r[2]][3]) > 0)
-        bad = sum(int(r[8]) for r in cr)
-        print("%-8s %-11s %9.0f %8.2f %7.2f %9.0f %9.0f %9.0f %s" % (n, c, cm, cm / dm if dm else 0, pr,
-              med(float(r[4]) / nfile(r) / 1e3 for r in cr),
-              med(float(r[5]) / max(1, int(r[7])) / 1e3 for r in cr),
-              med(float(r[6]) / nfile(r) / 1e3 for r in cr),
+        cm = med(float(r[3]) for r in cr.values())
+        bad = sum(int(r[8]) for r in cr.values())
+        print("%-8s %-17s %8.0f %8.2f %6.2f %9s %6s %10s %6s %9.0f %9.0f %7.0f %s" % (n, c, cm,
+              ratio(cm, dm), per_rep(cr, d), "", "",
+              "%.2f" % ratio(cm, fm) if fl else "-", "%.2f" % per_rep(cr, fl) if fl else "-",
+              med(float(r[4]) / nfile(r) / 1e3 for r in cr.values()),
+              med(float(r[5]) / max(1, int(r[7])) / 1e3 for r in cr.values()),
+              med(float(r[6]) / nfile(r) / 1e3 for r in cr.values()),
               "(%d errors)" % bad if bad else ""))
 EOF
 	echo "goal (issue 17): cold/direct >= 0.8 with 1 and with 4 readers"

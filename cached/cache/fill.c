@@ -257,15 +257,18 @@ static void fill_work_write(struct job *j)
  * the page cache, tens of microseconds) and a failed read (nothing to
  * write) go straight to the loop from here: one thread hand-off fewer per
  * miss than through a worker, which is most of a small miss's cost over
- * RADOS (docs/ceph.md, "Measured: small files from RADOS"). Everything
- * else (a chunk file of its own, an unkept chunk) is written by a worker,
+ * RADOS (docs/ceph.md, "Measured: small files from RADOS"). So does a
+ * small unkept chunk bound for memory (a memfd: no file system, no disk).
+ * Everything else (a chunk file of its own, an unkept chunk on a tier) is
+ * written by a worker,
  * so that the backend's thread never waits on a file create or a large
  * write. */
 static void fill_io_done(struct cold_io *io)
 {
 	struct fill *f = io->arg;
 	fill_check_read(f, io->result);
-	if (f->err || (f->seg && f->len <= FILL_INLINE_MAX)) {
+	bool small_unkept = !f->keep && f->tier == CFILE_IN_RAM && f->len <= FILL_INLINE_MAX;
+	if (f->err || (f->seg && f->len <= FILL_INLINE_MAX) || small_unkept) {
 		fill_write(f);
 		workers_post(f->cache->workers, &f->job);
 		return;
@@ -525,11 +528,25 @@ static void fill_done(struct job *j)
  * push the tier past it and make the mover give up what the policies chose
  * to keep. The tier with the most of that band left takes it; if neither
  * has enough, memory (up to UNKEPT_RAM_MAX); then any tier with room; else
- * hot after dropping chunks. */
+ * hot after dropping chunks.
+ *
+ * A small chunk (at most FILL_INLINE_MAX) goes to memory first while
+ * UNKEPT_RAM_MAX has room: on a tier it costs a file created, written,
+ * unlinked and, at the last close, freed (about 90 us of file-system work
+ * per chunk on ext4, most of what a miss that is not kept costs, e.g. once
+ * the `epoch` policy's tiers are full: docs/ceph.md), where a sealed memfd
+ * is written on the completion thread with no disk behind it. Its bytes
+ * take page-cache memory either way while a client holds them. */
 static int place_unkept(struct cache *cache, uint32_t len, unsigned avoid, uint8_t *tier)
 {
 	int best = TIER_NONE;
 	uint64_t best_left = 0;
+	if (len <= FILL_INLINE_MAX && !(avoid & FILL_TRIED(CFILE_IN_RAM)) &&
+	    cache->unkept_ram + len <= UNKEPT_RAM_MAX) {
+		cache->unkept_ram += len;
+		*tier = CFILE_IN_RAM;
+		return 0;
+	}
 	for (int t = 0; t < TIER_COUNT; t++) {
 		struct tier *tr = &cache->tiers[t];
 		if (!tr->present || tr->failed || (avoid & FILL_TRIED(t)))

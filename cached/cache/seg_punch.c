@@ -85,16 +85,31 @@ static void count_punched(struct cache *cache, uint8_t t, struct segment *g, uin
 	}
 }
 
-/* Worker: punch each request; one open per run of the same segment. */
+static int by_place(const void *a, const void *b)
+{
+	const struct punch_req *x = a, *y = b;
+	if (x->tier != y->tier)
+		return x->tier < y->tier ? -1 : 1;
+	if (x->seg != y->seg)
+		return x->seg < y->seg ? -1 : 1;
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/* Worker: punch each request, in segment and offset order: one open per
+ * segment, and one fallocate per run of adjacent dead items (items die
+ * about in the order they were written, so a batch is mostly such runs;
+ * each punch also costs this VM a synchronous discard, docs/ceph.md).
+ * A run's error is each of its requests' error. */
 static void punch_work(struct job *j)
 {
 	struct seg_punches *p = (struct seg_punches *)j;
 	int fd = -1, open_err = 0;
 	uint64_t fd_seg = 0;
 	uint8_t fd_tier = 0;
-	for (size_t i = 0; i < p->nrun; i++) {
+	qsort(p->run, p->nrun, sizeof(*p->run), by_place);
+	for (size_t i = 0; i < p->nrun;) {
 		struct punch_req *r = &p->run[i];
-		if (fd_seg != r->seg || fd_tier != r->tier) {
+		if (fd < 0 || fd_seg != r->seg || fd_tier != r->tier) {
 			char path[PATH_MAX + 64];
 			if (fd >= 0)
 				close(fd);
@@ -104,9 +119,23 @@ static void punch_work(struct job *j)
 			fd_seg = r->seg;
 			fd_tier = r->tier;
 		}
-		if (fd >= 0 && r->measure)
-			r->acct = segment_data_bytes(fd, r->lo, r->hi);
-		r->err = fd < 0 ? open_err : segment_punch(fd, r->lo, r->hi);
+		if (r->measure) {
+			if (fd >= 0)
+				r->acct = segment_data_bytes(fd, r->lo, r->hi);
+			r->err = fd < 0 ? open_err : segment_punch(fd, r->lo, r->hi);
+			i++;
+			continue;
+		}
+		/* the run: the next requests of this segment that start where
+		 * it ends (gaps are measured one by one) */
+		size_t k = i + 1;
+		uint64_t hi = r->hi;
+		while (k < p->nrun && p->run[k].tier == r->tier && p->run[k].seg == r->seg &&
+		       !p->run[k].measure && p->run[k].lo == hi)
+			hi = p->run[k++].hi;
+		int err = fd < 0 ? open_err : segment_punch(fd, r->lo, hi);
+		for (; i < k; i++)
+			p->run[i].err = err;
 	}
 	if (fd >= 0)
 		close(fd);
