@@ -50,6 +50,9 @@
 #define PEER_HEAD_READ 16384u /* bytes per bufferevent read: frame heads (bodies go direct) */
 #define PEER_HOLD_ENDS 2u /* demand replies a held read-ahead request waits through at most */
 #define PEER_HOLD_MS 20u  /* and the longest it is held */
+#ifndef PEER_HOLD_UNTIL
+#define PEER_HOLD_UNTIL 2 /* EXPERIMENT 0: never held, 1: until the demand's first byte, 2: its last */
+#endif
 
 enum cstate {
 	C_CONNECTING = 0, /* TCP connect in progress */
@@ -302,7 +305,8 @@ static bool demand_waits(const struct peer_client *pc)
 		if (p->ndemand)
 			return true;
 		for (unsigned i = 0; i < p->nconns; i++)
-			if (p->conns[i]->req && req_demand(p->conns[i]->req->rr))
+			if (p->conns[i]->req && req_demand(p->conns[i]->req->rr) &&
+			    (PEER_HOLD_UNTIL == 2 || !p->conns[i]->first_byte))
 				return true;
 	}
 	return false;
@@ -314,7 +318,7 @@ static bool req_may_go(struct peer_client *pc, struct preq *q)
 {
 	if (!(q->rr->flags & READ_PREFETCH))
 		return true;
-	if (!demand_waits(pc))
+	if (PEER_HOLD_UNTIL == 0 || !demand_waits(pc))
 		return true;
 	uint64_t waited_ns = now_ns() - q->queued_ns;
 	if (pc->demand_ends - q->mark < PEER_HOLD_ENDS && waited_ns < PEER_HOLD_MS * 1000000ull) {
@@ -556,6 +560,8 @@ static bool on_reply(struct cconn *c, struct evbuffer *in)
 		uint64_t spent = (now_ns() - c->sent_ns) / 1000000ull;
 		uint64_t left = pc->cc->peer_transfer_ms > spent ? pc->cc->peer_transfer_ms - spent : 0;
 		arm(c, left);
+		if (PEER_HOLD_UNTIL == 1 && req_demand(rr))
+			event_active(pc->pump, EV_TIMEOUT, 0); /* read-ahead held for it may go */
 	}
 	if (!c->have_head) {
 		struct peer_hdr h;
