@@ -576,9 +576,6 @@ void cluster_report(struct cluster *cl, struct proto_rs *rs)
 	proto_rs_u64(rs, "peer_asked", cl->asked);
 	proto_rs_u64(rs, "peer_gets_sent", gets);
 	proto_rs_u64(rs, "peer_bytes_received", bytes);
-	peer_client_held(cl->cli, &gets, &bytes);
-	proto_rs_u64(rs, "peer_readahead_held", gets);
-	proto_rs_u64(rs, "peer_readahead_held_out", bytes);
 	proto_rs_u64(rs, "prev_home_asked", cl->prev_asked);
 	proto_rs_u64(rs, "prev_home_got", cl->prev_got);
 	proto_rs_u64(rs, "prev_home_skipped", cl->prev_skipped);

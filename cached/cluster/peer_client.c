@@ -16,18 +16,6 @@
  * thread is the path's one serial stage (docs/cluster.md "Measured",
  * session 17: summing on arrival added 0.04 s per GB to it and saved no
  * time, since a body is mostly queued whole when it is read).
- *
- * A client's own read goes first. A request a client's read waits for (a
- * demand: neither the prefetcher's nor a hand-over) is queued ahead of the
- * read-ahead ones for its peer, the pump sends every peer's demands
- * before any other request, and while a demand waits or is in flight to
- * any peer no read-ahead request is sent to any: the bodies share the
- * node's intake (one loop thread; on loopback, the CPUs too), and a file's
- * first chunk, which its reader waits for, landed after one of the
- * read-ahead chunks asked with it in about half the files
- * (docs/cluster.md "Measured", session 18). A read-ahead request is held
- * through at most PEER_HOLD_ENDS demand replies and PEER_HOLD_MS, so that
- * many readers' misses cannot starve it nor a hung peer stall it longer.
  */
 #include "peer_client.h"
 
@@ -48,11 +36,6 @@
 #define PEER_QUEUE_MAX 4096u /* requests waiting for a connection to one peer */
 #define PEER_CONNS_MAX 16u
 #define PEER_HEAD_READ 16384u /* bytes per bufferevent read: frame heads (bodies go direct) */
-#define PEER_HOLD_ENDS 2u /* demand replies a held read-ahead request waits through at most */
-#define PEER_HOLD_MS 20u  /* and the longest it is held */
-#ifndef PEER_HOLD_UNTIL
-#define PEER_HOLD_UNTIL 2 /* EXPERIMENT 0: never held, 1: until the demand's first byte, 2: its last */
-#endif
 
 enum cstate {
 	C_CONNECTING = 0, /* TCP connect in progress */
@@ -65,9 +48,6 @@ enum cstate {
 struct preq {
 	struct preq *next;
 	struct remote_read *rr;
-	uint64_t mark;      /* pc->demand_ends when it was queued */
-	uint64_t queued_ns;
-	uint8_t held;       /* a read-ahead request held back for a demand: 1; sent at a limit: 2 */
 };
 
 struct ppeer;
@@ -100,7 +80,6 @@ struct ppeer {
 	unsigned nconns;
 	struct preq *qhead, **qtail;
 	unsigned nq;
-	unsigned ndemand; /* of nq: demands, at the queue's front */
 	uint64_t suspect_until_ns;
 };
 
@@ -112,10 +91,7 @@ struct peer_client {
 	void *arg;
 	struct ppeer *peers;
 	struct event *pump;
-	struct event *hold;         /* wakes the pump when a held request reaches PEER_HOLD_MS */
 	uint64_t gets, bytes;
-	uint64_t demand_ends;       /* demand requests ended (answered or failed) */
-	uint64_t held, held_out;    /* read-ahead requests held back; of them, sent at PEER_HOLD_ENDS */
 };
 
 static const char *const fail_names[PEER_FAIL_COUNT] = {
@@ -167,20 +143,10 @@ static uint64_t now_ns(void)
 	return cache_now_ns();
 }
 
-/* A client's read waits for rr (see the head comment). */
-static bool req_demand(const struct remote_read *rr)
-{
-	return !(rr->flags & (READ_PREFETCH | READ_DRAIN_TAKE));
-}
-
 static void req_finish(struct peer_client *pc, struct preq *q, enum peer_fail why)
 {
 	struct remote_read *rr = q->rr;
 	free(q);
-	if (req_demand(rr)) {
-		pc->demand_ends++;
-		event_active(pc->pump, EV_TIMEOUT, 0); /* read-ahead held for it may go */
-	}
 	if (why != PEER_FAIL_NONE)
 		rr->result = fail_errno(why);
 	pc->done(pc->arg, rr, why);
@@ -219,7 +185,6 @@ static void fail_queue(struct peer_client *pc, struct ppeer *p, enum peer_fail w
 		req_finish(pc, q, why);
 	}
 	p->qtail = &p->qhead;
-	p->ndemand = 0;
 }
 
 static struct peer_client *conn_client(struct cconn *c)
@@ -298,55 +263,10 @@ static void conn_send_get(struct cconn *c, struct preq *q)
 static void conn_setup(struct cconn *c);
 static void on_timer(evutil_socket_t fd, short what, void *arg);
 
-/* Does a demand wait for a connection or its reply, to any peer? */
-static bool demand_waits(const struct peer_client *pc)
+/* Hand queued requests of p to its idle connections; open more. */
+static void peer_pump(struct peer_client *pc, struct ppeer *p)
 {
-	for (const struct ppeer *p = pc->peers; p; p = p->next) {
-		if (p->ndemand)
-			return true;
-		for (unsigned i = 0; i < p->nconns; i++)
-			if (p->conns[i]->req && req_demand(p->conns[i]->req->rr) &&
-			    (PEER_HOLD_UNTIL == 2 || !p->conns[i]->first_byte))
-				return true;
-	}
-	return false;
-}
-
-/* May q be sent now? A read-ahead request waits while a demand waits,
- * through at most PEER_HOLD_ENDS demand replies and PEER_HOLD_MS. */
-static bool req_may_go(struct peer_client *pc, struct preq *q)
-{
-	if (!(q->rr->flags & READ_PREFETCH))
-		return true;
-	if (PEER_HOLD_UNTIL == 0 || !demand_waits(pc))
-		return true;
-	uint64_t waited_ns = now_ns() - q->queued_ns;
-	if (pc->demand_ends - q->mark < PEER_HOLD_ENDS && waited_ns < PEER_HOLD_MS * 1000000ull) {
-		if (!q->held) {
-			q->held = 1;
-			pc->held++;
-		}
-		if (!evtimer_pending(pc->hold, NULL)) { /* else: a demand's end pumps first */
-			uint64_t left_us = (PEER_HOLD_MS * 1000000ull - waited_ns) / 1000 + 1;
-			struct timeval tv = {.tv_sec = (time_t)(left_us / 1000000),
-					     .tv_usec = (suseconds_t)(left_us % 1000000)};
-			evtimer_add(pc->hold, &tv);
-		}
-		return false;
-	}
-	/* sent beside a demand: it waited as long as allowed (or queued as
-	 * long for a connection before any demand came) */
-	pc->held += !q->held;
-	pc->held_out++;
-	q->held = 2;
-	return true;
-}
-
-/* Hand queued requests of p to its idle connections (only_demands: only
- * the demands at its queue's front); open more. */
-static void peer_pump(struct peer_client *pc, struct ppeer *p, bool only_demands)
-{
-	while (only_demands ? p->ndemand > 0 : p->qhead != NULL) {
+	while (p->qhead) {
 		struct cconn *idle = NULL;
 		for (unsigned i = 0; i < p->nconns && !idle; i++)
 			if (p->conns[i]->state == C_IDLE)
@@ -354,13 +274,10 @@ static void peer_pump(struct peer_client *pc, struct ppeer *p, bool only_demands
 		if (!idle)
 			break;
 		struct preq *q = p->qhead;
-		if (!req_may_go(pc, q))
-			break; /* demands are at the front: none is behind it */
 		p->qhead = q->next;
 		if (!p->qhead)
 			p->qtail = &p->qhead;
 		p->nq--;
-		p->ndemand -= p->ndemand > 0 && req_demand(q->rr);
 		conn_send_get(idle, q); /* on failure the connection is freed */
 	}
 	unsigned starting = 0;
@@ -397,14 +314,9 @@ static void on_pump(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct peer_client *pc = arg;
-	/* every peer's demands first: a read-ahead request to one peer must
-	 * not go out just before a demand queued for the next */
-	for (struct ppeer *p = pc->peers; p; p = p->next)
-		if (p->ndemand)
-			peer_pump(pc, p, true);
 	for (struct ppeer *p = pc->peers; p; p = p->next)
 		if (p->qhead)
-			peer_pump(pc, p, false);
+			peer_pump(pc, p);
 }
 
 /* ---- receiving ---- */
@@ -489,10 +401,10 @@ static void reply_done(struct cconn *c)
 		for (unsigned i = 0; i < c->peer->nconns; i++)
 			busy += c->peer->conns[i]->state == C_BUSY;
 		log_debug("op=peer_got node=%s key=%016llx sent_ns=%llu first_ns=%llu end_ns=%llu busy=%u queued=%u "
-			  "body_wakes=%u body_recvs=%u demand=%d held=%d idx=%u path=%s",
+			  "body_wakes=%u body_recvs=%u",
 			  c->peer->id, (unsigned long long)q->rr->key, (unsigned long long)c->sent_ns,
 			  (unsigned long long)c->first_ns, (unsigned long long)now_ns(), busy, c->peer->nq,
-			  c->wakes, c->recvs, req_demand(q->rr), q->held, q->rr->idx, q->rr->path);
+			  c->wakes, c->recvs);
 	}
 	req_finish(pc, q, PEER_FAIL_NONE);
 	event_active(pc->pump, EV_TIMEOUT, 0);
@@ -560,8 +472,6 @@ static bool on_reply(struct cconn *c, struct evbuffer *in)
 		uint64_t spent = (now_ns() - c->sent_ns) / 1000000ull;
 		uint64_t left = pc->cc->peer_transfer_ms > spent ? pc->cc->peer_transfer_ms - spent : 0;
 		arm(c, left);
-		if (PEER_HOLD_UNTIL == 1 && req_demand(rr))
-			event_active(pc->pump, EV_TIMEOUT, 0); /* read-ahead held for it may go */
 	}
 	if (!c->have_head) {
 		struct peer_hdr h;
@@ -720,10 +630,7 @@ int peer_client_new(struct event_base *base, const struct cluster_conf *cc, cons
 		return -ENOMEM;
 	*pc = (struct peer_client){.base = base, .cc = cc, .keys = keys, .done = done, .arg = arg};
 	pc->pump = event_new(base, -1, 0, on_pump, pc);
-	pc->hold = evtimer_new(base, on_pump, pc);
-	if (!pc->pump || !pc->hold) {
-		if (pc->pump)
-			event_free(pc->pump);
+	if (!pc->pump) {
 		free(pc);
 		return -ENOMEM;
 	}
@@ -773,21 +680,8 @@ int peer_client_get(struct peer_client *pc, const char *id, const char *addr, st
 	if (!q)
 		return -1;
 	q->rr = rr;
-	q->mark = pc->demand_ends;
-	q->queued_ns = now_ns();
-	if (req_demand(rr)) { /* after the demands queued, ahead of the rest */
-		struct preq **at = &p->qhead;
-		for (unsigned i = 0; i < p->ndemand && *at; i++)
-			at = &(*at)->next;
-		q->next = *at;
-		*at = q;
-		if (!q->next)
-			p->qtail = &q->next;
-		p->ndemand++;
-	} else {
-		*p->qtail = q;
-		p->qtail = &q->next;
-	}
+	*p->qtail = q;
+	p->qtail = &q->next;
 	p->nq++;
 	event_active(pc->pump, EV_TIMEOUT, 0);
 	return 0;
@@ -836,12 +730,6 @@ void peer_client_counts(const struct peer_client *pc, uint64_t *gets, uint64_t *
 	*bytes = pc ? pc->bytes : 0;
 }
 
-void peer_client_held(const struct peer_client *pc, uint64_t *held, uint64_t *held_out)
-{
-	*held = pc ? pc->held : 0;
-	*held_out = pc ? pc->held_out : 0;
-}
-
 void peer_client_cancel_all(struct peer_client *pc)
 {
 	if (!pc)
@@ -860,7 +748,6 @@ void peer_client_free(struct peer_client *pc)
 		pc->peers = p->next;
 		free(p);
 	}
-	event_free(pc->hold);
 	event_free(pc->pump);
 	free(pc);
 }

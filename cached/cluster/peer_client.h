@@ -58,9 +58,6 @@ bool peer_client_suspect(struct peer_client *pc, const char *id);
 void peer_client_keep(struct peer_client *pc, const char *const *ids, size_t n);
 /* Requests sent, and bytes received. */
 void peer_client_counts(const struct peer_client *pc, uint64_t *gets, uint64_t *bytes);
-/* Read-ahead requests held back while a client's read waited on a peer,
- * and of them those sent after waiting through the most demand replies. */
-void peer_client_held(const struct peer_client *pc, uint64_t *held, uint64_t *held_out);
 /* Fail every request (PEER_FAIL_CANCELED) and close every connection. */
 void peer_client_cancel_all(struct peer_client *pc);
 void peer_client_free(struct peer_client *pc);
