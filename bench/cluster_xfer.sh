@@ -13,6 +13,13 @@
 # and it prints the whole path's CPU per GB (every daemon, node 1's later
 # syncs of its copies included, + the reader) against that local read's.
 # node1_loop_s_per_gb: the CPU of node 1's loop thread alone (the path's one serial stage).
+# The CPU floor, in the same round and on the same bytes: tcp_floor --write
+# --sync (send, receive, write a copy, fdatasync it in batches as node 1's
+# lazy sync does; floor_sync_s_per_gb, its sender's and receiver's share
+# after it) plus the local read (the reader's own read of the kept copy):
+# floor_s_per_gb, and floor_ratio_local = floor / local, the least
+# whole_ratio_local any peer path that keeps a synced copy can reach here
+# (the issue's goal: 2). A last line gives the medians over the rounds.
 #   bench/cluster_xfer.sh BUILD   env: R=rounds (4), FILES=files per part (16), FILE_MIB=MiB per file (4), THREADS=reader threads (1), SEG=segment_threshold, RA=readahead_chunks,
 #                                 PERF=FILE: perf record -a -g over round 1
 #                                 SCHED=FILE: perf record of the scheduler's switches and wakeups over round 1
@@ -67,6 +74,7 @@ for r in $(seq 1 "$R"); do
 	l1=$("$TC_BIN/tcp_floor" --write "$T/n1" "$SRC/p$r"/*)
 	lf=$("$TC_BIN/tcp_floor" --fill "$T/n1" "$SRC/p$r"/*)
 	lf4=$("$TC_BIN/tcp_floor" --streams 4 --fill "$T/n1" "$SRC/p$r"/*)
+	ls1=$("$TC_BIN/tcp_floor" --sync --write "$T/n1" "$SRC/p$r"/*)
 	perf_pid=
 	if [ "$r" = 1 ] && [ -n "${PERF:-}" ]; then
 		perf record -q -a -g -F 4000 -o "$PERF" >/dev/null 2>&1 &
@@ -102,6 +110,7 @@ for r in $(seq 1 "$R"); do
 	awk -v c0="$c0" -v c1="$c1" -v c2="$c2" -v w0="$w0" -v w1="$w1" -v s0="$s0" -v s1="$s1" -v t0="$t0" -v t1="$t1" \
 		-v b=$TB -v l1="$(echo "$l1" | awk '{print $3}')" -v l2="$(echo "$l2" | awk '{print $3}')" \
 		-v lf="$(echo "$lf" | awk '{print $3}')" -v lf4="$(echo "$lf4" | awk '{print $3}')" -v lf4c="$(echo "$lf4" | awk '{print $5}')" -v lwc="$(echo "$l1" | awk '{print $5}')" -v lfc="$(echo "$lf" | awk '{print $5}')" \
+		-v lsc="$(echo "$ls1" | awk '{print $5, $7, $9}')" \
 		-v rc="$rcpu" -v i0="$i0" -v i1="$i1" -v a0="$a0" -v a1="$a1" -v lrc="$lrc" -v lt0="$lt0" -v lt1="$lt1" -v m0="$m0" -v m1="$m1" 'BEGIN {
 		split(i0, a, " "); split(i1, z, " ")
 		g = b / 1e9; p = b / (t1 - t0) / 1e6
@@ -109,7 +118,16 @@ for r in $(seq 1 "$R"); do
 		printf "node1_s_per_gb %.3f (with sync %.3f) senders %.3f reader %.3f link_write_cpu %.3f link_fill_cpu %.3f link_fill4_cpu %.3f ", (c1 - c0) / 1e9 / g, (c2 - c0) / 1e9 / g, (s1 - s0) / 1e9 / g, rc / 1e9 / g, lwc, lfc, lf4c
 		printf "idle %.2f node1_runq_wait_s %.3f wall_s %.3f ", (z[1] - a[1]) / (z[2] - a[2]), (w1 - w0) / 1e9, t1 - t0
 		whole = ((c2 - c0) + (s1 - s0) + rc) / 1e9 / g; loc = ((a1 - a0) + lrc) / 1e9 / g
-		printf "whole_s_per_gb %.3f local_s_per_gb %.3f whole_ratio_local %.2f local_MBps %.0f node1_loop_s_per_gb %.3f\n", whole, loc, whole / loc, b / (lt1 - lt0) / 1e6, (m1 - m0) / 1e9 / g
-	}'
+		printf "whole_s_per_gb %.3f local_s_per_gb %.3f whole_ratio_local %.2f local_MBps %.0f node1_loop_s_per_gb %.3f ", whole, loc, whole / loc, b / (lt1 - lt0) / 1e6, (m1 - m0) / 1e9 / g
+		split(lsc, f, " "); floor = f[1] + loc
+		printf "floor_sync_s_per_gb %.3f send %.3f recv %.3f floor_s_per_gb %.3f floor_ratio_local %.2f whole_ratio_floor %.2f\n", f[1], f[2], f[3], floor, floor / loc, whole / floor
+	}' | tee -a "$T/rounds"
 done
+# medians over the rounds of the fields that judge the goals
+awk '{for (i = 1; i < NF; i++) if ($i ~ /^(peer_MBps|ratio_write|node1_s_per_gb|whole_s_per_gb|local_s_per_gb|whole_ratio_local|floor_sync_s_per_gb|floor_s_per_gb|floor_ratio_local|whole_ratio_floor)$/) v[$i] = v[$i] " " $(i + 1)}
+	END {printf "median"; n = split("peer_MBps ratio_write node1_s_per_gb whole_s_per_gb local_s_per_gb whole_ratio_local floor_sync_s_per_gb floor_s_per_gb floor_ratio_local whole_ratio_floor", k, " ")
+		for (j = 1; j <= n; j++) { m = split(v[k[j]], x, " ")
+			for (a = 2; a <= m; a++) for (c = a; c > 1 && x[c - 1] + 0 > x[c] + 0; c--) { t = x[c]; x[c] = x[c - 1]; x[c - 1] = t }
+			printf " %s %s", k[j], m % 2 ? x[(m + 1) / 2] : (x[m / 2] + x[m / 2 + 1]) / 2 }
+		print ""}' "$T/rounds"
 tc_node_json 1 "'peer_fills %d prefetch issued %d late %d stalls %d errors %d' % (s['counters']['peer_fills'], s['prefetch']['issued'], s['prefetch']['late'], s['prefetch']['stalls'], s['prefetch']['errors'])"

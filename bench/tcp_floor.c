@@ -2,7 +2,7 @@
  * tcp_floor: what loopback TCP allows for moving chunks from one process to
  * another, the floor of the cluster's peer path (bench/cluster.sh).
  *
- *   tcp_floor [--chunk BYTES] [--streams K] [--write DIR | --fill DIR] FILE...
+ *   tcp_floor [--chunk BYTES] [--streams K] [--sync] [--write DIR | --fill DIR] FILE...
  *
  * A sender sendfile()s every FILE, chunk by chunk, over one loopback TCP
  * connection to a receiver (a child process) that recv()s each chunk into
@@ -19,8 +19,15 @@
  * over its own connection and every K-th FILE: K chunks in flight, as a
  * peer read with read-ahead has several (bench/cluster.sh uses the
  * daemon's readahead_chunks). Prints one line: "tcp_floor MB/s M
- * cpu_s_per_gb C" (M: all bytes over the wall time of all streams; C: every
- * process, user + system).
+ * cpu_s_per_gb C send_s_per_gb S recv_s_per_gb V" (M: all bytes over the
+ * wall time of all streams; C: every process, user + system; S and V: of
+ * C, the senders' and the receivers' own, getrusage of each).
+ * With --sync (and --write or --fill) the receiver also makes its copies
+ * durable as the daemon's lazy sync does (cached/cache/durable.c): in
+ * batches of up to 64 files, writeback started for each
+ * (sync_file_range), then each fdatasync'ed; a batch is synced once it is
+ * full and at the end, before the copies are unlinked. That is the CPU
+ * floor of a peer path that keeps a synced copy (bench/cluster_xfer.sh).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -32,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
@@ -49,6 +57,48 @@ static void die(const char *what)
 	exit(1);
 }
 
+#define SYNC_BATCH 64 /* files per batch, as durable.c's DURABLE_BATCH_MAX */
+
+/* --sync: files written and not yet synced (their descriptors, open). */
+struct sync_batch {
+	bool on;
+	int fds[SYNC_BATCH];
+	unsigned n;
+};
+
+static void sync_flush(struct sync_batch *b)
+{
+	for (unsigned i = 0; i < b->n; i++)
+		(void)sync_file_range(b->fds[i], 0, 0, SYNC_FILE_RANGE_WRITE);
+	for (unsigned i = 0; i < b->n; i++) {
+		if (fdatasync(b->fds[i]) < 0)
+			die("fdatasync a copy");
+		close(b->fds[i]);
+	}
+	b->n = 0;
+}
+
+/* A copy is written: close it, or (--sync) keep it open for its batch. */
+static void sync_add(struct sync_batch *b, int fd)
+{
+	if (!b->on) {
+		close(fd);
+		return;
+	}
+	b->fds[b->n++] = fd;
+	if (b->n == SYNC_BATCH)
+		sync_flush(b);
+}
+
+/* CPU seconds (user + system) of who (RUSAGE_SELF or RUSAGE_CHILDREN). */
+static double cpu_s(int who)
+{
+	struct rusage ru;
+	getrusage(who, &ru);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
+}
+
 static int recv_all(int fd, char *p, size_t n)
 {
 	while (n) {
@@ -64,7 +114,8 @@ static int recv_all(int fd, char *p, size_t n)
 }
 
 /* --fill: chunk k of file f as a file of its own, checked and renamed. */
-static void fill_chunk(const char *dir, unsigned f, uint64_t k, const char *buf, size_t n)
+static void fill_chunk(const char *dir, unsigned f, uint64_t k, const char *buf, size_t n,
+		       struct sync_batch *b)
 {
 	char tmp[4096], path[4096];
 	snprintf(tmp, sizeof(tmp), "%s/tcp_floor.%d.%u.%llu.tmp", dir, (int)getpid(), f, (unsigned long long)k);
@@ -74,14 +125,15 @@ static void fill_chunk(const char *dir, unsigned f, uint64_t k, const char *buf,
 		die(tmp);
 	volatile XXH64_hash_t h = XXH3_64bits(buf, n);
 	(void)h;
-	close(out);
 	if (rename(tmp, path) < 0)
 		die(path);
+	sync_add(b, out); /* the daemon syncs after the rename too (fill.c, durable.c) */
 }
 
 /* The receiver: for each file, its size (u64) then its chunks. */
-static int receive(int fd, size_t chunk, const char *dir, bool fill)
+static int receive(int fd, size_t chunk, const char *dir, bool fill, bool sync)
 {
+	struct sync_batch b = {.on = sync};
 	char *buf = malloc(chunk);
 	unsigned files = 0;
 	if (!buf)
@@ -105,12 +157,13 @@ static int receive(int fd, size_t chunk, const char *dir, bool fill)
 			if (out >= 0 && pwrite(out, buf, n, (off_t)off) != (ssize_t)n)
 				die("write the copy");
 			if (fill)
-				fill_chunk(dir, k, off / chunk, buf, n);
+				fill_chunk(dir, k, off / chunk, buf, n, &b);
 		}
 		if (out >= 0)
-			close(out);
+			sync_add(&b, out);
 		files = k + 1;
 	}
+	sync_flush(&b);
 	for (unsigned k = 0; dir && k < files; k++) {
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/tcp_floor.%d.%u", dir, (int)getpid(), k);
@@ -127,8 +180,10 @@ static int receive(int fd, size_t chunk, const char *dir, bool fill)
 }
 
 /* One stream: files[0..n) every K-th, sent over a connection of its own
- * to a receiver child. Exits the process: 0 or 1. */
-static void stream(size_t chunk, const char *dir, bool fill, char **files, int n, int k, int streams)
+ * to a receiver child. Exits the process: 0 or 1; cpu[0] is set to its
+ * own CPU seconds, cpu[1] to its receiver's. */
+static void stream(size_t chunk, const char *dir, bool fill, bool sync, char **files, int n, int k,
+		   int streams, double *cpu)
 {
 	int ls = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -143,7 +198,7 @@ static void stream(size_t chunk, const char *dir, bool fill, char **files, int n
 		int fd = accept(ls, NULL, NULL);
 		if (fd < 0)
 			die("accept");
-		_exit(receive(fd, chunk, dir, fill) < 0 ? 1 : 0);
+		_exit(receive(fd, chunk, dir, fill, sync) < 0 ? 1 : 0);
 	}
 	close(ls);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -183,6 +238,8 @@ static void stream(size_t chunk, const char *dir, bool fill, char **files, int n
 		_exit(1);
 	}
 	close(fd);
+	cpu[0] = cpu_s(RUSAGE_SELF);
+	cpu[1] = cpu_s(RUSAGE_CHILDREN);
 	_exit(0);
 }
 
@@ -190,7 +247,7 @@ int main(int argc, char **argv)
 {
 	size_t chunk = 1u << 20;
 	const char *dir = NULL;
-	bool fill = false;
+	bool fill = false, sync = false;
 	int streams = 1;
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {
@@ -198,6 +255,8 @@ int main(int argc, char **argv)
 			chunk = strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--streams") && i + 1 < argc)
 			streams = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--sync"))
+			sync = true;
 		else if (!strcmp(argv[i], "--write") && i + 1 < argc)
 			dir = argv[++i];
 		else if (!strcmp(argv[i], "--fill") && i + 1 < argc)
@@ -205,8 +264,9 @@ int main(int argc, char **argv)
 		else
 			break;
 	}
-	if (i >= argc || chunk == 0 || chunk > (64u << 20) || streams < 1 || streams > 16) {
-		fprintf(stderr, "usage: tcp_floor [--chunk BYTES] [--streams 1..16] [--write DIR | --fill DIR] FILE...\n");
+	if (i >= argc || chunk == 0 || chunk > (64u << 20) || streams < 1 || streams > 16 || (sync && !dir)) {
+		fprintf(stderr, "usage: tcp_floor [--chunk BYTES] [--streams 1..16] [--sync] [--write DIR | --fill DIR] "
+				"FILE...\n(--sync needs --write or --fill)\n");
 		return 2;
 	}
 	uint64_t total = 0;
@@ -216,6 +276,10 @@ int main(int argc, char **argv)
 			die(argv[j]);
 		total += (uint64_t)st.st_size;
 	}
+	/* per stream: its sender's and its receiver's CPU seconds */
+	double *cpus = mmap(NULL, 2 * 16 * sizeof(double), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (cpus == MAP_FAILED)
+		die("mmap");
 	double t0 = bench_now();
 	pid_t kids[16];
 	for (int k = 0; k < streams; k++) {
@@ -223,7 +287,7 @@ int main(int argc, char **argv)
 		if (kids[k] < 0)
 			die("fork");
 		if (kids[k] == 0)
-			stream(chunk, dir, fill, argv + i, argc - i, k, streams);
+			stream(chunk, dir, fill, sync, argv + i, argc - i, k, streams, cpus + 2 * k);
 	}
 	int failed = 0;
 	for (int k = 0; k < streams; k++) {
@@ -236,10 +300,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	double t1 = bench_now();
-	struct rusage kids_ru;
-	getrusage(RUSAGE_CHILDREN, &kids_ru);
-	double cpu = (double)kids_ru.ru_utime.tv_sec + kids_ru.ru_utime.tv_usec / 1e6 +
-		     (double)kids_ru.ru_stime.tv_sec + kids_ru.ru_stime.tv_usec / 1e6;
-	printf("tcp_floor MB/s %.0f cpu_s_per_gb %.3f\n", total / (t1 - t0) / 1e6, cpu / (total / 1e9));
+	double cpu = cpu_s(RUSAGE_CHILDREN), send = 0, recv = 0;
+	for (int k = 0; k < streams; k++) {
+		send += cpus[2 * k];
+		recv += cpus[2 * k + 1];
+	}
+	double g = total / 1e9;
+	printf("tcp_floor MB/s %.0f cpu_s_per_gb %.3f send_s_per_gb %.3f recv_s_per_gb %.3f\n", total / (t1 - t0) / 1e6,
+	       cpu / g, send / g, recv / g);
 	return 0;
 }
