@@ -8,7 +8,8 @@
 #     demoted, read again from warm, every byte equals the source;
 # (c) `tierctl policy set ds lru` (demote=1): the same one-pass read now
 #     demotes (what reread saves); back to demote=reread through tierctl;
-#     a bad value is refused with the accepted values named.
+#     a bad value is refused with the accepted values named;
+# (d) tiercache-sim takes it as --placement demote=reread.
 . "$(dirname "$0")/lib.sh"
 
 KiB=1024
@@ -84,4 +85,19 @@ check "(c) a bad value is refused, naming the accepted ones (rc $rc: $(cat "$T/e
 	bash -c "[ $rc = 1 ] && grep -qF 'placement: demote: \"sometimes\" is not 0, 1 or reread' '$T/err'"
 check "(c) ... and the old setting stays" [ "$(pol "p['demote_reread']")" = "True" ]
 check "graceful stop" tc_stop
+
+# (d) tiercache-sim runs the same placement code: --placement demote=reread
+# on a zipf trace demotes far less than demote=1 (only what hot saw read
+# again), but not nothing
+sim() { "$TC_BIN/tiercache-sim" --gen zipf --objects 2000 --epoch-count 3 --hot 10% --warm 20% \
+	--policy lru --no-opt --json "$@" | python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print(r["demoted"], r["hits"])'; }
+read -r d1 h1 < <(sim --placement demote=1)
+read -r dr hr < <(sim --placement demote=reread)
+echo "(d) sim zipf: demote=1 demoted $d1 hits $h1; reread demoted $dr hits $hr"
+check "(d) sim: reread demotes less than half of demote=1 ($dr vs $d1)" [ "$((dr * 2))" -lt "$d1" ]
+check "(d) sim: reread still demotes what is read again ($dr > 0)" [ "$dr" -gt 0 ]
+"$TC_BIN/tiercache-sim" --gen zipf --objects 100 --hot 10% --policy lru --placement demote=often >"$T/out" 2>"$T/err"
+rc=$?
+check "(d) sim: a bad value is refused (rc $rc: $(cat "$T/err"))" \
+	bash -c "[ $rc != 0 ] && grep -qF 'placement: demote: \"often\" is not 0, 1 or reread' '$T/err'"
 finish
