@@ -38,8 +38,21 @@ static int placement_bool(const char *key, const char *value, bool *out, char *e
 int placement_set(struct placement *pl, const char *key, const char *value, char *err,
 		  size_t errlen)
 {
-	if (strcmp(key, "demote") == 0)
-		return placement_bool(key, value, &pl->demote, err, errlen);
+	if (strcmp(key, "demote") == 0) {
+		if (value && strcmp(value, "reread") == 0) {
+			pl->demote = pl->demote_reread = true;
+			return 0;
+		}
+		bool on;
+		if (placement_bool(key, value, &on, err, errlen) < 0) {
+			snprintf(err, errlen, "placement: demote: \"%s\" is not 0, 1 or reread",
+				 value ? value : "");
+			return -EINVAL;
+		}
+		pl->demote = on;
+		pl->demote_reread = false;
+		return 0;
+	}
 	if (strcmp(key, "promote") == 0)
 		return placement_bool(key, value, &pl->promote, err, errlen);
 	if (strcmp(key, "hot_max_size") == 0) {
@@ -126,6 +139,10 @@ bool placement_ahead_hot(struct placement *pl, uint64_t key, uint64_t size, uint
 int placement_hit(struct placement *pl, int t, struct pol_entry *e, uint64_t now)
 {
 	policy_hit(pl->tier[t], e, now);
+	if (e->placed & POL_PLACED_AHEAD)
+		e->placed &= (uint8_t)~POL_PLACED_AHEAD; /* the read it was loaded for */
+	else
+		e->placed |= POL_PLACED_REREAD;
 	if (t != TIER_WARM || !pl->promote || !placement_fits_hot(pl, e->size))
 		return t;
 	/* Hot's admit() sees this read as a read hot did not serve: the
@@ -138,6 +155,14 @@ int placement_hit(struct placement *pl, int t, struct pol_entry *e, uint64_t now
 
 int placement_demote(struct placement *pl, struct pol_entry *e, uint64_t now)
 {
+	/* Read once since it came in: copying it down would double the
+	 * writes of every small object for a read that may never come. */
+	if (pl->demote && pl->demote_reread && pl->tier[TIER_WARM] &&
+	    !(e->placed & POL_PLACED_REREAD)) {
+		pl->dropped++;
+		pl->dropped_unread++;
+		return TIER_NONE;
+	}
 	if (pl->demote && pl->tier[TIER_WARM] &&
 	    placement_admit(pl, TIER_WARM, e->key, e->size, now)) {
 		pl->demoted++;

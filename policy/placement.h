@@ -46,6 +46,8 @@ struct placement {
 	struct policy *tier[TIER_COUNT]; /* NULL: that tier is not configured */
 	uint64_t hot_max_size; /* larger entries skip hot (0: no limit) */
 	bool demote;           /* hot victims may go to warm */
+	bool demote_reread;    /* ... only those read again since they were
+				* filled or moved in (demote=reread) */
 	bool promote;          /* warm hits may move to hot */
 	/* Bytes the caller has admitted to each tier and not inserted yet:
 	 * fills and moves still in flight. Each tier's admit() counts them as
@@ -54,6 +56,7 @@ struct placement {
 	 * one that fills asynchronously (the daemon) keeps them up to date. */
 	uint64_t inflight[TIER_COUNT];
 	uint64_t fills[TIER_COUNT], refused, demoted, dropped, promoted;
+	uint64_t dropped_unread; /* of dropped: demote=reread, not read again */
 	uint64_t instead; /* fills placement_fill_instead sent to a later tier */
 	uint64_t ahead_refused; /* reads ahead hot's policy would not make room for */
 };
@@ -61,7 +64,10 @@ struct placement {
 /* Both tiers optional; promote and demote on, no size limit. */
 void placement_init(struct placement *pl, struct policy *hot, struct policy *warm);
 
-/* Tunables: demote=0|1, promote=0|1, hot_max_size=BYTES. -EINVAL + err:
+/* Tunables: demote=0|1|reread, promote=0|1, hot_max_size=BYTES.
+ * demote=reread: a hot victim goes to warm (if warm's policy admits it)
+ * only if it was hit since it was filled or last moved in; one read once
+ * and never again is dropped, not copied. -EINVAL + err:
  *   placement: unknown tunable "x" (tunables: demote promote hot_max_size) */
 int placement_set(struct placement *pl, const char *key, const char *value, char *err,
 		  size_t errlen);
@@ -91,11 +97,15 @@ int placement_fill_instead(struct placement *pl, int refused, uint64_t key, uint
 bool placement_ahead_hot(struct placement *pl, uint64_t key, uint64_t size, uint64_t now);
 
 /* A read hit entry e in tier t: tells that tier's policy, and returns the
- * tier e should live in from now on (t: stay; TIER_HOT: promote). */
+ * tier e should live in from now on (t: stay; TIER_HOT: promote). Marks e
+ * read again (for demote=reread), except the first hit of an entry loaded
+ * ahead of its read (policy_loaded_ahead): that is the read it was for. */
 int placement_hit(struct placement *pl, int t, struct pol_entry *e, uint64_t now);
 
 /* e was named by hot's victim(): TIER_WARM to demote it, TIER_NONE to drop.
- * The caller still removes it from hot either way. */
+ * The caller still removes it from hot either way. With demote=reread, e
+ * must have been read again in hot (placement_hit) to be demoted; the
+ * insert into warm clears that, so it needs a new hit to move again. */
 int placement_demote(struct placement *pl, struct pol_entry *e, uint64_t now);
 
 #endif

@@ -28,7 +28,18 @@ struct pol_entry {
 	uint32_t list;                 /* policy-private */
 	uint32_t aux;                  /* policy-private */
 	uint64_t stamp;                /* policy-private */
+	/* Placement-owned (placement.h), not the policy's: POL_PLACED_*
+	 * flags. demote=reread needs one bit per entry (read again since it
+	 * was filled or moved in?) and only the entry can carry it. It costs
+	 * 8 bytes of padding (56 -> 64 bytes, one cache line); list and aux
+	 * have no spare bits (epoch keeps a 32-bit magic in list). */
+	uint8_t placed;
 };
+
+/* pol_entry.placed: cleared by every policy_insert (a fill or a move in) */
+#define POL_PLACED_REREAD 0x1u /* a hit since it was inserted (placement_hit) */
+#define POL_PLACED_AHEAD 0x2u  /* loaded ahead of its read: its first hit is
+				* that read, not a read again */
 
 /* What a policy may know of its surroundings, given at creation. */
 struct policy_env {
@@ -145,6 +156,7 @@ static inline void policy_insert(struct policy *p, struct pol_entry *e, uint64_t
 {
 	p->bytes += e->size;
 	p->entries++;
+	e->placed = 0;
 	p->ops->insert(p, e, now);
 }
 
@@ -169,6 +181,7 @@ static inline void policy_prefetch(const struct policy *p, const struct pol_entr
 /* Call right after policy_insert() of an entry a prefetch brought. */
 static inline void policy_loaded_ahead(struct policy *p, struct pol_entry *e)
 {
+	e->placed |= POL_PLACED_AHEAD;
 	if (p->ops->loaded_ahead)
 		p->ops->loaded_ahead(p, e);
 }

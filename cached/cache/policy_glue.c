@@ -456,6 +456,7 @@ void policy_glue_report(struct cache *cache, struct dataset *ds, struct proto_rs
 	proto_rs_i64(rs, "set_at_s", ds->spec_set_at_s);
 	proto_rs_str(rs, "summary", ops && ops->summary ? ops->summary : "");
 	proto_rs_bool(rs, "demote", pl->demote);
+	proto_rs_bool(rs, "demote_reread", pl->demote_reread);
 	proto_rs_bool(rs, "promote", pl->promote);
 	proto_rs_u64(rs, "hot_max_size_bytes", pl->hot_max_size);
 	proto_rs_u64(rs, "hot_budget_bytes", cache->tiers[TIER_HOT].present ? policy_glue_budget(cache, TIER_HOT) : 0);
@@ -468,6 +469,7 @@ void policy_glue_report(struct cache *cache, struct dataset *ds, struct proto_rs
 	proto_rs_u64(rs, "ahead_refused", pl->ahead_refused);
 	proto_rs_u64(rs, "demoted", pl->demoted);
 	proto_rs_u64(rs, "dropped", pl->dropped);
+	proto_rs_u64(rs, "dropped_unread", pl->dropped_unread);
 	proto_rs_u64(rs, "promoted", pl->promoted);
 	proto_rs_u64(rs, "served_unkept", ds->served_unkept);
 	tier_fields(rs, ds, TIER_HOT, "hot");

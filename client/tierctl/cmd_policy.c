@@ -86,7 +86,8 @@ static void show_dataset(const struct proto_record *r)
 	uint64_t hms = field_u64(r, "hot_max_size_bytes");
 	tierctl_human_bytes(maxb, sizeof(maxb), hms);
 	printf("\n  %-10s demote=%s promote=%s hot_max_size=%s\n", "placement",
-	       field_bool(r, "demote") ? "1" : "0", field_bool(r, "promote") ? "1" : "0",
+	       field_bool(r, "demote_reread") ? "reread" : field_bool(r, "demote") ? "1" : "0",
+	       field_bool(r, "promote") ? "1" : "0",
 	       hms ? maxb : "0 (no limit)");
 	show_tier(r, "hot");
 	show_tier(r, "warm");
@@ -94,8 +95,11 @@ static void show_dataset(const struct proto_record *r)
 	       " (served without keeping: %" PRIu64 ")\n",
 	       "fills", field_u64(r, "fills_hot"), field_u64(r, "fills_warm"),
 	       field_u64(r, "not_admitted"), field_u64(r, "served_unkept"));
-	printf("  %-10s demoted %" PRIu64 ", dropped %" PRIu64 ", promoted %" PRIu64 "\n", "moves",
-	       field_u64(r, "demoted"), field_u64(r, "dropped"), field_u64(r, "promoted"));
+	printf("  %-10s demoted %" PRIu64 ", dropped %" PRIu64, "moves", field_u64(r, "demoted"),
+	       field_u64(r, "dropped"));
+	if (field_bool(r, "demote_reread"))
+		printf(" (%" PRIu64 " not read again)", field_u64(r, "dropped_unread"));
+	printf(", promoted %" PRIu64 "\n", field_u64(r, "promoted"));
 }
 
 static void show_known(const struct proto_section *known)

@@ -590,6 +590,8 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 		r->all.bytes += r->epoch[e].bytes;
 		r->all.hit_bytes += r->epoch[e].hit_bytes;
 	}
+	r->demoted = s.pl.demoted;
+	r->promoted = s.pl.promoted;
 	rc = 0;
 out:
 	policy_destroy(tier[TIER_HOT]);

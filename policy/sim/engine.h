@@ -66,6 +66,7 @@ struct sim_result {
 	uint64_t prefetched, prefetch_bytes; /* plan prefetch loads (not reads) */
 	uint64_t prefetch_stalls;            /* windows stopped by a victim needed sooner */
 	uint64_t prefetch_late;              /* timed: reads that found their load in flight */
+	uint64_t demoted, promoted;          /* moves between tiers (writes a tier pays) */
 	struct sim_counts *epoch; /* nepochs entries */
 	/* per access when the caller sets it (t->n bytes of malloc, after
 	 * sim_result_init; sim_result_free frees it): SIM_OUT_* */

@@ -178,14 +178,16 @@ void report_json(FILE *f, const struct report_info *ri, const struct sim_result 
 			",\"cold_bytes\":%llu,\"hot_hits\":%llu,\"warm_hits\":%llu,"
 			"\"vs_opt\":%.6f,\"byte_vs_opt\":%.6f,\"seconds\":%.6f,"
 			"\"accesses_per_sec\":%.0f,\"prefetched\":%llu,\"prefetch_bytes\":%llu,"
-			"\"prefetch_stalls\":%llu,\"prefetch_late\":%llu",
+			"\"prefetch_stalls\":%llu,\"prefetch_late\":%llu,\"demoted\":%llu,"
+			"\"promoted\":%llu",
 			(unsigned long long)r->cold_bytes, (unsigned long long)r->tier_hits[0],
 			(unsigned long long)r->tier_hits[1],
 			ri->opt ? sim_ratio(r->all.hits, ri->opt->all.hits) : 0.0,
 			ri->opt ? sim_ratio(r->all.hit_bytes, ri->opt->all.hit_bytes) : 0.0,
 			r->seconds, report_rate(r), (unsigned long long)r->prefetched,
 			(unsigned long long)r->prefetch_bytes, (unsigned long long)r->prefetch_stalls,
-			(unsigned long long)r->prefetch_late);
+			(unsigned long long)r->prefetch_late, (unsigned long long)r->demoted,
+			(unsigned long long)r->promoted);
 		if (epochs) {
 			fprintf(f, ",\"per_epoch\":[");
 			for (uint32_t e = 0; e < r->nepochs; e++) {

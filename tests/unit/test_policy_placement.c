@@ -189,6 +189,85 @@ static void test_no_demote_no_promote(void **state)
 	free(r);
 }
 
+/* demote=reread: a hot victim read once since it came in is dropped, one
+ * read again is demoted, and a promoted entry needs a new hit in hot
+ * before it is demoted again. */
+static void test_demote_reread(void **state)
+{
+	(void)state;
+	char err[128];
+	struct rig *r = calloc(1, sizeof(*r));
+	rig_init(r, "lru", 2, 2);
+	assert_int_equal(placement_set(&r->pl, "demote", "reread", err, sizeof(err)), 0);
+	assert_true(r->pl.demote && r->pl.demote_reread);
+	assert_int_equal(rig_read(r, 0), TIER_NONE);
+	assert_int_equal(rig_read(r, 1), TIER_NONE);
+	assert_int_equal(rig_read(r, 1), TIER_HOT); /* 1 is read again */
+	assert_int_equal(rig_read(r, 2), TIER_NONE); /* victim 0, never hit */
+	assert_int_equal(r->ents[0].tier, TIER_NONE);
+	assert_int_equal(r->pl.demoted, 0);
+	assert_int_equal(r->pl.dropped_unread, 1);
+	assert_int_equal(rig_read(r, 3), TIER_NONE); /* victim 1, hit once */
+	assert_int_equal(r->ents[1].tier, TIER_WARM);
+	assert_int_equal(r->pl.demoted, 1);
+	/* the move in cleared it: 1 comes back hot on a warm hit ... */
+	assert_int_equal(rig_read(r, 1), TIER_WARM);
+	assert_int_equal(r->ents[1].tier, TIER_HOT);
+	assert_int_equal(r->pl.promoted, 1);
+	assert_int_equal(r->ents[2].tier, TIER_NONE); /* hot's victim 2: never hit */
+	/* ... and, not read again in hot, is dropped, not demoted again */
+	assert_int_equal(rig_read(r, 4), TIER_NONE); /* victim 3 */
+	assert_int_equal(r->ents[3].tier, TIER_NONE);
+	assert_int_equal(rig_read(r, 5), TIER_NONE); /* victim 1 */
+	assert_int_equal(r->ents[1].tier, TIER_NONE);
+	assert_int_equal(r->pl.demoted, 1);
+	/* a new hit in hot makes it worth keeping again */
+	assert_int_equal(rig_read(r, 1), TIER_NONE); /* refilled hot, victim 4 */
+	assert_int_equal(rig_read(r, 1), TIER_HOT);
+	assert_int_equal(rig_read(r, 6), TIER_NONE); /* victim 5 dropped */
+	assert_int_equal(rig_read(r, 7), TIER_NONE); /* victim 1 demoted */
+	assert_int_equal(r->ents[1].tier, TIER_WARM);
+	assert_int_equal(r->pl.demoted, 2);
+	assert_int_equal(r->pl.dropped_unread, 6);
+	/* demote=1 again: every victim warm admits goes down */
+	assert_int_equal(placement_set(&r->pl, "demote", "1", err, sizeof(err)), 0);
+	assert_false(r->pl.demote_reread);
+	assert_int_equal(rig_read(r, 8), TIER_NONE); /* victim 6, never hit */
+	assert_int_equal(r->ents[6].tier, TIER_WARM);
+	rig_free(r);
+	free(r);
+}
+
+/* A chunk loaded ahead of its read: that read is its first hit, not a read
+ * again, so with demote=reread it is still dropped unless read twice. */
+static void test_demote_reread_ahead(void **state)
+{
+	(void)state;
+	char err[128];
+	struct rig *r = calloc(1, sizeof(*r));
+	rig_init(r, "lru", 2, 2);
+	assert_int_equal(placement_set(&r->pl, "demote", "reread", err, sizeof(err)), 0);
+	struct ent *a = &r->ents[0], *b = &r->ents[1];
+	for (int i = 0; i < 2; i++) {
+		struct ent *x = i ? b : a;
+		assert_true(placement_ahead_hot(&r->pl, x->e.key, 1, ++r->now));
+		policy_insert(r->t[TIER_HOT], &x->e, r->now);
+		policy_loaded_ahead(r->t[TIER_HOT], &x->e);
+		x->tier = TIER_HOT;
+	}
+	assert_int_equal(rig_read(r, 0), TIER_HOT); /* the read a was loaded for */
+	assert_int_equal(rig_read(r, 1), TIER_HOT); /* the read b was loaded for */
+	assert_int_equal(rig_read(r, 1), TIER_HOT); /* b read again */
+	assert_int_equal(rig_read(r, 2), TIER_NONE); /* victim a: dropped */
+	assert_int_equal(a->tier, TIER_NONE);
+	assert_int_equal(rig_read(r, 3), TIER_NONE); /* victim b: demoted */
+	assert_int_equal(b->tier, TIER_WARM);
+	assert_int_equal(r->pl.demoted, 1);
+	assert_int_equal(r->pl.dropped_unread, 1);
+	rig_free(r);
+	free(r);
+}
+
 static void test_placement_tunables(void **state)
 {
 	(void)state;
@@ -200,6 +279,12 @@ static void test_placement_tunables(void **state)
 	assert_string_equal(err, "placement: unknown tunable \"x\" (tunables: demote promote "
 				 "hot_max_size)");
 	assert_int_equal(placement_set(&pl, "demote", "maybe", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "placement: demote: \"maybe\" is not 0, 1 or reread");
+	assert_int_equal(placement_set(&pl, "demote", NULL, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "placement: demote: \"\" is not 0, 1 or reread");
+	assert_false(pl.demote_reread);
+	assert_int_equal(placement_set(&pl, "promote", "reread", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "placement: promote: \"reread\" is not 0 or 1");
 	assert_int_equal(placement_set(&pl, "hot_max_size", "12k", err, sizeof(err)), -EINVAL);
 	assert_int_equal(placement_set(&pl, "hot_max_size", "", err, sizeof(err)), -EINVAL);
 	assert_true(pl.demote);
@@ -285,6 +370,8 @@ int main(void)
 		cmocka_unit_test(test_epoch_stable_tiers),
 		cmocka_unit_test(test_hot_only_and_sizes),
 		cmocka_unit_test(test_no_demote_no_promote),
+		cmocka_unit_test(test_demote_reread),
+		cmocka_unit_test(test_demote_reread_ahead),
 		cmocka_unit_test(test_placement_tunables),
 		cmocka_unit_test(test_inflight_counts_as_held),
 		cmocka_unit_test(test_fill_instead),
