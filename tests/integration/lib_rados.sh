@@ -91,6 +91,21 @@ tc_ds() {
 		python3 -c "import json,sys; s=json.load(sys.stdin); d=[x for x in s['datasets'] if x['name']=='$1'][0]; print($2)"
 }
 
+# rd_small_tree DIR SEED: 160 files of 20-140 KB in 4 class folders
+# (c0..c3/fNNN.jpg), sizes from SEED, bytes random
+rd_small_tree() {
+	python3 - "$1" "$2" <<'PY'
+import os, random, sys
+d = sys.argv[1]
+r = random.Random(int(sys.argv[2]))
+for i in range(160):
+    sub = os.path.join(d, "c%d" % (i % 4))
+    os.makedirs(sub, exist_ok=True)
+    with open(os.path.join(sub, "f%03d.jpg" % i), "wb") as f:
+        f.write(os.urandom(r.randint(20, 140) * 1024))
+PY
+}
+
 # rd_import SRC DATASET: `tierctl import`, its summary line kept in
 # $T/import.out; prints "UPLOADED UNCHANGED FAILED"
 rd_import() {

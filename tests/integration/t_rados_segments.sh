@@ -13,16 +13,7 @@
 . "$(dirname "$0")/lib_rados.sh"
 PP="${RD_PREFIX}small/"
 mkdir -p "$T/cold" "$T/src"
-python3 - "$T/src" <<'PY'
-import os, random, sys
-d = sys.argv[1]
-r = random.Random(22)
-for i in range(160):
-    sub = os.path.join(d, "c%d" % (i % 4))
-    os.makedirs(sub, exist_ok=True)
-    with open(os.path.join(sub, "f%03d.jpg" % i), "wb") as f:
-        f.write(os.urandom(r.randint(20, 140) * 1024))
-PY
+rd_small_tree "$T/src" 22
 nfiles=$(find "$T/src" -type f | wc -l)
 total=$(find "$T/src" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')
 cold() { tc_ds rs "d['bytes_from_cold']"; }

@@ -12,16 +12,7 @@
 . "$(dirname "$0")/lib_rados.sh"
 PP="${RD_PREFIX}unkept/"
 mkdir -p "$T/cold" "$T/src"
-python3 - "$T/src" <<'PY'
-import os, random, sys
-d = sys.argv[1]
-r = random.Random(27)
-for i in range(160):
-    sub = os.path.join(d, "c%d" % (i % 4))
-    os.makedirs(sub, exist_ok=True)
-    with open(os.path.join(sub, "f%03d.jpg" % i), "wb") as f:
-        f.write(os.urandom(r.randint(20, 140) * 1024))
-PY
+rd_small_tree "$T/src" 27
 nfiles=$(find "$T/src" -type f | wc -l)
 ctr() { tc_json "s['counters']['$1']"; }
 held_unlinked() { tc_json "sum(t['held_unlinked_bytes'] for t in s['tiers'])"; }
