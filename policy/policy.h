@@ -36,7 +36,8 @@ struct pol_entry {
 	uint8_t placed;
 };
 
-/* pol_entry.placed: cleared by every policy_insert (a fill or a move in) */
+/* pol_entry.placed: cleared by policy_insert (a fill or a move in), kept by
+ * policy_reinsert */
 #define POL_PLACED_REREAD 0x1u /* a hit since it was inserted (placement_hit) */
 #define POL_PLACED_AHEAD 0x2u  /* loaded ahead of its read: its first hit is
 				* that read, not a read again */
@@ -158,6 +159,17 @@ static inline void policy_insert(struct policy *p, struct pol_entry *e, uint64_t
 	p->entries++;
 	e->placed = 0;
 	p->ops->insert(p, e, now);
+}
+
+/* The same entry back in a tier without a fill or a move in (a move that
+ * failed, a policy switch, a segment reclaim keeping it in place): as
+ * policy_insert, but placement's marks (a read again since it came in)
+ * stay, so demote=reread still demotes it. */
+static inline void policy_reinsert(struct policy *p, struct pol_entry *e, uint64_t now)
+{
+	uint8_t placed = e->placed;
+	policy_insert(p, e, now);
+	e->placed = placed;
 }
 
 static inline void policy_remove(struct policy *p, struct pol_entry *e)

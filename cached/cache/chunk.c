@@ -270,6 +270,12 @@ void chunk_policy_insert(struct cache *cache, struct chunk *c, uint64_t now)
 	policy_insert(c->ds->pol[c->tier], &c->pe, now);
 }
 
+void chunk_policy_reinsert(struct cache *cache, struct chunk *c, uint64_t now)
+{
+	(void)cache;
+	policy_reinsert(c->ds->pol[c->tier], &c->pe, now);
+}
+
 void chunk_policy_remove(struct cache *cache, struct chunk *c)
 {
 	(void)cache;

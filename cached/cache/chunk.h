@@ -71,6 +71,9 @@ void chunk_drop(struct cache *cache, struct chunk *c, const char *why);
 
 /* Put a resident chunk into / out of its tier's policy. */
 void chunk_policy_insert(struct cache *cache, struct chunk *c, uint64_t now);
+/* c back in its tier's policy after it left it without leaving the tier
+ * (a move that failed or kept it in place): placement's marks stay. */
+void chunk_policy_reinsert(struct cache *cache, struct chunk *c, uint64_t now);
 void chunk_policy_remove(struct cache *cache, struct chunk *c);
 
 /* Write a resident chunk's index record (its file is durable). */

@@ -449,12 +449,12 @@ static void move_done(struct job *j)
 			 "on %s\"", c->ds->name, c->path, c->idx, cache->tiers[m->from].name,
 			 cache->tiers[m->to].name, strerror(-m->err), cache->tiers[m->from].name);
 		tier_health_write_error(cache, (enum tier_id)m->to, m->err, m->dst);
-		chunk_policy_insert(cache, c, cache_now_ns());
+		chunk_policy_reinsert(cache, c, cache_now_ns());
 	} else if (m->err || c->doomed) {
 		tier_unreserve(&cache->tiers[m->to], m->len);
 		if (!m->err && !dseg)
 			unlink(m->dst);
-		chunk_policy_insert(cache, c, cache_now_ns());
+		chunk_policy_reinsert(cache, c, cache_now_ns());
 		if (m->err == -EBADMSG) {
 			cache->ctr.checksum_errors++;
 			log_err("dataset=%s path=%s chunk=%u tier=%s op=move err=\"checksum mismatch: "
@@ -472,7 +472,10 @@ static void move_done(struct job *j)
 		if (m->dseg)
 			segment_write_end(&cache->segs[m->to], m->dseg, m->len, true);
 		c->unverified = false; /* its bytes were checked on the way */
-		chunk_policy_insert(cache, c, cache_now_ns());
+		if (m->to == m->from)
+			chunk_policy_reinsert(cache, c, cache_now_ns()); /* kept in place by a reclaim */
+		else
+			chunk_policy_insert(cache, c, cache_now_ns());
 		if (m->to > m->from)
 			cache->ctr.demotions++;
 		else if (m->to < m->from)

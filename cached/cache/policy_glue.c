@@ -407,7 +407,7 @@ int policy_glue_set(struct cache *cache, struct dataset *ds, const struct policy
 			policy_remove(ds->pol[t], &c->pe);
 			/* oldest first, each at the time it was read: the new
 			 * instance sees the residents in the order they were used */
-			policy_insert(p[t], &c->pe, atime);
+			policy_reinsert(p[t], &c->pe, atime);
 		}
 		free(moving[t]);
 	}

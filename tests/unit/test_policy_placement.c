@@ -268,6 +268,37 @@ static void test_demote_reread_ahead(void **state)
 	free(r);
 }
 
+/* An entry back in its tier without a fill or a move in (a failed move,
+ * a policy switch, a reclaim keeping it in place: policy_reinsert) keeps
+ * its mark: read again before, it is still demoted; policy_insert clears
+ * it. */
+static void test_demote_reread_reinsert(void **state)
+{
+	(void)state;
+	char err[128];
+	struct rig *r = calloc(1, sizeof(*r));
+	rig_init(r, "lru", 2, 2);
+	assert_int_equal(placement_set(&r->pl, "demote", "reread", err, sizeof(err)), 0);
+	assert_int_equal(rig_read(r, 0), TIER_NONE);
+	assert_int_equal(rig_read(r, 0), TIER_HOT); /* 0 is read again */
+	policy_remove(r->t[TIER_HOT], &r->ents[0].e);
+	policy_reinsert(r->t[TIER_HOT], &r->ents[0].e, ++r->now);
+	assert_int_equal(rig_read(r, 1), TIER_NONE);
+	assert_int_equal(rig_read(r, 2), TIER_NONE); /* victim 0: still marked */
+	assert_int_equal(r->ents[0].tier, TIER_WARM);
+	assert_int_equal(r->pl.demoted, 1);
+	assert_int_equal(rig_read(r, 1), TIER_HOT); /* 1 is read again */
+	policy_remove(r->t[TIER_HOT], &r->ents[1].e);
+	policy_insert(r->t[TIER_HOT], &r->ents[1].e, ++r->now); /* a move in */
+	assert_int_equal(rig_read(r, 3), TIER_NONE); /* victim 2, never hit */
+	assert_int_equal(r->ents[2].tier, TIER_NONE);
+	assert_int_equal(rig_read(r, 4), TIER_NONE); /* victim 1: the insert cleared it */
+	assert_int_equal(r->ents[1].tier, TIER_NONE);
+	assert_int_equal(r->pl.demoted, 1);
+	rig_free(r);
+	free(r);
+}
+
 static void test_placement_tunables(void **state)
 {
 	(void)state;
@@ -372,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_no_demote_no_promote),
 		cmocka_unit_test(test_demote_reread),
 		cmocka_unit_test(test_demote_reread_ahead),
+		cmocka_unit_test(test_demote_reread_reinsert),
 		cmocka_unit_test(test_placement_tunables),
 		cmocka_unit_test(test_inflight_counts_as_held),
 		cmocka_unit_test(test_fill_instead),
