@@ -75,7 +75,10 @@ d0=$(ctr demotions)
 check "(c) one pass over a/ again: every byte equals the source" read_list "$T/pass_a"
 wait_for 30 settled
 d=$(($(ctr demotions) - d0))
-check "(c) with demote=1 the one-pass read demotes ($d > 50)" [ "$d" -gt 50 ]
+# how many depends on the load: fills that find hot full while the mover's
+# copies trail make their room by dropping (147 on a quiet machine, 50 in
+# a loaded CI run); with demote=reread the same pass demotes none
+check "(c) with demote=1 the one-pass read demotes ($d > 10)" [ "$d" -gt 10 ]
 check "(c) tierctl policy set ds lru demote=reread" bash -c "'$TCTL' policy set ds lru demote=reread >/dev/null"
 check "(c) tierctl policy show says demote=reread" bash -c "'$TCTL' policy show ds | grep -q 'placement  demote=reread promote=1'"
 check "(c) demote=reread in force again" [ "$(pol "p['demote_reread'], p['placement_tunables']")" = "True demote=reread" ]
