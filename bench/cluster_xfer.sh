@@ -130,4 +130,6 @@ awk '{for (i = 1; i < NF; i++) if ($i ~ /^(peer_MBps|ratio_write|node1_s_per_gb|
 			for (a = 2; a <= m; a++) for (c = a; c > 1 && x[c - 1] + 0 > x[c] + 0; c--) { t = x[c]; x[c] = x[c - 1]; x[c - 1] = t }
 			printf " %s %s", k[j], m % 2 ? x[(m + 1) / 2] : (x[m / 2] + x[m / 2 + 1]) / 2 }
 		print ""}' "$T/rounds"
-tc_node_json 1 "'peer_fills %d prefetch issued %d late %d stalls %d errors %d' % (s['counters']['peer_fills'], s['prefetch']['issued'], s['prefetch']['late'], s['prefetch']['stalls'], s['prefetch']['errors'])"
+tc_node_json 1 "'peer_fills %d prefetch issued %d late %d stalls %d errors %d dir_ahead %d hits %d evicted_unused %d' % (s['counters']['peer_fills'], s['prefetch']['issued'], s['prefetch']['late'], s['prefetch']['stalls'], s['prefetch']['errors'], s['prefetch']['dir_ahead'], s['prefetch']['hits'], s['prefetch']['evicted_unused'])"
+# the cold store read once (1x: nodes 2-4's fills; node 1 reads from its peers)
+echo "cold_bytes $(tc_cold_bytes) source_bytes $((R * FILES * FILE_MIB * MIB))"
