@@ -56,7 +56,7 @@
  * chunk starts the read-ahead of the rest (prefetch.c, from chunk 0 on
  * when they are peer-homed), so a single reader of a shuffled directory of
  * such files no longer waits one peer round trip per file (docs/cluster.md
- * "Measured", session 27). In a cluster any miss of a file's first chunk
+ * "Measured", session 18). In a cluster any miss of a file's first chunk
  * starts it (one homed here too: its neighbours may be homed on peers).
  *
  * Only a miss starts it (a client's read that finds the chunk absent, or
