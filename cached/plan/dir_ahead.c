@@ -1,6 +1,5 @@
 /*
- * Read-ahead of the next files of a directory: small files, and in a
- * cluster the first chunk of files whose home is a peer.
+ * Read-ahead of the next files of a directory, for small files.
  *
  * A miss of a small file (one chunk) from a slow cold store costs its
  * reader a whole cold round trip (RADOS: the OSD's read plus the daemon's
@@ -46,18 +45,9 @@
  * prefetches count too: a job with a plan rarely misses, so this rarely
  * runs beside one).
  *
- * Only where a file's first chunk costs a round trip: small files of cold
- * stores without a cheap stat (RADOS, S3, as the open-ahead of
- * prefetch.c), and, in a cluster, the first chunk of a file of any size
- * whose home is a peer (the cache's remote_home hook: a miss there is a
- * request over the peer port, whatever the store). A local posix store
- * answers a miss about as fast as a read-ahead would. A file of several
- * chunks gets only its first chunk read ahead: its open's read of that
- * chunk starts the read-ahead of the rest (prefetch.c, from chunk 0 on
- * when they are peer-homed), so a single reader of a shuffled directory of
- * such files no longer waits one peer round trip per file (docs/cluster.md
- * "Measured", session 18). In a cluster any miss of a file's first chunk
- * starts it (one homed here too: its neighbours may be homed on peers).
+ * Only for cold stores with a costly round trip (no cheap stat: RADOS, S3,
+ * as the open-ahead of prefetch.c); a local posix store answers a miss
+ * about as fast as a read-ahead would.
  *
  * Only a miss starts it (a client's read that finds the chunk absent, or
  * an open whose revalidation starts the chunk's read, prefetch_open_ahead):
@@ -112,13 +102,6 @@ static bool dir_ahead_fits(struct cache *cache, const struct manifest *mf)
 	return mf->bytes <= room;
 }
 
-/* Would a miss of key ask another node (the cluster's remote_home hook;
- * false without a cluster)? */
-static bool dir_ahead_peer(const struct cache *cache, uint64_t key)
-{
-	return cache->hooks.remote_home && cache->hooks.remote_home(cache->hooks.arg, key);
-}
-
 /* How many files to read ahead of this miss. */
 static unsigned dir_ahead_depth(struct prefetch *pf, unsigned max)
 {
@@ -152,12 +135,8 @@ void dir_ahead_read(struct prefetch *pf, struct dataset *ds, const char *path,
 {
 	struct cache *cache = prefetch_cache(pf);
 	const struct manifest *mf = ds->mf;
-	/* small files of a store with a costly round trip, or a cluster
-	 * (each neighbour then only if its first chunk is peer-homed) */
-	const bool costly = !cold_has_cheap_stat(&ds->cold);
-	const uint32_t csize = ds->conf.chunk_size;
-	if (!cache->cfg->readahead_files || !mf || !prefetch_may_issue(pf) ||
-	    !((costly && src->size <= csize) || cache->hooks.remote_home))
+	if (!cache->cfg->readahead_files || !mf || cold_has_cheap_stat(&ds->cold) ||
+	    !prefetch_may_issue(pf))
 		return;
 	if (chunk_find(&cache->chunks, chunk_key(ds->name, path, src, 0)))
 		return; /* a hit: the reader is behind what was read ahead */
@@ -183,17 +162,14 @@ void dir_ahead_read(struct prefetch *pf, struct dataset *ds, const char *path,
 			break; /* past the directory (the manifest is sorted) */
 		if (strchr(s->path + dirlen, '/'))
 			continue; /* a subdirectory's file */
-		if (s->gone || !s->st.size)
-			continue;
-		uint64_t key = chunk_key(ds->name, s->path, &s->st, 0);
-		bool small = s->st.size <= csize;
-		if (!(costly && small) && !dir_ahead_peer(cache, key))
-			continue; /* its first chunk is about as fast to read when asked */
+		if (s->gone || !s->st.size || s->st.size > ds->conf.chunk_size)
+			continue; /* not a small file: its reads fetch what they cover */
 		want--;
+		uint64_t key = chunk_key(ds->name, s->path, &s->st, 0);
 		if (chunk_find(&cache->chunks, key) || fill_pending(cache, key))
 			continue;
 		if (!prefetch_may_issue(pf) ||
-		    prefetch_issue_ahead(pf, ds, s->path, &s->st, small ? (uint32_t)s->st.size : csize) < 0)
+		    prefetch_issue_ahead(pf, ds, s->path, &s->st, (uint32_t)s->st.size) < 0)
 			break;
 	}
 }

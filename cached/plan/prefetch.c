@@ -507,25 +507,11 @@ static bool next_from_peer(struct prefetch *pf, struct dataset *ds, const char *
 	return false;
 }
 
-static void readahead_file(struct prefetch *pf, struct dataset *ds, const char *path,
-			   const struct cold_stat *src, uint32_t idx, uint32_t nchunks);
-
 void prefetch_readahead(struct prefetch *pf, struct dataset *ds, const char *path,
 			const struct cold_stat *src, uint32_t idx, uint32_t nchunks)
 {
 	if (pf && nchunks == 1)
 		dir_ahead_read(pf, ds, path, src); /* a small file: its neighbours */
-	readahead_file(pf, ds, path, src, idx, nchunks);
-	/* a larger file's first chunk: its neighbours' first chunks (in a
-	 * cluster, when peer-homed), after its own chunks took their slots */
-	if (pf && nchunks > 1 && idx == 0)
-		dir_ahead_read(pf, ds, path, src);
-}
-
-/* Sequential readahead within the file. */
-static void readahead_file(struct prefetch *pf, struct dataset *ds, const char *path,
-			   const struct cold_stat *src, uint32_t idx, uint32_t nchunks)
-{
 	unsigned depth = pf->cache->cfg->readahead_chunks;
 	if (!pf || !depth || nchunks < 3 || pf->cache->stopping)
 		return;

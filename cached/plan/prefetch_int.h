@@ -30,7 +30,7 @@ struct cache *prefetch_cache(const struct prefetch *pf);
 struct dir_ahead *prefetch_dir_ahead(struct prefetch *pf, uint64_t *hits, uint64_t *unused);
 /* Room for one more prefetch cold read in flight (and not stopping). */
 bool prefetch_may_issue(const struct prefetch *pf);
-/* Read chunk 0 (len bytes: the whole file, or one chunk) of path at version src ahead
+/* Read chunk 0 (len bytes, the whole file) of path at version src ahead
  * of a reader, counted as dir_ahead: only into room hot's policies have
  * free (it evicts nothing: a guess must not cost what the policy keeps).
  * 1: started, 0: nothing to do (a plan holds it, or it is resident),
@@ -38,10 +38,8 @@ bool prefetch_may_issue(const struct prefetch *pf);
 int prefetch_issue_ahead(struct prefetch *pf, struct dataset *ds, const char *path,
 			 const struct cold_stat *src, uint32_t len);
 
-/* dir_ahead.c: a client read the one chunk of path, or the first chunk of
- * a larger file: if that was a miss, read the first chunks of the next
- * daemon.readahead_files files of its directory ahead (those that cost a
- * round trip: small files of a costly store, peer-homed chunks). */
+/* dir_ahead.c: a client read the one chunk of path: if that was a miss,
+ * read the next daemon.readahead_files files of its directory ahead. */
 void dir_ahead_read(struct prefetch *pf, struct dataset *ds, const char *path,
 		    const struct cold_stat *src);
 

@@ -40,9 +40,6 @@ for i in $(seq 1 $N); do
 	tc_node_config "$i" hot=512M warm=none chunk=64M cluster.heartbeat=500ms cluster.lease=60s \
 		cluster.peer_first_byte_timeout=30s cluster.peer_transfer_timeout=10s \
 		cluster.peer_suspect=1s cluster.prev_home_window=0
-	# no read-ahead of the next files (dir_ahead.c): a read moves only the
-	# bytes of the file it names, so the peer bytes below say where it is homed
-	sed -i 's/^\[daemon\]$/[daemon]\nreadahead_files = 0/' "$T/n$i/tiercache.conf"
 	tc_node_start "$i" || exit 1
 done
 for i in $(seq 1 $N); do

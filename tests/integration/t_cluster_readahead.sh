@@ -30,9 +30,6 @@ states() {
 pf() { tc_node_json 1 "s['prefetch']['$1']"; }
 for i in 1 2; do
 	tc_node_config $i hot=256M warm=none chunk=1M cluster.lease=20s cluster.heartbeat=200ms
-	# a file's own read-ahead only: not the next files' chunks 0 (dir_ahead.c,
-	# t_cluster_dir_ahead)
-	sed -i 's/^\[daemon\]$/[daemon]\nreadahead_files = 0/' "$T/n$i/tiercache.conf"
 	tc_node_start $i || exit 1
 done
 for i in 1 2; do

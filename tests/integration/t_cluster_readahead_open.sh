@@ -29,9 +29,6 @@ for i in 1 2; do
 	tc_node_config $i hot=512M warm=none chunk=1M cluster.lease=20s cluster.heartbeat=200ms
 	# node 2 must not read ahead: node 1 would fill chunks 1-4 as their home
 	[ $i = 2 ] && sed -i 's/^\[daemon\]$/[daemon]\nreadahead_chunks = 0/' "$T/n$i/tiercache.conf"
-	# nor read the next files' chunks 0 ahead (dir_ahead.c, t_cluster_dir_ahead):
-	# this counts a file's own read-ahead only
-	sed -i 's/^\[daemon\]$/[daemon]\nreadahead_files = 0/' "$T/n$i/tiercache.conf"
 	tc_node_start $i || exit 1
 done
 for i in 1 2; do
