@@ -20,7 +20,7 @@
 # floor_s_per_gb, and floor_ratio_local = floor / local, the least
 # whole_ratio_local any peer path that keeps a synced copy can reach here
 # (the goal: 2). A last line gives the medians over the rounds.
-#   bench/cluster_xfer.sh BUILD   env: R=rounds (4), FILES=files per part (16), FILE_MIB=MiB per file (4), THREADS=reader threads (1), SEG=segment_threshold, RA=readahead_chunks,
+#   bench/cluster_xfer.sh BUILD   env: R=rounds (4), FILES=files per part (16), FILE_MIB=MiB per file (4), THREADS=reader threads (1), SEG=segment_threshold, RA=readahead_chunks, PF=prefetch_inflight,
 #                                 PERF=FILE: perf record -a -g over round 1
 #                                 SCHED=FILE: perf record of the scheduler's switches and wakeups over round 1
 #                                   (off-CPU view; bench/sched_view.py FILE reads it)
@@ -56,6 +56,8 @@ for i in $(seq 1 $N); do
 	[ -n "${SEG:-}" ] && sed -i "s/^\[daemon\]$/[daemon]\nsegment_threshold = $SEG/" "$T/n$i/tiercache.conf"
 	# RA=N: daemon.readahead_chunks (chunks read ahead of a reader within a file; 4 by default)
 	[ -n "${RA:-}" ] && sed -i "s/^\[daemon\]$/[daemon]\nreadahead_chunks = $RA/" "$T/n$i/tiercache.conf"
+	# PF=N: daemon.prefetch_inflight (prefetches in flight over the daemon; 8 by default)
+	[ -n "${PF:-}" ] && sed -i "s/^\[daemon\]$/[daemon]\nprefetch_inflight = $PF/" "$T/n$i/tiercache.conf"
 	[ -n "${STAGES:-}" ] && [ "$i" = 1 ] && sed -i "s/^log_level = .*/log_level = debug/" "$T/n$i/tiercache.conf"
 	tc_node_start "$i" >/dev/null || exit 1
 done
