@@ -20,7 +20,7 @@
 # floor_s_per_gb, and floor_ratio_local = floor / local, the least
 # whole_ratio_local any peer path that keeps a synced copy can reach here
 # (the issue's goal: 2). A last line gives the medians over the rounds.
-#   bench/cluster_xfer.sh BUILD   env: R=rounds (4), FILES=files per part (16), FILE_MIB=MiB per file (4), THREADS=reader threads (1), SEG=segment_threshold, RA=readahead_chunks,
+#   bench/cluster_xfer.sh BUILD   env: R=rounds (4), FILES=files per part (16), FILE_MIB=MiB per file (4), THREADS=reader threads (1), SEG=segment_threshold, RA=readahead_chunks, PF=prefetch_inflight,
 #                                 PERF=FILE: perf record -a -g over round 1
 #                                 SCHED=FILE: perf record of the scheduler's switches and wakeups over round 1
 #                                   (off-CPU view; bench/sched_view.py FILE reads it)
@@ -56,6 +56,8 @@ for i in $(seq 1 $N); do
 	[ -n "${SEG:-}" ] && sed -i "s/^\[daemon\]$/[daemon]\nsegment_threshold = $SEG/" "$T/n$i/tiercache.conf"
 	# RA=N: daemon.readahead_chunks (chunks read ahead of a reader within a file; 4 by default)
 	[ -n "${RA:-}" ] && sed -i "s/^\[daemon\]$/[daemon]\nreadahead_chunks = $RA/" "$T/n$i/tiercache.conf"
+	# PF=N: daemon.prefetch_inflight (prefetches in flight over the daemon; 8 by default)
+	[ -n "${PF:-}" ] && sed -i "s/^\[daemon\]$/[daemon]\nprefetch_inflight = $PF/" "$T/n$i/tiercache.conf"
 	[ -n "${STAGES:-}" ] && [ "$i" = 1 ] && sed -i "s/^log_level = .*/log_level = debug/" "$T/n$i/tiercache.conf"
 	tc_node_start "$i" >/dev/null || exit 1
 done
@@ -130,4 +132,6 @@ awk '{for (i = 1; i < NF; i++) if ($i ~ /^(peer_MBps|ratio_write|node1_s_per_gb|
 			for (a = 2; a <= m; a++) for (c = a; c > 1 && x[c - 1] + 0 > x[c] + 0; c--) { t = x[c]; x[c] = x[c - 1]; x[c - 1] = t }
 			printf " %s %s", k[j], m % 2 ? x[(m + 1) / 2] : (x[m / 2] + x[m / 2 + 1]) / 2 }
 		print ""}' "$T/rounds"
-tc_node_json 1 "'peer_fills %d prefetch issued %d late %d stalls %d errors %d' % (s['counters']['peer_fills'], s['prefetch']['issued'], s['prefetch']['late'], s['prefetch']['stalls'], s['prefetch']['errors'])"
+tc_node_json 1 "'peer_fills %d prefetch issued %d late %d stalls %d errors %d dir_ahead %d hits %d evicted_unused %d' % (s['counters']['peer_fills'], s['prefetch']['issued'], s['prefetch']['late'], s['prefetch']['stalls'], s['prefetch']['errors'], s['prefetch']['dir_ahead'], s['prefetch']['hits'], s['prefetch']['evicted_unused'])"
+# the cold store read once (1x: nodes 2-4's fills; node 1 reads from its peers)
+echo "cold_bytes $(tc_cold_bytes) source_bytes $((R * FILES * FILE_MIB * MIB))"
