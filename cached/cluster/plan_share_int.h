@@ -33,9 +33,9 @@ struct ps_req {
 	enum req_kind kind;
 	char dataset[CONFIG_NAME_MAX + 1];
 	uint64_t job, serial, gen, hash;
-	uint32_t rank;         /* as in struct ps_entry */
-	uint64_t since_ns;     /* REQ_CANCEL: when it was made */
-	struct ps_entry ent;   /* REQ_LOAD: what is loaded */
+	uint32_t rank;	     /* as in struct ps_entry */
+	uint64_t since_ns;   /* REQ_CANCEL: when it was made */
+	struct ps_entry ent; /* REQ_LOAD: what is loaded */
 };
 
 struct plan_share {
@@ -60,15 +60,16 @@ struct plan_share {
 	/* counters */
 	uint64_t published, publish_failures, republished, refreshes, refresh_failures, superseded;
 	uint64_t loaded, load_failures, cancels_sent, dropped, lists, list_failures;
-	unsigned codec_busy;     /* encodes and decodes on a worker */
-	uint64_t codec_dropped;  /* their results overtaken meanwhile (a newer plan, a cancel) */
+	unsigned codec_busy;	 /* encodes and decodes on a worker */
+	uint64_t codec_dropped;	 /* their results overtaken meanwhile (a newer plan, a cancel) */
 	unsigned codec_delay_ms; /* TIERCACHE_PLAN_CODEC_DELAY_MS: tests only */
 };
 
 /* Requests (plan_share.c). */
 struct ps_req *ps_req_new(struct plan_share *ps, enum req_kind kind);
 /* Send q's command; on failure q is freed and -errno returned. */
-int ps_req_send(struct ps_req *q, redis_reply_fn fn, int argc, const char **argv, const size_t *lens);
+int ps_req_send(struct ps_req *q, redis_reply_fn fn, int argc, const char **argv,
+		const size_t *lens);
 /* q waits for a worker: kept in the list, cut loose by plan_share_free. */
 void ps_req_track(struct ps_req *q);
 /* A reply came: unlink q; its plan_share, or NULL when freed meanwhile. */

@@ -59,8 +59,11 @@ static bool parse_entry(const redisReply *f, const redisReply *v, struct ps_entr
 		e->rank = (uint32_t)rank;
 	}
 	used = 0;
-	if (sscanf(vs, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 "%n",
-		   &e->gen, &e->np, &e->expires, &e->published, &e->clen, &e->rawlen, &e->hash, &used) != 7 ||
+	if (sscanf(vs,
+		   "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+		   " %" SCNu64 "%n",
+		   &e->gen, &e->np, &e->expires, &e->published, &e->clen, &e->rawlen, &e->hash,
+		   &used) != 7 ||
 	    (size_t)used != v->len)
 		return false;
 	if (e->np == 0) /* a tombstone */
@@ -71,8 +74,8 @@ static bool parse_entry(const redisReply *f, const redisReply *v, struct ps_entr
 	       e->rawlen <= PLAN_CODEC_RAW_MAX;
 }
 
-static const struct ps_entry *entry_find(const struct plan_share *ps, const char *dataset, uint64_t job,
-					 uint32_t rank)
+static const struct ps_entry *entry_find(const struct plan_share *ps, const char *dataset,
+					 uint64_t job, uint32_t rank)
 {
 	for (size_t i = 0; i < ps->nidx; i++)
 		if (ps->idx[i].job == job && ps->idx[i].rank == rank &&
@@ -121,7 +124,8 @@ static void on_listed(void *arg, struct redisReply *r, int err)
 	    r->elements > 2 * PLAN_SHARE_INDEX_MAX) {
 		ps->list_failures++;
 		if (err == 0)
-			log_warn("op=job_plans_list err=\"unexpected reply (%zu elements)\" (kept the last list)",
+			log_warn("op=job_plans_list err=\"unexpected reply (%zu elements)\" (kept "
+				 "the last list)",
 				 r->type == REDIS_REPLY_ARRAY ? r->elements : 0);
 	} else {
 		ps->lists++;
@@ -182,11 +186,13 @@ static bool wanted(struct plan_share *ps, const struct ps_entry *e)
 	if (jp->share_gen == e->gen)
 		return false;
 	if (!jp->remote) /* ours: unpublished yet, or newer than what is listed */
-		return jp->share_gen != 0 && jp->share_gen != GEN_UNPUBLISHABLE && jp->share_gen < e->gen;
+		return jp->share_gen != 0 && jp->share_gen != GEN_UNPUBLISHABLE &&
+		       jp->share_gen < e->gen;
 	if (jp->share_gen > e->gen)
 		return false;
 	if (jp->share_hash == e->hash) {
-		jp->share_gen = e->gen; /* the same list registered again: keep the slices' positions */
+		jp->share_gen =
+			e->gen; /* the same list registered again: keep the slices' positions */
 		return false;
 	}
 	return true;
@@ -212,18 +218,21 @@ static void on_loaded(void *arg, struct redisReply *r, int err)
 	for (size_t i = 0; i < r->elements; i++) {
 		const redisReply *p = r->element[i];
 		if (p->type != REDIS_REPLY_STRING) {
-			snprintf(why, sizeof(why), "piece %zu gone (replaced or lapsed meanwhile)", i);
+			snprintf(why, sizeof(why), "piece %zu gone (replaced or lapsed meanwhile)",
+				 i);
 			goto fail; /* not bad: the next list has the newer version */
 		}
 		if (p->len > PLAN_CODEC_PIECE_MAX || at + p->len > e->clen) {
-			snprintf(why, sizeof(why), "pieces longer than the %" PRIu64 " bytes announced", e->clen);
+			snprintf(why, sizeof(why),
+				 "pieces longer than the %" PRIu64 " bytes announced", e->clen);
 			mark_bad(ps, e->gen);
 			goto fail;
 		}
 		at += p->len;
 	}
 	if (at != e->clen) {
-		snprintf(why, sizeof(why), "pieces of %zu bytes, %" PRIu64 " announced", at, e->clen);
+		snprintf(why, sizeof(why), "pieces of %zu bytes, %" PRIu64 " announced", at,
+			 e->clen);
 		mark_bad(ps, e->gen);
 		goto fail;
 	}
@@ -238,8 +247,8 @@ static void on_loaded(void *arg, struct redisReply *r, int err)
 		at += r->element[i]->len;
 	}
 	/* decompressed, hashed and parsed on a worker: on_decoded goes on */
-	if (plan_codec_job_decode(ps->cache->workers, enc, at, e->rawlen, e->hash, ps->codec_delay_ms,
-					 on_decoded, q) < 0) {
+	if (plan_codec_job_decode(ps->cache->workers, enc, at, e->rawlen, e->hash,
+				  ps->codec_delay_ms, on_decoded, q) < 0) {
 		enc = NULL; /* taken over */
 		snprintf(why, sizeof(why), "out of memory");
 		goto fail;
@@ -250,8 +259,8 @@ static void on_loaded(void *arg, struct redisReply *r, int err)
 	return;
 fail:
 	ps->load_failures++;
-	log_warn("dataset=%s job=%" PRIu64 " version=%" PRIu64 " op=job_plan_load err=\"%s\"", e->dataset,
-		 e->job, e->gen, why);
+	log_warn("dataset=%s job=%" PRIu64 " version=%" PRIu64 " op=job_plan_load err=\"%s\"",
+		 e->dataset, e->job, e->gen, why);
 	free(enc);
 	free(q);
 	ps_load_next(ps);
@@ -281,8 +290,8 @@ static void on_decoded(struct plan_codec_job *cj)
 	}
 	if (strcmp(d->dataset, e->dataset) != 0 || d->job != e->job ||
 	    (e->rank != TC_JOB_RANK_ANY && (d->reg_rank != e->rank || e->rank >= d->world_size))) {
-		snprintf(why, sizeof(why), "the document names another plan (%s %" PRIu64 ")", d->dataset,
-			 d->job);
+		snprintf(why, sizeof(why), "the document names another plan (%s %" PRIu64 ")",
+			 d->dataset, d->job);
 		mark_bad(ps, e->gen);
 		goto fail;
 	}
@@ -291,14 +300,15 @@ static void on_decoded(struct plan_codec_job *cj)
 	if (!ds || !now || now->gen != e->gen || now->np == 0 || !wanted(ps, e)) {
 		/* changed while it decoded */
 		ps->codec_dropped++;
-		log_info("dataset=%s job=%" PRIu64 " version=%" PRIu64 " op=job_plan_load result=\"replaced, "
-			  "cancelled or lapsed while decoding: dropped\"",
-			  e->dataset, e->job, e->gen);
+		log_info("dataset=%s job=%" PRIu64 " version=%" PRIu64 " op=job_plan_load "
+								       "result=\"replaced, "
+			 "cancelled or lapsed while decoding: dropped\"",
+			 e->dataset, e->job, e->gen);
 		goto next;
 	}
-	int rc = job_plans_set_remote(ps->jps, ds, d->job, e->rank, d->world_size, d->epoch, d->reg_rank,
-				      (uid_t)d->uid, d->blob, d->bloblen, d->off, d->n, e->gen, e->published,
-				      e->hash);
+	int rc = job_plans_set_remote(ps->jps, ds, d->job, e->rank, d->world_size, d->epoch,
+				      d->reg_rank, (uid_t)d->uid, d->blob, d->bloblen, d->off, d->n,
+				      e->gen, e->published, e->hash);
 	d->blob = NULL; /* taken over, also on error */
 	d->off = NULL;
 	if (rc < 0) {
@@ -306,14 +316,15 @@ static void on_decoded(struct plan_codec_job *cj)
 		goto fail;
 	}
 	ps->loaded++;
-	log_info("dataset=%s job=%" PRIu64 " epoch=%u op=job_plan_loaded version=%" PRIu64 " entries=%u "
+	log_info("dataset=%s job=%" PRIu64 " epoch=%u op=job_plan_loaded version=%" PRIu64 " entrie"
+											   "s=%u "
 		 "decode_cpu_us=%" PRIu64,
 		 e->dataset, e->job, d->epoch, e->gen, d->n, cj->cpu_us);
 	goto next;
 fail:
 	ps->load_failures++;
-	log_warn("dataset=%s job=%" PRIu64 " version=%" PRIu64 " op=job_plan_load err=\"%s\"", e->dataset,
-		 e->job, e->gen, why);
+	log_warn("dataset=%s job=%" PRIu64 " version=%" PRIu64 " op=job_plan_load err=\"%s\"",
+		 e->dataset, e->job, e->gen, why);
 next:
 	plan_codec_job_free(cj);
 	free(q);
@@ -338,7 +349,8 @@ void ps_load_next(struct plan_share *ps)
 			argv[0] = "MGET";
 			for (size_t k = 0; k < e->np; k++) {
 				char *key = keys + k * (sizeof(ps->prefix) + 48);
-				snprintf(key, sizeof(ps->prefix) + 48, "%s%" PRIu64 ":%zu", ps->prefix, e->gen, k);
+				snprintf(key, sizeof(ps->prefix) + 48, "%s%" PRIu64 ":%zu",
+					 ps->prefix, e->gen, k);
 				argv[1 + k] = key;
 			}
 			rc = ps_req_send(q, on_loaded, (int)(1 + e->np), argv, NULL);

@@ -23,6 +23,7 @@
  * a new file beside the config in use.
  */
 #include "config.h"
+#include "config_int.h"
 #include "config_keys.h"
 #include "config_value.h"
 
@@ -48,36 +49,6 @@
 
 #define LINE_BUF 4096 /* longest line we copy; inih's own buffer is smaller */
 
-static const char *const tier_names[TIER_COUNT] = {"hot", "warm"};
-
-/* Parse bookkeeping of one section: where it and each key were written. */
-struct sect_state {
-	int line;               /* header line, 0: absent */
-	int key_line[KEYS_MAX]; /* 0: not in the file */
-	bool key_bad[KEYS_MAX]; /* in the file, but rejected */
-};
-
-struct load {
-	const char *file;   /* as the caller named it: prefixes every message */
-	char dir[PATH_MAX]; /* absolute directory of the file */
-	struct config *cfg;
-	FILE *err;         /* messages (open_memstream), NULL once out of memory */
-	unsigned nerr;
-	bool oom;
-	/* line reader */
-	const char *text;
-	size_t len, pos;
-	int line;
-	int first_syntax_line; /* first line the reader found malformed */
-	/* the section being parsed */
-	enum section_kind kind;
-	void *base; /* its struct */
-	struct sect_state *state;
-	char label[CONFIG_NAME_MAX + 16]; /* "daemon", "hot", "dataset.NAME" */
-	struct sect_state daemon, tiers[TIER_COUNT], cluster;
-	struct sect_state *ds; /* parallel to cfg->datasets */
-	size_t ds_cap;
-};
 
 /* Start a message "FILE:LINE: " ("FILE: " for line 0, a cross-check).
  * Returns the stream to finish it on, NULL once out of memory; call
@@ -109,8 +80,7 @@ static FILE *key_begin(struct load *ld, int line, const char *label, const struc
 	return f;
 }
 
-__attribute__((format(printf, 3, 4))) static void load_msg(struct load *ld, int line,
-							   const char *fmt, ...)
+void config_msg(struct load *ld, int line, const char *fmt, ...)
 {
 	FILE *f = msg_begin(ld, line);
 	if (f) {
@@ -122,13 +92,7 @@ __attribute__((format(printf, 3, 4))) static void load_msg(struct load *ld, int 
 	msg_end(ld);
 }
 
-/* A message about key K of section LABEL: "FILE:LINE: label.key: ...". */
-#define key_msg(ld, line, label, k, fmt, ...)                                                      \
-	load_msg((ld), (line), "%s.%s: " fmt, (label), (k)->name, __VA_ARGS__)
-
-/* Copy S into BUF for a message: control bytes become '?' (a config line
- * must not inject terminal escapes into a log), long text ends in "...". */
-static const char *shown(char *buf, size_t n, const char *s)
+const char *config_shown(char *buf, size_t n, const char *s)
 {
 	size_t i = 0;
 	for (; s[i] && i + 1 < n; i++)
@@ -163,7 +127,7 @@ static int key_set(struct load *ld, const struct key_def *k, const char *label, 
 	int rc;
 	FILE *f;
 
-	shown(q, sizeof(q), v); /* the value as messages quote it */
+	config_shown(q, sizeof(q), v); /* the value as messages quote it */
 	switch (k->type) {
 	case KEY_STRING:
 		if (!*v && (k->flags & KEY_NONEMPTY)) {
@@ -318,14 +282,14 @@ static int key_set(struct load *ld, const struct key_def *k, const char *label, 
 			if (rc == 0)
 				rc = policy_spec_check(&spec, why, sizeof(why));
 			if (rc < 0) {
-				shown(q, sizeof(q), why);
+				config_shown(q, sizeof(q), why);
 				key_msg(ld, line, label, k, "%s", q);
 				return -EINVAL;
 			}
 			strcpy(field, v);
 			return 0;
 		}
-		shown(name, sizeof(name), word); /* the name alone, as messages quote it */
+		config_shown(name, sizeof(name), word); /* the name alone, as messages quote it */
 		if ((f = key_begin(ld, line, label, k))) {
 			const struct policy_ops *const *all = policy_all();
 			fprintf(f, "\"%s\" is not a known policy (known: ", name);
@@ -377,26 +341,26 @@ static void section_dataset(struct load *ld, const char *name, int line, const c
 	struct config *cfg = ld->cfg;
 	char sb[160];
 	if (!*name) {
-		load_msg(ld, line, "[%s]: missing dataset name (use [dataset NAME])", hdr);
+		config_msg(ld, line, "[%s]: missing dataset name (use [dataset NAME])", hdr);
 		return;
 	}
 	if (!dataset_name_ok(name)) {
-		load_msg(ld, line,
+		config_msg(ld, line,
 			 "[%s]: bad dataset name \"%s\" (use 1..%d of A-Z a-z 0-9 . _ -, not "
 			 "starting with '.')",
-			 hdr, shown(sb, sizeof(sb), name), CONFIG_NAME_MAX);
+			 hdr, config_shown(sb, sizeof(sb), name), CONFIG_NAME_MAX);
 		return;
 	}
 	for (unsigned i = 0; i < cfg->ndatasets; i++)
 		if (strcmp(cfg->datasets[i].name, name) == 0) {
 			/* still parsed below, so its keys are checked too */
-			load_msg(ld, line, "dataset.%s: duplicate [dataset %s] (first at line %d; "
+			config_msg(ld, line, "dataset.%s: duplicate [dataset %s] (first at line %d; "
 					   "dataset names must be unique)",
 				 name, name, cfg->datasets[i].line);
 			break;
 		}
 	if (cfg->ndatasets >= CONFIG_DATASETS_MAX) {
-		load_msg(ld, line, "dataset.%s: too many datasets (at most %d)", name,
+		config_msg(ld, line, "dataset.%s: too many datasets (at most %d)", name,
 			 CONFIG_DATASETS_MAX);
 		return;
 	}
@@ -440,7 +404,7 @@ static void section_begin(struct load *ld, char *text, int line)
 	char *end = word + strlen(word);
 	while (end > word && isspace((unsigned char)end[-1]))
 		*--end = '\0';
-	shown(hdr, sizeof(hdr), word);
+	config_shown(hdr, sizeof(hdr), word);
 	char *name = word;
 	while (*name && !isspace((unsigned char)*name))
 		name++;
@@ -452,11 +416,11 @@ static void section_begin(struct load *ld, char *text, int line)
 
 	if (strcmp(word, "daemon") == 0) {
 		if (*name) {
-			load_msg(ld, line, "[%s]: [daemon] takes no name (use [daemon])", hdr);
+			config_msg(ld, line, "[%s]: [daemon] takes no name (use [daemon])", hdr);
 			return;
 		}
 		if (ld->daemon.line)
-			load_msg(ld, line, "daemon: [daemon] appears twice (first at line %d; merge them)",
+			config_msg(ld, line, "daemon: [daemon] appears twice (first at line %d; merge them)",
 				 ld->daemon.line);
 		else
 			ld->daemon.line = line;
@@ -467,7 +431,7 @@ static void section_begin(struct load *ld, char *text, int line)
 				continue;
 			struct tier_conf *tc = &ld->cfg->tiers[t];
 			if (tc->present) {
-				load_msg(ld, line,
+				config_msg(ld, line,
 					 "%s: [tier %s] appears twice (first at line %d; merge them)",
 					 tier_names[t], tier_names[t], tc->line);
 			} else {
@@ -478,16 +442,16 @@ static void section_begin(struct load *ld, char *text, int line)
 			section_enter(ld, SECT_TIER, tc, &ld->tiers[t], tier_names[t]);
 			return;
 		}
-		load_msg(ld, line, "[%s]: unknown tier (use [tier hot] or [tier warm])", hdr);
+		config_msg(ld, line, "[%s]: unknown tier (use [tier hot] or [tier warm])", hdr);
 	} else if (strcmp(word, "dataset") == 0) {
 		section_dataset(ld, name, line, hdr);
 	} else if (strcmp(word, "cluster") == 0) {
 		if (*name) {
-			load_msg(ld, line, "[%s]: [cluster] takes no name (use [cluster])", hdr);
+			config_msg(ld, line, "[%s]: [cluster] takes no name (use [cluster])", hdr);
 			return;
 		}
 		if (ld->cluster.line) {
-			load_msg(ld, line, "cluster: [cluster] appears twice (first at line %d; merge "
+			config_msg(ld, line, "cluster: [cluster] appears twice (first at line %d; merge "
 				 "them)", ld->cluster.line);
 		} else {
 			ld->cluster.line = ld->cfg->cluster.line = line;
@@ -496,7 +460,7 @@ static void section_begin(struct load *ld, char *text, int line)
 		}
 		section_enter(ld, SECT_CLUSTER, ld->cfg, &ld->cluster, "cluster");
 	} else {
-		load_msg(ld, line,
+		config_msg(ld, line,
 			 "[%s]: unknown section (use [daemon], [tier hot], [tier warm], [cluster] "
 			 "or [dataset NAME])",
 			 hdr);
@@ -523,7 +487,7 @@ static void syntax_error(struct load *ld, const char *what, const char *line_tex
 	char sb[80];
 	if (!ld->first_syntax_line)
 		ld->first_syntax_line = ld->line;
-	load_msg(ld, ld->line, "%s: \"%s\"", what, shown(sb, sizeof(sb), line_text));
+	config_msg(ld, ld->line, "%s: \"%s\"", what, config_shown(sb, sizeof(sb), line_text));
 }
 
 /* Look at one trimmed line before inih does. */
@@ -547,8 +511,8 @@ static void line_classify(struct load *ld, const char *str)
 		if (*rest && !strchr(";#", *rest)) {
 			/* inih ignores it; a typo may hide there, so say so */
 			char sb[80];
-			load_msg(ld, ld->line, "text after the section header: \"%s\"",
-				 shown(sb, sizeof(sb), rest));
+			config_msg(ld, ld->line, "text after the section header: \"%s\"",
+				 config_shown(sb, sizeof(sb), rest));
 		}
 		section_begin(ld, buf + 1, ld->line);
 		return;
@@ -579,14 +543,14 @@ static char *config_reader(char *str, int num, void *stream)
 		n--;
 	str[0] = '\0'; /* a rejected line reaches inih as a blank one */
 	if (memchr(s, '\0', n)) {
-		load_msg(ld, ld->line, "line contains a NUL byte (is this a text file?)");
+		config_msg(ld, ld->line, "line contains a NUL byte (is this a text file?)");
 		return str;
 	}
 	size_t room = num <= 0 ? 0 : (size_t)num < LINE_BUF ? (size_t)num : LINE_BUF;
 	if (n >= room) {
 		if (*s == '[')
 			ld->kind = SECT_SKIP; /* its keys would land in the section before */
-		load_msg(ld, ld->line, "line too long (%zu bytes; at most %zu)", n, room ? room - 1 : 0);
+		config_msg(ld, ld->line, "line too long (%zu bytes; at most %zu)", n, room ? room - 1 : 0);
 		return str;
 	}
 	memcpy(str, s, n);
@@ -602,21 +566,21 @@ static void on_key(struct load *ld, const char *name, const char *value)
 	if (ld->kind == SECT_SKIP)
 		return;
 	if (ld->kind == SECT_NONE) {
-		load_msg(ld, line,
+		config_msg(ld, line,
 			 "%s: key before any section (put it under [daemon], [tier hot], [tier "
 			 "warm], [cluster] or [dataset NAME])",
-			 shown(sb, sizeof(sb), name));
+			 config_shown(sb, sizeof(sb), name));
 		return;
 	}
 	if (!*name) {
-		load_msg(ld, line, "%s: missing key name before '='", ld->label);
+		config_msg(ld, line, "%s: missing key name before '='", ld->label);
 		return;
 	}
 	const struct key_def *k = config_key_find(ld->kind, name);
 	if (!k) {
 		FILE *f = msg_begin(ld, line);
 		if (f) {
-			fprintf(f, "%s.%s: unknown key (keys of ", ld->label, shown(sb, sizeof(sb), name));
+			fprintf(f, "%s.%s: unknown key (keys of ", ld->label, config_shown(sb, sizeof(sb), name));
 			if (ld->kind == SECT_TIER)
 				fprintf(f, "[tier %s]: ", ld->label);
 			else
@@ -654,235 +618,6 @@ static int config_handler(void *user, const char *section, const char *name, con
 	(void)section; /* the reader tracks sections, including empty ones */
 	on_key(user, name, value);
 	return 1; /* errors are ours to collect; never let inih stop */
-}
-
-/* ---- cross-checks ---- */
-
-/* Was the key written, and accepted? */
-static bool key_ok(const struct sect_state *st, enum section_kind kind, const char *name)
-{
-	size_t ki = config_key_index(kind, name);
-	return st->key_line[ki] && !st->key_bad[ki];
-}
-
-static bool key_rejected(const struct sect_state *st, enum section_kind kind, const char *name)
-{
-	return st->key_bad[config_key_index(kind, name)];
-}
-
-static void check_missing(struct load *ld, const struct sect_state *st, enum section_kind kind,
-			  const char *label, unsigned backend_flag, const char *backend)
-{
-	for (size_t i = 0; i < config_nkeys; i++) {
-		const struct key_def *k = &config_keys[i];
-		if (k->sect != kind || !(k->flags & KEY_REQUIRED) || st->key_line[i])
-			continue;
-		if ((k->flags & (KEY_POSIX | KEY_RADOS)) && !(k->flags & backend_flag))
-			continue;
-		if (backend)
-			key_msg(ld, st->line, label, k, "missing (required for backend = %s; e.g. %s)",
-				backend, k->example);
-		else
-			key_msg(ld, st->line, label, k, "missing (required; e.g. %s)", k->example);
-	}
-}
-
-/* SUBJECT.path must neither be, be inside, nor contain OTHER. */
-static void check_apart(struct load *ld, const char *subject, const char *path,
-			const char *other, const char *other_path)
-{
-	char a[512], b[512];
-	const char *hint = "give each its own directory";
-	if (strcmp(path, other_path) == 0)
-		load_msg(ld, 0, "%s: path \"%s\" is also %s (%s)", subject, shown(a, sizeof(a), path),
-			 other, hint);
-	else if (config_path_inside(path, other_path))
-		load_msg(ld, 0, "%s: path \"%s\" is inside %s \"%s\" (%s)", subject,
-			 shown(a, sizeof(a), path), other, shown(b, sizeof(b), other_path), hint);
-	else if (config_path_inside(other_path, path))
-		load_msg(ld, 0, "%s: path \"%s\" contains %s \"%s\" (%s)", subject,
-			 shown(a, sizeof(a), path), other, shown(b, sizeof(b), other_path), hint);
-}
-
-/* metrics_listen = HOST:PORT: split into metrics_host and metrics_port. Any
- * address is allowed (the default is off; the documented example is
- * loopback). */
-static void check_listen(struct load *ld, struct config *cfg)
-{
-	char sb[160];
-	const char *bad = config_parse_listen(cfg->metrics_listen, cfg->metrics_host,
-					      sizeof(cfg->metrics_host), &cfg->metrics_port);
-	if (bad)
-		load_msg(ld, 0, "daemon.metrics_listen: \"%s\" %s (use HOST:PORT, e.g. 127.0.0.1:9464 "
-			 "or [::1]:9464)", shown(sb, sizeof(sb), cfg->metrics_listen), bad);
-}
-
-/* Dataset keys left unset take the [daemon] key of the same name (its
- * value, or its default). */
-static void inherit_daemon_keys(struct load *ld, struct dataset_conf *ds, const struct sect_state *st)
-{
-	for (size_t j = 0; j < config_nkeys; j++) {
-		const struct key_def *k = &config_keys[j];
-		if (k->sect != SECT_DATASET || !(k->flags & KEY_INHERIT) || st->key_line[j])
-			continue;
-		size_t di = config_key_index(SECT_DAEMON, k->name);
-		const struct key_def *dk = &config_keys[di];
-		assert(dk->size == k->size);
-		memcpy((char *)ds + k->off, (char *)ld->cfg + dk->off, k->size);
-	}
-}
-
-/* allow_users / allow_groups: names or numeric ids separated by commas or
- * blanks, resolved once here (a name that leaves the system later does
- * not change a running daemon until a reload). */
-struct allow_key {
-	struct load *ld;
-	int line;
-	const char *label;
-	const struct key_def *k;
-	const char *what; /* "user" | "group" */
-};
-
-static void allow_unknown(void *arg, const char *word)
-{
-	struct allow_key *ak = arg;
-	char sb[80];
-	key_msg(ak->ld, ak->line, ak->label, ak->k,
-		"unknown %s \"%s\" (use a %s name known to this system or a numeric id)", ak->what,
-		shown(sb, sizeof(sb), word), ak->what);
-}
-
-static void resolve_allow(struct load *ld, struct dataset_conf *ds, const struct sect_state *st,
-			  const char *label, bool is_group)
-{
-	size_t ki = config_key_index(SECT_DATASET, is_group ? "allow_groups" : "allow_users");
-	struct allow_key ak = {.ld = ld, .line = st->key_line[ki], .label = label,
-			       .k = &config_keys[ki], .what = is_group ? "group" : "user"};
-	uint32_t ids[CONFIG_ALLOW_MAX];
-	unsigned n;
-	if (config_parse_ids(is_group ? ds->allow_groups : ds->allow_users, is_group, ids,
-			     CONFIG_ALLOW_MAX, &n, allow_unknown, &ak) == -E2BIG)
-		key_msg(ld, ak.line, label, ak.k, "more than %d %ss (list fewer; a group admits many users)",
-			CONFIG_ALLOW_MAX, ak.what);
-	for (unsigned i = 0; i < n; i++) {
-		if (is_group)
-			ds->allow_gids[i] = (gid_t)ids[i];
-		else
-			ds->allow_uids[i] = (uid_t)ids[i];
-	}
-	*(is_group ? &ds->nallow_gids : &ds->nallow_uids) = n;
-}
-
-static void resolved_msg(void *arg, const char *msg)
-{
-	load_msg(arg, 0, "%s", msg);
-}
-
-static void cluster_msg(void *arg, int line, const char *msg)
-{
-	load_msg(arg, line, "%s", msg);
-}
-
-static void cross_check(struct load *ld)
-{
-	struct config *cfg = ld->cfg;
-	bool tier_path[TIER_COUNT] = {false};
-	bool state_ok = !key_rejected(&ld->daemon, SECT_DAEMON, "state_dir");
-
-	char sb[80]; /* group names go through shown(): no control bytes in a message */
-	cfg->admin_gid = (gid_t)-1;
-	if (cfg->admin_group[0]) {
-		struct group gr, *res = NULL;
-		char buf[4096];
-		if (getgrnam_r(cfg->admin_group, &gr, buf, sizeof(buf), &res) == 0 && res)
-			cfg->admin_gid = gr.gr_gid;
-		else
-			load_msg(ld, 0, "daemon.admin_group: no group named \"%s\" on this system "
-				 "(create it, or leave admin_group empty for root only)",
-				 shown(sb, sizeof(sb), cfg->admin_group));
-	}
-	cfg->socket_gid = (gid_t)-1;
-	if (cfg->socket_group[0]) {
-		struct group gr, *res = NULL;
-		char buf[4096];
-		if (getgrnam_r(cfg->socket_group, &gr, buf, sizeof(buf), &res) == 0 && res)
-			cfg->socket_gid = gr.gr_gid;
-		else
-			load_msg(ld, 0, "daemon.socket_group: no group named \"%s\" on this system "
-				 "(create it, or leave socket_group empty for the daemon's group)",
-				 shown(sb, sizeof(sb), cfg->socket_group));
-	}
-	if (cfg->metrics_listen[0])
-		check_listen(ld, cfg);
-	if (!cfg->tiers[TIER_HOT].present)
-		load_msg(ld, 0, "hot: missing [tier hot] (required; give it a path and a capacity)");
-	for (int t = 0; t < TIER_COUNT; t++) {
-		const struct tier_conf *tc = &cfg->tiers[t];
-		const struct sect_state *st = &ld->tiers[t];
-		if (!tc->present)
-			continue;
-		check_missing(ld, st, SECT_TIER, tier_names[t], 0, NULL);
-		if (!key_rejected(st, SECT_TIER, "high_water") &&
-		    !key_rejected(st, SECT_TIER, "low_water") &&
-		    tc->low_water >= tc->high_water)
-			load_msg(ld, 0, "%s: need low_water < high_water (got %u >= %u)", tier_names[t],
-				 tc->low_water, tc->high_water);
-		tier_path[t] = key_ok(st, SECT_TIER, "path");
-		if (tier_path[t] && state_ok)
-			check_apart(ld, tier_names[t], tc->path, "daemon.state_dir", cfg->state_dir);
-	}
-	if (tier_path[TIER_HOT] && tier_path[TIER_WARM])
-		check_apart(ld, "warm", cfg->tiers[TIER_WARM].path, "hot.path",
-			    cfg->tiers[TIER_HOT].path);
-	if (cfg->cluster.enabled) {
-		check_missing(ld, &ld->cluster, SECT_CLUSTER, "cluster", 0, NULL);
-		config_cluster_check(cfg, ld->cluster.key_line, ld->cluster.key_bad, cluster_msg, ld);
-	}
-
-	for (unsigned i = 0; i < cfg->ndatasets; i++) {
-		const struct dataset_conf *ds = &cfg->datasets[i];
-		const struct sect_state *st = &ld->ds[i];
-		char label[CONFIG_NAME_MAX + 16];
-		snprintf(label, sizeof(label), "dataset.%s", ds->name);
-		if (key_rejected(st, SECT_DATASET, "backend"))
-			continue; /* a bad backend: which keys belong is unknown */
-		bool rados = strcmp(ds->backend, "rados") == 0;
-		unsigned mine = rados ? KEY_RADOS : KEY_POSIX;
-		for (size_t j = 0; j < config_nkeys; j++) {
-			const struct key_def *k = &config_keys[j];
-			unsigned only = k->flags & (KEY_POSIX | KEY_RADOS);
-			if (k->sect != SECT_DATASET || !only || only == mine || !st->key_line[j])
-				continue;
-			key_msg(ld, st->key_line[j], label, k,
-				"%s is for backend = %s (this dataset has backend = %s)", k->name,
-				only == KEY_RADOS ? "rados" : "posix", ds->backend);
-		}
-		check_missing(ld, st, SECT_DATASET, label, mine, ds->backend);
-		inherit_daemon_keys(ld, &cfg->datasets[i], st);
-		resolve_allow(ld, &cfg->datasets[i], st, label, false);
-		resolve_allow(ld, &cfg->datasets[i], st, label, true);
-		if (rados && strcmp(ds->access, "source") == 0)
-			load_msg(ld, st->key_line[config_key_index(SECT_DATASET, "access")],
-				 "%s.access: source checks the source file's owner, group and mode, "
-				 "which needs backend = posix (this dataset has backend = %s; use "
-				 "access = socket with allow_users / allow_groups)",
-				 label, ds->backend);
-		if (rados || !key_ok(st, SECT_DATASET, "path"))
-			continue;
-		/* the cold directory is the source of truth: a tier or the index
-		 * inside it (or it inside them) would serve or evict the wrong files */
-		for (int t = 0; t < TIER_COUNT; t++)
-			if (tier_path[t]) {
-				char other[16];
-				snprintf(other, sizeof(other), "%s.path", tier_names[t]);
-				check_apart(ld, label, ds->path, other, cfg->tiers[t].path);
-			}
-		if (state_ok)
-			check_apart(ld, label, ds->path, "daemon.state_dir", cfg->state_dir);
-	}
-	/* the same, as the file system sees them (a symlink, a bind mount) */
-	if (!ld->nerr)
-		config_check_resolved(cfg, resolved_msg, ld);
 }
 
 /* ---- loading ---- */
@@ -933,9 +668,9 @@ int config_load(const char *file, struct config **out, char **errors)
 		rc = config_read_file(file, CONFIG_FILE_MAX, &text, &ld.len);
 	if (rc < 0) {
 		if (rc == -EFBIG)
-			load_msg(&ld, 0, "cannot read: larger than %d bytes", CONFIG_FILE_MAX);
+			config_msg(&ld, 0, "cannot read: larger than %d bytes", CONFIG_FILE_MAX);
 		else
-			load_msg(&ld, 0, "cannot read: %s", strerror(-rc));
+			config_msg(&ld, 0, "cannot read: %s", strerror(-rc));
 		goto out;
 	}
 	ld.text = text;
@@ -950,11 +685,11 @@ int config_load(const char *file, struct config **out, char **errors)
 	if (line == -2)
 		ld.oom = true;
 	else if (line > 0 && line != ld.first_syntax_line)
-		load_msg(&ld, line, "syntax error"); /* inih saw what our reader did not */
+		config_msg(&ld, line, "syntax error"); /* inih saw what our reader did not */
 
 	/* phase 3: cross-checks */
 	if (!ld.oom)
-		cross_check(&ld);
+		config_cross_check(&ld);
 
 	rc = ld.oom ? -ENOMEM : ld.nerr ? -EINVAL : 0;
 out:
