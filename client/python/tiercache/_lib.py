@@ -99,6 +99,7 @@ _LAZY_SIGNATURES = {
         [_P, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.POINTER(ctypes.c_int),
          ctypes.POINTER(ctypes.c_int), ctypes.c_int],
     ),
+    "tiercache_close_many": (ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_int), ctypes.c_size_t]),
 }
 RANK_ANY = 0xFFFFFFFF
 
@@ -166,11 +167,21 @@ def load():
         return _lib
 
 
+_lazy_fns = {}
+
+
 def lazy(name):
     """The C function `name` declared with its signature, or None when this
-    libtiercache does not have it (plans before the daemon supports them)."""
+    libtiercache does not have it (plans before the daemon supports them).
+    Declared once per process: setting argtypes costs more than a call."""
+    try:
+        return _lazy_fns[name]
+    except KeyError:
+        pass
     lib = load()
     try:
-        return _declare(lib, name, _LAZY_SIGNATURES[name])
+        fn = _declare(lib, name, _LAZY_SIGNATURES[name])
     except AttributeError:
-        return None
+        fn = None
+    _lazy_fns[name] = fn
+    return fn
