@@ -56,10 +56,15 @@ def main():
         r_local.append(epoch(local))
         r_tc.append(epoch(tc))
     ml, mt = statistics.median(r_local), statistics.median(r_tc)
+    # each pair ran back to back: the spread of their ratios shows how much
+    # the load of the machine moved the result
+    pairs = sorted(t / l for l, t in zip(r_local, r_tc))
     print("%d samples, DataLoader 4 workers batch 64, medians of %d epochs" % (len(tc), runs))
     print("local files             %9.0f samples/s" % ml)
     print("tiercache.torch.Dataset %9.0f samples/s  ratio %.2f (goal >= 0.90: %s)"
           % (mt, mt / ml, "met" if mt / ml >= 0.9 else "not met"))
+    print("ratio of each pair of epochs: median %.2f, range %.2f-%.2f"
+          % (statistics.median(pairs), pairs[0], pairs[-1]))
 
 
 if __name__ == "__main__":
