@@ -54,6 +54,9 @@ struct tc_ahead {
 	uint64_t next_seq;
 	uint64_t used_seq; /* the furthest entry used (its seq + 1; 0: none yet) */
 	bool disabled;     /* the daemon does not know OPEN_AHEAD */
+	/* entries ahead right after the last batch that came short (the
+	 * daemon's byte bound, or the plan's end); 0: the last came full */
+	unsigned short_n;
 	unsigned n;
 	struct ahead_ent ent[AHEAD_TABLE];
 	unsigned nrel;     /* handles to release unused with the next request */
@@ -102,6 +105,7 @@ void tc_ahead_forget(struct tiercache *tc)
 		ent_drop(a, a->n - 1, false);
 	a->nrel = 0;
 	a->retry_ns = 0;
+	a->short_n = 0;
 }
 
 void tc_ahead_free(struct tiercache *tc)
@@ -198,8 +202,18 @@ static unsigned ahead_count(const struct tc_ahead *a)
  * still comes for its own. */
 static bool refill_due(const struct tiercache *tc, const struct tc_ahead *a, uint64_t now)
 {
-	return tc->fd >= 0 && a->gen == tc->gen && now >= a->retry_ns &&
-	       ahead_count(a) < AHEAD_TABLE / 2;
+	if (tc->fd < 0 || a->gen != tc->gen || now < a->retry_ns)
+		return false;
+	unsigned k = ahead_count(a);
+	/* after a short batch (the daemon bounds what a connection holds
+	 * ahead by the tiers' room: a few files on small tiers) ask again
+	 * once most of it is used, not on every open: what is still ahead
+	 * (and the handle being opened) counts against the bound until
+	 * closed, so asking early brings one file a round trip, or nothing
+	 * and a back-off of a second */
+	if (a->short_n)
+		return k <= a->short_n / 4;
+	return k < AHEAD_TABLE / 2;
 }
 
 /* Make room for a batch of at least AHEAD_MIN_ASK: drop (release) the
@@ -294,6 +308,7 @@ static void refill(struct tiercache *tc, struct tc_ahead *a, uint64_t now)
 	}
 	if (count == 0)
 		a->retry_ns = now + AHEAD_RETRY_NS;
+	a->short_n = count > 0 && count < want ? (unsigned short)ahead_count(a) : 0;
 	release_send(tc, a);
 }
 
