@@ -468,7 +468,6 @@ class Client:
         # straight into a new bytes object, and one send closes the batch
         enc, hs, errs = self._open_many(paths)
         lib = _lib.load()
-        tc = self._tc
         st = _lib.c_stat()
         stp = ctypes.byref(st)
         out = []
@@ -476,10 +475,13 @@ class Client:
             for p, h, err in zip(enc, hs, errs):
                 if h < 0:
                     out.append(make_error(err, os.strerror(err), os.fsdecode(p)))
-                else:
-                    out.append(_read_whole(lib, tc, h, p, st, stp))
+                    continue
+                tc = self._tc  # another thread may have closed the client
+                if tc is None:
+                    raise ValueError("I/O on a file of a closed tiercache.Client")
+                out.append(_read_whole(lib, tc, h, p, st, stp))
         finally:
-            _close_handles(lib, tc, [h for h in hs if h >= 0])
+            _close_handles(lib, self._tc, [h for h in hs if h >= 0])
         if errors == "raise":
             for x in out:
                 if isinstance(x, Exception):
