@@ -27,7 +27,7 @@ start_daemon open_many
 if /usr/bin/python3 -c "import torch" 2>/dev/null; then
 	echo
 	PYTHONPATH=${BENCH_PYTHONPATH:-$PWD/client/python} TIERCACHE_LIBRARY=$PWD/$O/lib/libtiercache.so.0 \
-		/usr/bin/python3 -W ignore::UserWarning bench/torch_loader.py bench/small "$B/cold/small" "$truns"
+		/usr/bin/python3 -W ignore::UserWarning bench/torch_loader.py bench/small "$B/cold/small" "$truns" "$pid"
 else
 	echo "torch_loader: skipped (/usr/bin/python3 cannot import torch)"
 fi

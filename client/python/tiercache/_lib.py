@@ -11,7 +11,6 @@ load: a library built before plans existed still serves reads.
 """
 
 import ctypes
-import ctypes.util
 import os
 import threading
 
@@ -121,6 +120,7 @@ def _candidates():
         out.append(("install prefix", os.path.join(_install.LIBDIR, SONAME)))
     except ImportError:
         pass
+    import ctypes.util  # here: it costs half of `import tiercache` (8 ms)
     found = ctypes.util.find_library("tiercache")
     if found:
         out.append(("ctypes.util.find_library", found))

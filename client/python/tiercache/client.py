@@ -17,7 +17,6 @@ import array
 import collections
 import ctypes
 import errno
-import hashlib
 import io
 import operator
 import os
@@ -84,6 +83,7 @@ def job_id(job):
     if isinstance(job, str):
         job = job.encode("utf-8")
     if isinstance(job, (bytes, bytearray)):
+        import hashlib  # only for names: 2 ms of every import otherwise
         return int.from_bytes(hashlib.blake2b(bytes(job), digest_size=8).digest(), "big")
     j = operator.index(job)
     if not 0 <= j <= _U64_MAX:
