@@ -15,8 +15,8 @@
  * all connections hold ahead together stays within half of the hot and
  * warm tiers' room between their watermarks (what eviction frees in one
  * pass: a held chunk cannot be freed), shared evenly among the
- * connections holding ahead (ahead_tier_cap()), so that the jobs' ranks on
- * small tiers do not starve the policies of what they could evict.
+ * connections that ask for records (ahead_room()), so that the jobs' ranks
+ * on small tiers do not starve the policies of what they could evict.
  *
  * The access an open replaces (plan position, policy, hit counters) is
  * recorded when the client reports the use: a CLOSE of the handle without
@@ -101,29 +101,18 @@ static uint64_t ahead_tier_share(const struct config *cfg)
 
 /* Whether a connection holding a->bytes ahead may take c0 more: its own
  * cap (ahead_bytes_cap), its even share of the tiers' (ahead_tier_share
- * over the connections holding ahead, itself included, or over the ranks
- * of its job, world, if more: the first rank to ask must not take the
- * others' part), and the tiers' share for all of them together. */
+ * over the connections that ask for records, itself included, or over
+ * the ranks of its job, world, if more: the first to ask must not take
+ * the others' part), and the tiers' share for all of them together. */
 static bool ahead_room(const struct api *api, const struct ahead_conn *a, uint32_t world, uint64_t c0)
 {
 	const struct config *cfg = api->cache->cfg;
 	uint64_t share = ahead_tier_share(cfg);
-	uint32_t holders = api->ahead_holders + (a->bytes ? 0 : 1);
-	if (holders < world)
-		holders = world;
+	uint32_t askers = api->ahead_askers > world ? api->ahead_askers : world;
 	uint64_t cap = ahead_bytes_cap(cfg);
-	if (share / holders < cap)
-		cap = share / holders;
+	if (askers && share / askers < cap)
+		cap = share / askers;
 	return a->bytes + c0 <= cap && api->cache->ctr.ahead_out_bytes + c0 <= share;
-}
-
-/* a->bytes moved from before: keep the count of holding connections. */
-static void holders_update(struct api *api, uint64_t before, uint64_t after)
-{
-	if (!before && after)
-		api->ahead_holders++;
-	else if (before && !after)
-		api->ahead_holders--;
 }
 
 /* Where hd is in a's handed set, or -1. */
@@ -145,9 +134,7 @@ static bool out_remove(struct conn *c, struct handle *hd)
 	if (i < 0)
 		return false;
 	bool had_fd = a->out[i].bytes > 0;
-	uint64_t before = a->bytes;
 	a->bytes -= a->out[i].bytes;
-	holders_update(conn_api(c), before, a->bytes);
 	conn_api(c)->cache->ctr.ahead_out--;
 	conn_api(c)->cache->ctr.ahead_out_bytes -= a->out[i].bytes;
 	a->out[i] = a->out[--a->n];
@@ -181,9 +168,8 @@ void ahead_handle_gone(struct conn *c, struct handle *hd)
 
 void ahead_conn_free(struct session *s)
 {
-	/* its handles went first (ahead_handle_gone): bytes is 0 by now */
 	if (s->ahead)
-		holders_update(s->api, s->ahead->bytes, 0);
+		s->api->ahead_askers--;
 	free(s->ahead);
 	s->ahead = NULL;
 }
@@ -301,7 +287,6 @@ static int hand_one(struct conn *c, struct ahead_conn *a, struct hand *hn, struc
 		.hid = session_handle_id(s->free_hint - 1, hd->gen),
 		.bytes = bytes,
 	};
-	holders_update(conn_api(c), a->bytes, a->bytes + bytes);
 	a->bytes += bytes;
 	cache->ctr.ahead_out++;
 	cache->ctr.ahead_out_bytes += bytes;
@@ -467,9 +452,12 @@ void ahead_op(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	}
 	if (noreply)
 		return;
-	if (want && !s->ahead && !(s->ahead = calloc(1, sizeof(*s->ahead)))) {
-		conn_reply_err(c, h->op, h->id, ENOMEM, "out of memory");
-		return;
+	if (want && !s->ahead) {
+		if (!(s->ahead = calloc(1, sizeof(*s->ahead)))) {
+			conn_reply_err(c, h->op, h->id, ENOMEM, "out of memory");
+			return;
+		}
+		conn_api(c)->ahead_askers++; /* until the connection goes */
 	}
 	struct ahead_conn *a = s->ahead;
 	if (!want || a->waiting) { /* one waiting request per connection */

@@ -55,6 +55,14 @@ wait $TA $TB
 check "the takers' handles were released unused when they went" \
 	test "$(dmn ahead_out) $(dmn ahead_out_bytes) $(dmn held_bytes)" = "0 0 0"
 check "ahead_unused counts them" test "$(ctr ahead_unused)" -ge $((u0 + nA))
+# the daemon counts the connections holding ahead to share the bound: gone,
+# they must not be counted any more (a new taker alone gets what A got)
+python3 "$(dirname "$0")/py_ahead_take.py" "$T/sock" 21 "$T/holdC" >"$T/tC" 2>&1 &
+TC3=$!
+check "taker C (job 21, alone again) got handles" wait_for 30 "grep -q '^handed' '$T/tC' 2>/dev/null"
+check "taker C alone got as many as A alone ($(cat "$T/tC"))" grep -q "^handed $nA " "$T/tC"
+touch "$T/holdC"
+wait $TC3
 check "job 21's plan is cancelled" "$TP" cancel ds 21 0
 
 # ---- a DDP job: 4 ranks, one connection each, 2 epochs ----
