@@ -346,8 +346,8 @@ int tiercache_close_many(struct tiercache *tc, const int handles[], size_t n)
 		return tc_err_fail(-EINVAL);
 	if (n == 0)
 		return 0;
-	struct tc_handle **hds = malloc(n * sizeof(*hds));
-	uint64_t *dhs = malloc(n * sizeof(*dhs));
+	struct tc_handle **hds = calloc(n, sizeof(*hds)); /* calloc: n * size checked */
+	uint64_t *dhs = calloc(n, sizeof(*dhs));
 	if (!hds || !dhs) {
 		free(hds);
 		free(dhs);
