@@ -200,18 +200,20 @@ static unsigned ahead_count(const struct tc_ahead *a)
  * count: several readers sharing a connection (the FUSE mount's readers, a
  * loader's workers) use the plan's files out of order, and one that lags
  * still comes for its own. */
-static bool refill_due(const struct tiercache *tc, const struct tc_ahead *a, uint64_t now)
+static bool refill_due(const struct tiercache *tc, const struct tc_ahead *a, uint64_t now, bool hit)
 {
 	if (tc->fd < 0 || a->gen != tc->gen || now < a->retry_ns)
 		return false;
 	unsigned k = ahead_count(a);
 	/* after a short batch (the daemon bounds what a connection holds
-	 * ahead by the tiers' room: a few files on small tiers) ask again
-	 * once most of it is used, not on every open: what is still ahead
-	 * (and the handle being opened) counts against the bound until
-	 * closed, so asking early brings one file a round trip, or nothing
-	 * and a back-off of a second */
-	if (a->short_n)
+	 * ahead by the tiers' room: a few files on small tiers) an open that
+	 * used an entry asks again once most of the batch is used, not every
+	 * time: what is still ahead (and the handle being opened) counts
+	 * against the bound until closed, so asking early brings one file a
+	 * round trip, or nothing and a back-off of a second. An open the
+	 * table did not have asks as usual (the reads left the entries: a new
+	 * plan, an epoch cut short). */
+	if (a->short_n && hit)
 		return k <= a->short_n / 4;
 	return k < AHEAD_TABLE / 2;
 }
@@ -308,7 +310,7 @@ static void refill(struct tiercache *tc, struct tc_ahead *a, uint64_t now)
 	}
 	if (count == 0)
 		a->retry_ns = now + AHEAD_RETRY_NS;
-	a->short_n = count > 0 && count < want ? (unsigned short)ahead_count(a) : 0;
+	a->short_n = count > 0 && count < want ? ahead_count(a) : 0;
 	release_send(tc, a);
 }
 
@@ -331,7 +333,7 @@ int tc_ahead_open(struct tiercache *tc, const char *path)
 	uint64_t now = now_ns();
 	uint64_t h = path_hash(path);
 	int i = find(a, path, h);
-	if (i < 0 && refill_due(tc, a, now)) {
+	if (i < 0 && refill_due(tc, a, now, false)) {
 		refill(tc, a, now);
 		if (a->gen != tc->gen)
 			return -ENOENT;
@@ -362,7 +364,7 @@ int tc_ahead_open(struct tiercache *tc, const char *path)
 	}
 	/* after this open (it is answered): ask for more, which also says
 	 * whether the plan is still there, or at least hand back what went */
-	if (refill_due(tc, a, now))
+	if (refill_due(tc, a, now, true))
 		refill(tc, a, now);
 	else if (a->nrel)
 		release_send(tc, a);
