@@ -65,6 +65,23 @@ touch "$T/holdC"
 wait $TC3
 check "job 21's plan is cancelled" "$TP" cancel ds 21 0
 
+# ---- a plan replaced while the reader gets bounded (short) batches ----
+# its opens of the new order still come from what is handed ahead
+check "register job 23's plan (order 1)" "$TP" set ds 23 0 1 0 <"$T/order1"
+{ head -10 "$T/order1"; cat "$T/order2"; } >"$T/in23"
+a23=$(ctr ahead_used)
+"$TC_TESTS/tcahead" read ds "$T/cold" 23 "pause=10:$T/go23" <"$T/in23" >"$T/r23" 2>&1 &
+R23=$!
+check "the reader paused after 10 files of order 1" wait_for 30 "grep -q 'paused 10' '$T/r23' 2>/dev/null"
+check "job 23's plan is replaced (order 2)" "$TP" set ds 23 0 1 1 <"$T/order2"
+touch "$T/go23"
+wait $R23
+check "the reader read all $((10 + NF)) files: bytes equal the source" grep -qx "read $((10 + NF))" "$T/r23"
+grep FAIL "$T/r23"
+u23=$(($(ctr ahead_used) - a23))
+check "most of order 2 was opened from what was handed ahead ($u23 used in all)" test "$u23" -ge $((10 + NF / 2))
+check "job 23's plan is cancelled" "$TP" cancel ds 23 0
+
 # ---- a DDP job: 4 ranks, one connection each, 2 epochs ----
 # sample: the largest ahead_out_bytes and held_bytes status shows until
 # $T/stop exists
