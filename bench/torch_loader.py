@@ -1,10 +1,15 @@
 """PyTorch DataLoader (4 workers, batch 64) over tiercache.torch.Dataset
 (__getitems__: one OPEN_MANY per batch) against the same loader over the
-same files read locally; warm; medians of RUNS epochs, samples/s, ratio.
+same files read locally; warm; medians of RUNS epochs, samples/s, ratio,
+and the CPU each sample cost: the loader's processes (main and workers:
+RUSAGE_CHILDREN counts the workers once an epoch has joined them) and the
+daemon's (DAEMON_PID: its /proc stat), which a loaded machine moves far
+less than it moves samples/s.
 
-  torch_loader.py DATASET LOCALDIR [RUNS]
+  torch_loader.py DATASET LOCALDIR [RUNS [DAEMON_PID]]
 """
 import os
+import resource
 import statistics
 import sys
 import time
@@ -32,34 +37,66 @@ def lengths(batch):
     return sum(len(b) for b in batch)
 
 
-def epoch(ds):
+def cpu_self_children():
+    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+
+def cpu_of(pid):
+    """CPU seconds of process pid (0 when unknown)."""
+    if not pid:
+        return 0.0
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def epoch(ds, daemon_pid=0):
+    """(samples/s, loader CPU us/sample, daemon CPU us/sample) of one epoch."""
     loader = DataLoader(ds, batch_size=64, shuffle=True, num_workers=4, collate_fn=lengths,
                         persistent_workers=False)
+    c0, d0 = cpu_self_children(), cpu_of(daemon_pid)
     t0 = time.monotonic()
-    n = 0
     for _ in loader:
         pass
+    dt = time.monotonic() - t0
     n = len(ds)
-    return n / (time.monotonic() - t0)
+    return n / dt, (cpu_self_children() - c0) / n * 1e6, (cpu_of(daemon_pid) - d0) / n * 1e6
 
 
 def main():
     ds_name, local_dir = sys.argv[1], sys.argv[2]
     runs = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+    dpid = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     tc = Dataset(ds_name)
     pre = len(ds_name)
     local = Local([local_dir + p[pre:] for p in tc.paths])
     epoch(tc)  # warm: resident and in the page cache
     epoch(local)
-    r_local, r_tc = [], []
+    e_local, e_tc = [], []
     for _ in range(runs):
-        r_local.append(epoch(local))
-        r_tc.append(epoch(tc))
+        e_local.append(epoch(local))
+        e_tc.append(epoch(tc, dpid))
+    r_local, r_tc = [e[0] for e in e_local], [e[0] for e in e_tc]
     ml, mt = statistics.median(r_local), statistics.median(r_tc)
+    # each pair ran back to back: the spread of their ratios shows how much
+    # the load of the machine moved the result
+    pairs = sorted(t / l for l, t in zip(r_local, r_tc))
     print("%d samples, DataLoader 4 workers batch 64, medians of %d epochs" % (len(tc), runs))
     print("local files             %9.0f samples/s" % ml)
     print("tiercache.torch.Dataset %9.0f samples/s  ratio %.2f (goal >= 0.90: %s)"
           % (mt, mt / ml, "met" if mt / ml >= 0.9 else "not met"))
+    print("ratio of each pair of epochs: median %.2f, range %.2f-%.2f"
+          % (statistics.median(pairs), pairs[0], pairs[-1]))
+    cl = statistics.median(e[1] for e in e_local)
+    # the daemon's CPU comes in clock ticks (10 ms: 5 us a sample of a
+    # 2000-sample epoch): its mean over the epochs, not a median of ticks
+    ct, cd = statistics.median(e[1] for e in e_tc), statistics.mean(e[2] for e in e_tc)
+    print("cpu/sample: local loader %.1f us; tiercache loader %.1f us + daemon %s"
+          % (cl, ct, "%.1f us (ratio %.2f)" % (cd, cl / (ct + cd)) if dpid else "not measured"))
 
 
 if __name__ == "__main__":

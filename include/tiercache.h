@@ -100,6 +100,12 @@ ssize_t tiercache_read(struct tiercache *tc, int h, void *buf, size_t n);
 int64_t tiercache_lseek(struct tiercache *tc, int h, int64_t off, int whence);
 int tiercache_fstat(struct tiercache *tc, int h, struct tiercache_stat *st);
 int tiercache_close(struct tiercache *tc, int h);
+/* Close n handles, as n tiercache_close calls would, telling the daemon
+ * in one send rather than one per handle (the end of a batch opened with
+ * tiercache_open_many). Every valid handle is closed; returns 0, or -1
+ * with errno EBADF if any handle was not open (the others are still
+ * closed), EINVAL for handles NULL with n > 0. */
+int tiercache_close_many(struct tiercache *tc, const int handles[], size_t n);
 
 /* Zero-copy reads: a new descriptor (O_CLOEXEC; the caller closes it) of
  * the immutable chunk file that holds byte off of handle h, fetched from

@@ -11,7 +11,12 @@
  * session's handles and held bytes (session_hold), and on top of that at
  * most TC_AHEAD_HANDLES_MAX of them, holding at most ahead_bytes_cap()
  * bytes, are out per connection, so a client that takes descriptors and
- * never opens them pins no more than that.
+ * never opens them pins no more than that. The tiers bound it too: what
+ * all connections hold ahead together stays within half of the hot and
+ * warm tiers' room between their watermarks (what eviction frees in one
+ * pass: a held chunk cannot be freed), shared evenly among the
+ * connections that ask for records (ahead_room()), so that the jobs' ranks
+ * on small tiers do not starve the policies of what they could evict.
  *
  * The access an open replaces (plan position, policy, hit counters) is
  * recorded when the client reports the use: a CLOSE of the handle without
@@ -81,6 +86,35 @@ static uint64_t ahead_bytes_cap(const struct config *cfg)
 	return cap;
 }
 
+/* Bytes all connections together may hold ahead: half of what the hot and
+ * warm tiers free between high and low water. */
+static uint64_t ahead_tier_share(const struct config *cfg)
+{
+	uint64_t band = 0;
+	for (int t = 0; t < TIER_COUNT; t++) {
+		const struct tier_conf *tc = &cfg->tiers[t];
+		if (tc->present && tc->high_water > tc->low_water)
+			band += tc->capacity / 100 * (tc->high_water - tc->low_water);
+	}
+	return band / 2;
+}
+
+/* Whether a connection holding a->bytes ahead may take c0 more: its own
+ * cap (ahead_bytes_cap), its even share of the tiers' (ahead_tier_share
+ * over the connections that ask for records, itself included, or over
+ * the ranks of its job, world, if more: the first to ask must not take
+ * the others' part), and the tiers' share for all of them together. */
+static bool ahead_room(const struct api *api, const struct ahead_conn *a, uint32_t world, uint64_t c0)
+{
+	const struct config *cfg = api->cache->cfg;
+	uint64_t share = ahead_tier_share(cfg);
+	uint32_t askers = api->ahead_askers > world ? api->ahead_askers : world;
+	uint64_t cap = ahead_bytes_cap(cfg);
+	if (askers && share / askers < cap)
+		cap = share / askers;
+	return a->bytes + c0 <= cap && api->cache->ctr.ahead_out_bytes + c0 <= share;
+}
+
 /* Where hd is in a's handed set, or -1. */
 static int out_index(struct conn *c, const struct ahead_conn *a, const struct handle *hd)
 {
@@ -134,6 +168,8 @@ void ahead_handle_gone(struct conn *c, struct handle *hd)
 
 void ahead_conn_free(struct session *s)
 {
+	if (s->ahead)
+		s->api->ahead_askers--;
 	free(s->ahead);
 	s->ahead = NULL;
 }
@@ -205,6 +241,7 @@ struct hand {
 	int fds[TC_REPLY_FDS_MAX];
 	unsigned nfds;
 	uint32_t count, want;
+	uint32_t world; /* the largest world_size of the plans handed from */
 	char buf[TC_PATH_MAX + 1];
 };
 
@@ -225,7 +262,7 @@ static int hand_one(struct conn *c, struct ahead_conn *a, struct hand *hn, struc
 		now = cache_now_ns();
 	}
 	uint64_t c0 = e->st.size < ds->conf.chunk_size ? e->st.size : ds->conf.chunk_size;
-	if (a->bytes + c0 > ahead_bytes_cap(cache->cfg))
+	if (!ahead_room(conn_api(c), a, hn->world, c0))
 		return -ENOBUFS;
 	uint64_t age_ms = (now - e->checked_ns) / 1000000u;
 	uint64_t fresh = ds->conf.revalidate_after_ms > age_ms ? ds->conf.revalidate_after_ms - age_ms : 0;
@@ -309,17 +346,19 @@ static void ahead_answer(struct conn *c, uint32_t id, uint32_t want)
 	proto_wr_begin(&w);
 	uint64_t plan_id = 0;
 	unsigned nplans = 0;
+	struct hand hn = {.w = &w, .want = want};
 	for (const struct dplan *pl = api->plans->list; pl; pl = pl->next) {
 		if (plan_is_ours(pl, &s->job)) {
 			plan_id = plan_id * 1000003u + pl->psid;
 			nplans++;
+			if (pl->world_size > hn.world)
+				hn.world = pl->world_size;
 		}
 	}
 	proto_wr_u8(&w, nplans ? TC_AHEAD_PLAN : TC_AHEAD_NONE);
 	proto_wr_u64(&w, plan_id);
 	size_t at = w.len;
 	proto_wr_u32(&w, 0); /* count, patched below */
-	struct hand hn = {.w = &w, .want = want};
 	if (nplans && want && s->ahead) {
 		cursors_prune(s->ahead, api->plans);
 		for (struct dplan *pl = api->plans->list; pl; pl = pl->next) {
@@ -413,9 +452,12 @@ void ahead_op(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 	}
 	if (noreply)
 		return;
-	if (want && !s->ahead && !(s->ahead = calloc(1, sizeof(*s->ahead)))) {
-		conn_reply_err(c, h->op, h->id, ENOMEM, "out of memory");
-		return;
+	if (want && !s->ahead) {
+		if (!(s->ahead = calloc(1, sizeof(*s->ahead)))) {
+			conn_reply_err(c, h->op, h->id, ENOMEM, "out of memory");
+			return;
+		}
+		conn_api(c)->ahead_askers++; /* until the connection goes */
 	}
 	struct ahead_conn *a = s->ahead;
 	if (!want || a->waiting) { /* one waiting request per connection */

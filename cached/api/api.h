@@ -54,6 +54,7 @@ struct api {
 	struct user_held *users; /* held bytes per connected uid (session.c) */
 	struct broadcast *bcast; /* the cluster's admin broadcast, NULL without [cluster] */
 	struct cluster *cluster; /* NULL without [cluster] (tierctl cluster drain) */
+	uint32_t ahead_askers;   /* connections that asked OPEN_AHEAD for records (ahead.c) */
 };
 
 /* The admin broadcast's apply hook (broadcast.h; arg: the struct api):

@@ -54,6 +54,9 @@ struct tc_ahead {
 	uint64_t next_seq;
 	uint64_t used_seq; /* the furthest entry used (its seq + 1; 0: none yet) */
 	bool disabled;     /* the daemon does not know OPEN_AHEAD */
+	/* entries ahead right after the last batch that came short (the
+	 * daemon's byte bound, or the plan's end); 0: the last came full */
+	unsigned short_n;
 	unsigned n;
 	struct ahead_ent ent[AHEAD_TABLE];
 	unsigned nrel;     /* handles to release unused with the next request */
@@ -102,6 +105,7 @@ void tc_ahead_forget(struct tiercache *tc)
 		ent_drop(a, a->n - 1, false);
 	a->nrel = 0;
 	a->retry_ns = 0;
+	a->short_n = 0;
 }
 
 void tc_ahead_free(struct tiercache *tc)
@@ -196,10 +200,22 @@ static unsigned ahead_count(const struct tc_ahead *a)
  * count: several readers sharing a connection (the FUSE mount's readers, a
  * loader's workers) use the plan's files out of order, and one that lags
  * still comes for its own. */
-static bool refill_due(const struct tiercache *tc, const struct tc_ahead *a, uint64_t now)
+static bool refill_due(const struct tiercache *tc, const struct tc_ahead *a, uint64_t now, bool hit)
 {
-	return tc->fd >= 0 && a->gen == tc->gen && now >= a->retry_ns &&
-	       ahead_count(a) < AHEAD_TABLE / 2;
+	if (tc->fd < 0 || a->gen != tc->gen || now < a->retry_ns)
+		return false;
+	unsigned k = ahead_count(a);
+	/* after a short batch (the daemon bounds what a connection holds
+	 * ahead by the tiers' room: a few files on small tiers) an open that
+	 * used an entry asks again once most of the batch is used, not every
+	 * time: what is still ahead (and the handle being opened) counts
+	 * against the bound until closed, so asking early brings one file a
+	 * round trip, or nothing and a back-off of a second. An open the
+	 * table did not have asks as usual (the reads left the entries: a new
+	 * plan, an epoch cut short). */
+	if (a->short_n && hit)
+		return k <= a->short_n / 4;
+	return k < AHEAD_TABLE / 2;
 }
 
 /* Make room for a batch of at least AHEAD_MIN_ASK: drop (release) the
@@ -294,6 +310,7 @@ static void refill(struct tiercache *tc, struct tc_ahead *a, uint64_t now)
 	}
 	if (count == 0)
 		a->retry_ns = now + AHEAD_RETRY_NS;
+	a->short_n = count > 0 && count < want ? ahead_count(a) : 0;
 	release_send(tc, a);
 }
 
@@ -316,7 +333,7 @@ int tc_ahead_open(struct tiercache *tc, const char *path)
 	uint64_t now = now_ns();
 	uint64_t h = path_hash(path);
 	int i = find(a, path, h);
-	if (i < 0 && refill_due(tc, a, now)) {
+	if (i < 0 && refill_due(tc, a, now, false)) {
 		refill(tc, a, now);
 		if (a->gen != tc->gen)
 			return -ENOENT;
@@ -347,7 +364,7 @@ int tc_ahead_open(struct tiercache *tc, const char *path)
 	}
 	/* after this open (it is answered): ask for more, which also says
 	 * whether the plan is still there, or at least hand back what went */
-	if (refill_due(tc, a, now))
+	if (refill_due(tc, a, now, true))
 		refill(tc, a, now);
 	else if (a->nrel)
 		release_send(tc, a);

@@ -298,6 +298,41 @@ int tc_xfer(struct tiercache *tc, uint8_t op, uint32_t flags, struct proto_wr *w
 	return rc;
 }
 
+int tc_xfer_noreply_u64s(struct tiercache *tc, uint8_t op, const uint64_t *vals, size_t n)
+{
+	if (n == 0)
+		return 0;
+	if (tc->fd < 0) {
+		tc->last_conn_err = ENOTCONN;
+		return TC_ERETRY;
+	}
+	struct proto_wr one, all;
+	proto_wr_init(&one);
+	proto_wr_init(&all);
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		uint32_t id = tc->next_id++;
+		if (tc->next_id == 0)
+			tc->next_id = 1;
+		proto_wr_begin(&one);
+		proto_wr_u64(&one, vals[i]);
+		rc = proto_wr_finish(&one, op, id, TC_F_NOREPLY | tc_wait_flags(tc, op));
+		uint8_t *p = rc == 0 ? proto_wr_reserve(&all, one.len) : NULL;
+		if (p)
+			memcpy(p, one.buf, one.len);
+		else if (rc == 0)
+			rc = -ENOMEM;
+	}
+	if (rc == 0) {
+		rc = send_all(tc->fd, all.buf, all.len);
+		if (rc < 0)
+			rc = conn_broken(tc, -rc);
+	}
+	proto_wr_free(&one);
+	proto_wr_free(&all);
+	return rc;
+}
+
 static void connect_detail(struct tiercache *tc, int err)
 {
 	switch (err) {

@@ -148,6 +148,11 @@ void tc_enter(struct tiercache *tc);
  * -errno, or TC_ERETRY (connection dropped). */
 int tc_xfer(struct tiercache *tc, uint8_t op, uint32_t flags, struct proto_wr *w,
 	    struct tc_msg *rep);
+/* n NOREPLY frames of op, the payload of frame i being vals[i] (a u64),
+ * sent with one send: what n tc_xfer(..., TC_F_NOREPLY) calls do without
+ * a syscall and a daemon wakeup each. io_lock held. 0, -errno or
+ * TC_ERETRY (connection dropped: the daemon forgot them anyway). */
+int tc_xfer_noreply_u64s(struct tiercache *tc, uint8_t op, const uint64_t *vals, size_t n);
 /* Run a request with reconnect-and-retry (io_lock held). */
 int tc_request_locked(struct tiercache *tc, const struct tc_req *rq, struct tc_msg *rep);
 int tc_request(struct tiercache *tc, const struct tc_req *rq, struct tc_msg *rep);

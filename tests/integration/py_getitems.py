@@ -22,9 +22,13 @@ from py_common import check, finish, sha, source_bytes, source_digests, source_f
 COLD, DS, TIERCTL = start(300, "COLD DATASET TIERCTL")
 
 
-def frames():
+def status():
     out = subprocess.run([TIERCTL, "status", "--json"], check=True, capture_output=True).stdout
-    return json.loads(out)["counters"]["open_many_frames"]
+    return json.loads(out)
+
+
+def frames():
+    return status()["counters"]["open_many_frames"]
 
 
 rels = source_files(COLD)
@@ -45,10 +49,17 @@ for f in got:
     if isinstance(f, tiercache.File):
         f.close()
 
-n0 = frames()
+s0 = status()
+n0 = s0["counters"]["open_many_frames"]
 data = c.read_many([DS + "/" + r for r in rels[:64]])
 check([sha(d) for d in data] == want[:64], "read_many: 64 files, every byte equal to the source")
-check(frames() == n0 + 1, "read_many: 64 files in one OPEN_MANY frame")
+s1 = status()
+check(s1["counters"]["open_many_frames"] == n0 + 1, "read_many: 64 files in one OPEN_MANY frame")
+# the 64 CLOSE frames went in one send (tiercache_close_many): the daemon
+# saw every one and holds nothing for this connection any more
+check(s1["counters"]["frames_close"] - s0["counters"]["frames_close"] == 64
+      and s1["daemon"]["held_bytes"] == 0,
+      "read_many: every file closed at the daemon (64 CLOSE frames), nothing held")
 mixed = c.read_many([DS + "/" + rels[0], DS + "/missing"], errors="return")
 check(sha(mixed[0]) == want[0] and isinstance(mixed[1], FileNotFoundError),
       "read_many(errors=\"return\"): bytes, and the error in place of the missing file")

@@ -17,7 +17,10 @@ for i in $(seq -w 0 119); do head -c $((20000 + RANDOM % 80000)) /dev/urandom >"
 for i in $(seq -w 0 199); do head -c 102400 /dev/urandom >"$T/cold/b/b$i.bin"; done
 for i in $(seq -w 0 299); do head -c 1024 /dev/urandom >"$T/cold/t/t$i.bin"; done
 TC_DAEMON_CONF=$'plan_grace = 1h\nmax_held_per_client = 64M'
-tc_config 64M none 256K "revalidate_after = 2s"
+# a hot tier large enough that the tiers' share of open-ahead (half of
+# 20% of 512M: 51M, t_open_ahead_tiers.sh) is not the bound the takers
+# below meet, but a quarter of max_held_per_client is
+tc_config 512M none 256K "revalidate_after = 2s"
 tc_start || exit 1
 
 js() { tc_json "$1"; }
