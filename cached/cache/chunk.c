@@ -13,6 +13,7 @@
 
 #include <xxhash.h>
 
+#include "chunk_sum.h"
 #include "index.h"
 #include "log.h"
 #include "loop.h"
@@ -44,7 +45,7 @@ uint64_t chunk_key(const char *dataset, const char *path, const struct cold_stat
 
 uint64_t chunk_checksum(const void *buf, size_t len)
 {
-	return XXH3_64bits(buf, len);
+	return chunk_sum(buf, len);
 }
 
 int chunk_table_init(struct chunk_table *t)

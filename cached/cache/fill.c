@@ -43,9 +43,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* XXH3_state_t on the stack (fill_write_body): the header and the library
+ * come from the same Debian package */
+#define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
 
 #include "chunk.h"
+#include "chunk_sum.h"
 #include "dataset.h"
 #include "durable.h"
 #include "fill_buf.h"
@@ -65,6 +69,8 @@
  * completion thread (fill_io_done); a larger one (segment_threshold may be
  * up to 64M) goes to a worker, so that thread never holds a long write. */
 #define FILL_INLINE_MAX (1u << 20)
+/* room for one of a fill's file names */
+#define FILL_PATH (PATH_MAX + 96)
 /* fill.tried: a tier, or memory, whose write failed for this fill */
 #define FILL_TRIED(tier) (1u << ((tier) == CFILE_IN_RAM ? TIER_COUNT : (tier)))
 
@@ -96,8 +102,10 @@ struct fill {
 	uint64_t checksum;
 	int err;     /* reading the cold store (or memory): fails the fill */
 	int werr;    /* writing the bytes where they were placed: try elsewhere */
-	char tmp[PATH_MAX + 96];
-	char final[PATH_MAX + 96];
+	/* the temp and final names of a chunk file of its own (fill_paths);
+	 * NULL for a segment item, which needs neither: one allocation of
+	 * 2 * FILL_PATH, so that a fill is small and cheap to clear */
+	char *tmp, *final;
 	struct waiter *waiters, **wtail;
 	uint64_t start_ns; /* the miss, for the cold-read latency histogram */
 	uint64_t remote_ns; /* the home's reply was in (stage times, log_debug) */
@@ -137,6 +145,28 @@ static void fill_unlink(struct fill_table *t, struct fill *f)
 	u64h_del(&t->h, &f->hn);
 }
 
+/* Loop: the names of f's chunk file on f->tier (not in memory). */
+static int fill_paths(struct cache *cache, struct fill *f)
+{
+	if (!f->tmp) {
+		f->tmp = malloc(2 * FILL_PATH);
+		if (!f->tmp)
+			return -ENOMEM;
+		f->final = f->tmp + FILL_PATH;
+	}
+	tier_tmp_path(&cache->tiers[f->tier], f->key, f->tmp, FILL_PATH);
+	tier_chunk_path(&cache->tiers[f->tier], f->key, f->final, FILL_PATH);
+	return 0;
+}
+
+static void fill_free(struct cache *cache, struct fill *f)
+{
+	fill_buf_put(&cache->fills, f->buf, f->buf_cap);
+	free(f->tmp);
+	free(f->path);
+	free(f);
+}
+
 /* Worker: len bytes in a new memfd sealed against any change, so that the
  * descriptors handed to clients are as immutable as tier files. */
 static int memfd_write_sealed(const void *buf, size_t len, int *fd)
@@ -160,7 +190,7 @@ out:
 
 static void fill_sum_piece(void *arg, const void *p, size_t n)
 {
-	XXH3_64bits_update(arg, p, n);
+	chunk_sum_update(arg, p, n);
 }
 
 static void fill_nosum_piece(void *arg, const void *p, size_t n)
@@ -205,10 +235,11 @@ static void fill_write_body(struct fill *f)
 		return;
 	}
 	bool sum = !f->remote; /* a peer's bytes: checked above, one pass */
-	XXH3_state_t *st = XXH3_createState();
-	if (!st || XXH3_64bits_reset(st) != XXH_OK) {
-		XXH3_freeState(st);
-		f->err = -ENOMEM;
+	XXH3_state_t state; /* on the stack: no malloc per fill */
+	XXH3_state_t *st = &state;
+	XXH3_INITSTATE(st);
+	if (XXH3_64bits_reset(st) != XXH_OK) {
+		f->err = -EINVAL;
 		return;
 	}
 	if (f->seg) {
@@ -218,7 +249,7 @@ static void fill_write_body(struct fill *f)
 		for (uint32_t at = 0; at < f->len && !f->werr; at += TIER_PIECE) {
 			uint32_t n = f->len - at < TIER_PIECE ? f->len - at : TIER_PIECE;
 			if (sum)
-				XXH3_64bits_update(st, p + at, n);
+				chunk_sum_update(st, p + at, n);
 			f->werr = segment_pwrite(f->seg_wfd, p + at, n, f->seg_off + at);
 		}
 	} else {
@@ -226,7 +257,6 @@ static void fill_write_body(struct fill *f)
 						 sum ? fill_sum_piece : fill_nosum_piece, st, &f->fd);
 	}
 	f->checksum = sum ? XXH3_64bits_digest(st) : f->rr.checksum;
-	XXH3_freeState(st);
 }
 
 static void fill_check_read(struct fill *f, ssize_t got)
@@ -321,7 +351,7 @@ static bool fill_retry(struct fill *f)
 	fill_unplace(f);
 	f->tried |= (uint8_t)FILL_TRIED(was);
 	if (was != CFILE_IN_RAM) {
-		tier_health_write_error(cache, (enum tier_id)was, f->werr, f->tmp);
+		tier_health_write_error(cache, (enum tier_id)was, f->werr, f->tmp ? f->tmp : "(segment)");
 		cache->ctr.fill_errors++;
 	}
 	log_warn("dataset=%s path=%s chunk=%u tier=%s op=fill_write err=\"%s\" action=\"writing "
@@ -351,9 +381,10 @@ static bool fill_retry(struct fill *f)
 		close(f->fd);
 		f->fd = -1;
 	}
-	if (f->tier != CFILE_IN_RAM) {
-		tier_tmp_path(&cache->tiers[f->tier], f->key, f->tmp, sizeof(f->tmp));
-		tier_chunk_path(&cache->tiers[f->tier], f->key, f->final, sizeof(f->final));
+	if (f->tier != CFILE_IN_RAM && fill_paths(cache, f) < 0) {
+		fill_unplace(f);
+		f->werr = -ENOMEM;
+		return false;
 	}
 	f->werr = 0;
 	f->job.work = fill_work_write;
@@ -516,9 +547,7 @@ static void fill_done(struct job *j)
 		durable_add(cache, c); /* answered: durable, with its record, later */
 	if (f->keep && f->fd >= 0)
 		close(f->fd);
-	fill_buf_put(&cache->fills, f->buf, f->buf_cap);
-	free(f->path);
-	free(f);
+	fill_free(cache, f);
 	mover_kick(cache);
 }
 
@@ -783,15 +812,16 @@ int fill_get(struct cache *cache, struct dataset *ds, const char *path, const st
 	f->len = len;
 	f->fd = -1;
 	f->placed = true;
+	if (f->keep && seg_place(cache, ds, f->tier, len, &f->seg, &f->seg_off))
+		f->seg_wfd = f->seg->wfd; /* else: its own file, as a large chunk */
+	else if (f->tier != CFILE_IN_RAM && fill_paths(cache, f) < 0) {
+		fill_unplace(f);
+		fill_free(cache, f);
+		return -ENOMEM;
+	}
 	f->waiters = w;
 	w->next = NULL;
 	f->wtail = &w->next;
-	if (f->tier != CFILE_IN_RAM) {
-		tier_tmp_path(&cache->tiers[f->tier], key, f->tmp, sizeof(f->tmp));
-		tier_chunk_path(&cache->tiers[f->tier], key, f->final, sizeof(f->final));
-	}
-	if (f->keep && seg_place(cache, ds, f->tier, len, &f->seg, &f->seg_off))
-		f->seg_wfd = f->seg->wfd; /* else: its own file, as a large chunk */
 	f->job.done = fill_done;
 	u64h_add(&cache->fills.h, &f->hn);
 	if (cache->hooks.remote_read && !(rc && (rc->flags & READ_PREV_HOME))) {

@@ -22,6 +22,7 @@
 #include <xxhash.h>
 
 #include "chunk.h"
+#include "chunk_sum.h"
 #include "log.h"
 #include "loop.h"
 #include "workers.h"
@@ -151,7 +152,7 @@ int verify_fd_at(int fd, uint64_t base, bool in_segment, uint32_t len, uint64_t 
 			rc = -EBADMSG;
 			goto out;
 		}
-		XXH3_64bits_update(xs, buf, (size_t)r);
+		chunk_sum_update(xs, buf, (size_t)r);
 		if (dst) {
 			/* the overlap of [at, at + r) with [copy_off, copy_off + copy_len) */
 			uint64_t lo = at > copy_off ? at : copy_off;
