@@ -28,6 +28,9 @@
 #include "cache.h"
 
 #define SEG_PUNCH_QUEUED 4096u
+/* A punch job waits this long for more requests, unless this many wait. */
+#define SEG_PUNCH_DELAY_US 5000
+#define SEG_PUNCH_BATCH 64u
 
 int seg_punch_init(struct cache *cache);
 /* Workers are stopped: no job is in flight. */
@@ -35,6 +38,9 @@ void seg_punch_free(struct cache *cache);
 /* The item of segment g (named) of tier t at off, len bytes long, is dead
  * and unheld: give its blocks back. */
 void seg_punch_item(struct cache *cache, enum tier_id t, struct segment *g, uint64_t off, uint32_t len);
+/* Within SEG_PUNCH_DELAY_US: the index's deferred deletes are committed
+ * (index_chunk_delete_later) and the waiting punches start. */
+void seg_punch_flush_later(struct cache *cache);
 /* Start (workers running): give back the blocks between the live items of
  * the segments found at start (segment.gaps): the holes of the last run,
  * which their file's size still counts, and dead items whose punch did not
