@@ -18,7 +18,12 @@
  * bad and read again, never served as zeros.
  *
  * At most SEG_PUNCH_QUEUED punches wait; past that a dead item's bytes
- * stay, as dead bytes, for the reclaim.
+ * stay, as dead bytes, for the reclaim. A batch starts SEG_PUNCH_DELAY_US
+ * after its first request, or at once when SEG_PUNCH_BATCH wait: a job per
+ * batch, not per item. The index's deferred deletes of dropped chunks
+ * (index_chunk_delete_later) are committed before each batch starts, so
+ * no record names blocks being punched; the same timer commits them when
+ * nothing is punched (chunk files).
  *
  * Loop thread only.
  */
