@@ -6,8 +6,9 @@
  * accounting was done when each was queued; the job's end undoes it for
  * the ones that failed.
  *
- * A job starts SEG_PUNCH_DELAY_US after the first request it takes, or
- * at once when SEG_PUNCH_BATCH wait: a stream of misses that each evict
+ * A job starts SEG_PUNCH_DELAY_US after the first request it takes, at
+ * once when SEG_PUNCH_BATCH wait, and at the end of the job before it
+ * with what queued meanwhile: a stream of misses that each evict
  * one item then costs one job (a worker woken, an open, a fallocate per
  * run of adjacent items, the loop woken for its end) per batch instead of
  * per item, and the index's deletes of those items one write (they are
@@ -89,14 +90,19 @@ void seg_punch_free(struct cache *cache)
 	cache->punches = NULL;
 }
 
-/* The waiting requests go now, if no job runs (its end starts them). */
+/* The waiting requests go now, and the index's waiting deletes with them
+ * (punch_start commits them first), or alone if nothing waits to be
+ * punched. While a job runs, nothing: its end starts what waits then (a
+ * commit per drop while a long job runs would be a write per drop again). */
 static void flush_now(struct seg_punches *p)
 {
 	struct cache *cache = p->cache;
-	if (cache->ix)
-		index_deferred_commit(cache->ix);
-	if (p->nq && !p->busy && !cache->stopping)
+	if (p->busy)
+		return;
+	if (p->nq && !cache->stopping)
 		punch_start(p);
+	else if (cache->ix)
+		index_deferred_commit(cache->ix);
 }
 
 static void flush_later(evutil_socket_t fd, short what, void *arg)
@@ -111,11 +117,11 @@ void seg_punch_flush_later(struct cache *cache)
 	loop_assert();
 	struct seg_punches *p = cache->punches;
 	static const struct timeval delay = {0, SEG_PUNCH_DELAY_US};
-	if (!p || !p->later) {
-		if (cache->ix) /* no loop to wait on */
-			index_deferred_commit(cache->ix);
-		if (p)
+	if (!p || !p->later) { /* no loop to wait on */
+		if (p && !p->busy)
 			flush_now(p);
+		else if (cache->ix)
+			index_deferred_commit(cache->ix);
 		return;
 	}
 	if (!evtimer_pending(p->later, NULL))
@@ -234,8 +240,11 @@ static void punch_done(struct job *j)
 	p->nrun = 0;
 	p->busy = false;
 	seg_punch_gaps(cache); /* segments found at start, if any are left */
+	/* what queued while this job ran goes at once: a batch already */
 	if (p->nq && !p->busy && !cache->stopping)
 		punch_start(p);
+	else if (!p->busy && cache->ix && index_deferred_count(cache->ix))
+		seg_punch_flush_later(cache); /* the timer may have found the job running */
 }
 
 static void punch_start(struct seg_punches *p)

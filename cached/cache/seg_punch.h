@@ -19,8 +19,8 @@
  *
  * At most SEG_PUNCH_QUEUED punches wait; past that a dead item's bytes
  * stay, as dead bytes, for the reclaim. A batch starts SEG_PUNCH_DELAY_US
- * after its first request, or at once when SEG_PUNCH_BATCH wait: a job per
- * batch, not per item. The index's deferred deletes of dropped chunks
+ * after its first request, at once when SEG_PUNCH_BATCH wait, or when the
+ * job before it ends: a job per batch, not per item. The index's deferred deletes of dropped chunks
  * (index_chunk_delete_later) are committed before each batch starts, so
  * no record names blocks being punched; the same timer commits them when
  * nothing is punched (chunk files).
