@@ -450,7 +450,13 @@ void chunk_drop(struct cache *cache, struct chunk *c, const char *why)
 	} else {
 		chunk_policy_remove(cache, c);
 	}
-	index_chunk_delete(cache->ix, c->key);
+	/* its record goes with the next index write, or the next punches
+	 * (committed before them), or after SEG_PUNCH_DELAY_US: one write for
+	 * a stream of drops instead of one each */
+	if (cache->ix) {
+		index_chunk_delete_later(cache->ix, c->key);
+		seg_punch_flush_later(cache);
+	}
 	chunk_table_del(&cache->chunks, c);
 	c->ds->resident[c->tier] -= c->len;
 	cfile_detach(cache, c->file);

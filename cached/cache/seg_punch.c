@@ -5,6 +5,14 @@
  * arrays swap) and punches them in order, one open per segment. The
  * accounting was done when each was queued; the job's end undoes it for
  * the ones that failed.
+ *
+ * A job starts SEG_PUNCH_DELAY_US after the first request it takes, at
+ * once when SEG_PUNCH_BATCH wait, and at the end of the job before it
+ * with what queued meanwhile: a stream of misses that each evict
+ * one item then costs one job (a worker woken, an open, a fallocate per
+ * run of adjacent items, the loop woken for its end) per batch instead of
+ * per item, and the index's deletes of those items one write (they are
+ * committed before the job starts: no record names punched blocks).
  */
 #include "seg_punch.h"
 
@@ -15,7 +23,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
 #include "chunk.h"
+#include "index.h"
 #include "log.h"
 #include "loop.h"
 #include "workers.h"
@@ -35,7 +46,11 @@ struct seg_punches {
 	size_t nq, nrun;
 	bool busy;
 	bool gaps_left; /* segments found at start may have gaps to punch */
+	struct event *later; /* the queue's start and the index's deletes, after the delay */
 };
+
+static void punch_start(struct seg_punches *p);
+static void flush_later(evutil_socket_t fd, short what, void *arg);
 
 int seg_punch_init(struct cache *cache)
 {
@@ -52,6 +67,12 @@ int seg_punch_init(struct cache *cache)
 	}
 	p->cache = cache;
 	p->gaps_left = true;
+	if (cache->base && !(p->later = evtimer_new(cache->base, flush_later, p))) {
+		free(p->q);
+		free(p->run);
+		free(p);
+		return -ENOMEM;
+	}
 	cache->punches = p;
 	return 0;
 }
@@ -61,10 +82,50 @@ void seg_punch_free(struct cache *cache)
 	struct seg_punches *p = cache->punches;
 	if (!p)
 		return;
+	if (p->later)
+		event_free(p->later);
 	free(p->q);
 	free(p->run);
 	free(p);
 	cache->punches = NULL;
+}
+
+/* The waiting requests go now, and the index's waiting deletes with them
+ * (punch_start commits them first), or alone if nothing waits to be
+ * punched. While a job runs, nothing: its end starts what waits then (a
+ * commit per drop while a long job runs would be a write per drop again). */
+static void flush_now(struct seg_punches *p)
+{
+	struct cache *cache = p->cache;
+	if (p->busy)
+		return;
+	if (p->nq && !cache->stopping)
+		punch_start(p);
+	else if (cache->ix)
+		index_deferred_commit(cache->ix);
+}
+
+static void flush_later(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	flush_now(arg);
+}
+
+void seg_punch_flush_later(struct cache *cache)
+{
+	loop_assert();
+	struct seg_punches *p = cache->punches;
+	static const struct timeval delay = {0, SEG_PUNCH_DELAY_US};
+	if (!p || !p->later) { /* no loop to wait on */
+		if (p && !p->busy)
+			flush_now(p);
+		else if (cache->ix)
+			index_deferred_commit(cache->ix);
+		return;
+	}
+	if (!evtimer_pending(p->later, NULL))
+		evtimer_add(p->later, &delay);
 }
 
 bool seg_punch_on(const struct cache *cache, enum tier_id t)
@@ -141,7 +202,6 @@ static void punch_work(struct job *j)
 		close(fd);
 }
 
-static void punch_start(struct seg_punches *p);
 
 static void punch_done(struct job *j)
 {
@@ -180,12 +240,21 @@ static void punch_done(struct job *j)
 	p->nrun = 0;
 	p->busy = false;
 	seg_punch_gaps(cache); /* segments found at start, if any are left */
+	/* what queued while this job ran goes at once: a batch already */
 	if (p->nq && !p->busy && !cache->stopping)
 		punch_start(p);
+	else if (!p->busy && cache->ix && index_deferred_count(cache->ix))
+		seg_punch_flush_later(cache); /* the timer may have found the job running */
 }
 
 static void punch_start(struct seg_punches *p)
 {
+	/* the records of the items to punch go first: a crash must not leave
+	 * one naming blocks that read as zeros */
+	if (p->cache->ix)
+		index_deferred_commit(p->cache->ix);
+	if (p->later)
+		evtimer_del(p->later);
 	struct punch_req *v = p->run;
 	p->run = p->q;
 	p->nrun = p->nq;
@@ -218,8 +287,12 @@ void seg_punch_item(struct cache *cache, enum tier_id t, struct segment *g, uint
 	uint64_t lo, hi, acct;
 	if (!seg_punch_on(cache, t) || !g->named || !segment_punch_range(g, off, len, &lo, &hi, &acct))
 		return;
-	if (punch_queue(cache, t, g, lo, hi, acct, false) && !cache->punches->busy && !cache->stopping)
-		punch_start(cache->punches);
+	if (!punch_queue(cache, t, g, lo, hi, acct, false))
+		return;
+	if (cache->punches->nq >= SEG_PUNCH_BATCH)
+		flush_now(cache->punches);
+	else
+		seg_punch_flush_later(cache);
 }
 
 struct span {

@@ -18,7 +18,12 @@
  * bad and read again, never served as zeros.
  *
  * At most SEG_PUNCH_QUEUED punches wait; past that a dead item's bytes
- * stay, as dead bytes, for the reclaim.
+ * stay, as dead bytes, for the reclaim. A batch starts SEG_PUNCH_DELAY_US
+ * after its first request, at once when SEG_PUNCH_BATCH wait, or when the
+ * job before it ends: a job per batch, not per item. The index's deferred deletes of dropped chunks
+ * (index_chunk_delete_later) are committed before each batch starts, so
+ * no record names blocks being punched; the same timer commits them when
+ * nothing is punched (chunk files).
  *
  * Loop thread only.
  */
@@ -28,6 +33,9 @@
 #include "cache.h"
 
 #define SEG_PUNCH_QUEUED 4096u
+/* A punch job waits this long for more requests, unless this many wait. */
+#define SEG_PUNCH_DELAY_US 5000
+#define SEG_PUNCH_BATCH 64u
 
 int seg_punch_init(struct cache *cache);
 /* Workers are stopped: no job is in flight. */
@@ -35,6 +43,9 @@ void seg_punch_free(struct cache *cache);
 /* The item of segment g (named) of tier t at off, len bytes long, is dead
  * and unheld: give its blocks back. */
 void seg_punch_item(struct cache *cache, enum tier_id t, struct segment *g, uint64_t off, uint32_t len);
+/* Within SEG_PUNCH_DELAY_US: the index's deferred deletes are committed
+ * (index_chunk_delete_later) and the waiting punches start. */
+void seg_punch_flush_later(struct cache *cache);
 /* Start (workers running): give back the blocks between the live items of
  * the segments found at start (segment.gaps): the holes of the last run,
  * which their file's size still counts, and dead items whose punch did not

@@ -25,6 +25,7 @@ struct index {
 	rocksdb_writeoptions_t *wopts;
 	rocksdb_readoptions_t *ropts;
 	rocksdb_writebatch_t *wb; /* open batch of chunk records, or NULL */
+	rocksdb_writebatch_t *dwb; /* chunk deletes deferred (index_chunk_delete_later), or NULL */
 };
 
 int index_open(struct index **out, const char *state_dir, char *err, size_t errlen)
@@ -64,6 +65,7 @@ void index_close(struct index *ix)
 		return;
 	if (ix->wb)
 		index_batch_commit(ix);
+	index_deferred_commit(ix);
 	if (ix->db)
 		rocksdb_close(ix->db);
 	if (ix->wopts)
@@ -110,6 +112,7 @@ int index_batch_begin(struct index *ix)
 {
 	if (ix->wb)
 		return -EBUSY;
+	index_deferred_commit(ix); /* the deletes before what the batch writes */
 	ix->wb = rocksdb_writebatch_create();
 	return ix->wb ? 0 : -ENOMEM;
 }
@@ -133,9 +136,35 @@ int index_batch_commit(struct index *ix)
 	return 0;
 }
 
+int index_deferred_commit(struct index *ix)
+{
+	char *rerr = NULL;
+	rocksdb_writebatch_t *wb = ix->dwb;
+	if (!wb)
+		return 0;
+	ix->dwb = NULL;
+	if (rocksdb_writebatch_count(wb))
+		rocksdb_write(ix->db, ix->wopts, wb, &rerr);
+	rocksdb_writebatch_destroy(wb);
+	if (rerr) {
+		log_err("op=index_deferred_delete err=\"%s\" action=\"records kept; their items are "
+			"checked against their checksums when first served after the next start\"",
+			rerr);
+		free(rerr);
+		return -EIO;
+	}
+	return 0;
+}
+
+size_t index_deferred_count(const struct index *ix)
+{
+	return ix && ix->dwb ? (size_t)rocksdb_writebatch_count(ix->dwb) : 0;
+}
+
 /* A chunk record: into the open batch if there is one. */
 static int chunk_put(struct index *ix, const void *k, size_t kn, const void *v, size_t vn)
 {
+	index_deferred_commit(ix); /* a put after a delete of its key wins */
 	if (!ix->wb)
 		return db_put(ix, k, kn, v, vn);
 	rocksdb_writebatch_put(ix->wb, k, kn, v, vn);
@@ -144,6 +173,7 @@ static int chunk_put(struct index *ix, const void *k, size_t kn, const void *v, 
 
 static int chunk_delete(struct index *ix, const void *k, size_t kn)
 {
+	index_deferred_commit(ix); /* in their order */
 	if (!ix->wb)
 		return db_delete(ix, k, kn);
 	rocksdb_writebatch_delete(ix->wb, k, kn);
@@ -182,6 +212,25 @@ int index_chunk_delete(struct index *ix, uint64_t key)
 	uint8_t k[9];
 	chunk_keybuf(k, key);
 	return chunk_delete(ix, k, sizeof(k));
+}
+
+int index_chunk_delete_later(struct index *ix, uint64_t key)
+{
+	uint8_t k[9];
+	chunk_keybuf(k, key);
+	if (ix->wb) { /* the open batch writes it, in its order */
+		rocksdb_writebatch_delete(ix->wb, (const char *)k, sizeof(k));
+		return 0;
+	}
+	if (!ix->dwb) {
+		ix->dwb = rocksdb_writebatch_create();
+		if (!ix->dwb)
+			return db_delete(ix, k, sizeof(k));
+	}
+	rocksdb_writebatch_delete(ix->dwb, (const char *)k, sizeof(k));
+	if (rocksdb_writebatch_count(ix->dwb) >= INDEX_DEFERRED_MAX)
+		return index_deferred_commit(ix);
+	return 0;
 }
 
 static bool chunk_decode(const char *k, size_t kn, const char *v, size_t vn, struct index_chunk *c,
@@ -230,6 +279,7 @@ int index_chunk_scan(struct index *ix, int (*fn)(void *arg, const struct index_c
 	int rc = 0;
 	unsigned old = 0;
 	*bad = 0;
+	index_deferred_commit(ix); /* the scan sees every delete */
 	rocksdb_iterator_t *it = rocksdb_create_iterator(ix->db, ix->ropts);
 	for (rocksdb_iter_seek(it, &first, 1); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
 		size_t kn, vn;

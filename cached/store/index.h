@@ -43,6 +43,20 @@ void index_close(struct index *ix);
 
 int index_chunk_put(struct index *ix, const struct index_chunk *c);
 int index_chunk_delete(struct index *ix, uint64_t key);
+/* A chunk delete that may wait: it is kept in memory and written, with the
+ * others waiting, in one write (one WAL append instead of one per drop)
+ * at index_deferred_commit, before any other chunk record is written
+ * (put, delete, batch: the writes keep their order, a put of the same key
+ * after it wins), before a scan, at close, and by itself once
+ * INDEX_DEFERRED_MAX wait. Into the open batch if there is one. A crash
+ * loses the deletes still waiting: their records come back at start, as
+ * if the chunks had been dropped just after the crash; the caller must not
+ * let the bytes a record names be overwritten before the commit (punched
+ * blocks read as zeros: seg_punch.c commits first). */
+#define INDEX_DEFERRED_MAX 1024
+int index_chunk_delete_later(struct index *ix, uint64_t key);
+int index_deferred_commit(struct index *ix);
+size_t index_deferred_count(const struct index *ix);
 /* Chunk puts and deletes from begin to commit go to the database in one
  * write (one WAL append instead of one per record), in their order; kv
  * records are written at once as always. Until the commit a scan does not

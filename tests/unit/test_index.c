@@ -3,7 +3,8 @@
  * trip, delete, survive a reopen; undecodable records and records of the
  * old XXH64 format are dropped and counted; kv records are kept per
  * namespace; a write batch of chunk records lands whole at its commit, in
- * order.
+ * order; deferred deletes land before any later chunk write, a scan, or
+ * the close, so a put of the same key after one wins.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -154,6 +155,71 @@ static void write_batch_lands_at_commit(void **state)
 	index_close(ix);
 }
 
+/* n chunk records from a scan, their keys in s */
+static unsigned scan_n(struct index *ix, struct seen *s)
+{
+	unsigned bad = 0;
+	memset(s, 0, sizeof(*s));
+	assert_int_equal(index_chunk_scan(ix, collect, s, &bad), 0);
+	assert_int_equal(bad, 0);
+	return s->n;
+}
+
+static void deferred_deletes_keep_order(void **state)
+{
+	(void)state;
+	struct index *ix = open_ix();
+	struct seen s;
+	unsigned n0 = scan_n(ix, &s); /* what the tests before left */
+	struct index_chunk c = {
+		.key = 10, .tier = 0, .idx = 0, .len = 100, .checksum = 7,
+		.dataset = "d", .path = "p", .seg = 5, .seg_off = 4096,
+	};
+	for (c.key = 10; c.key <= 12; c.key++)
+		assert_int_equal(index_chunk_put(ix, &c), 0);
+	assert_int_equal(index_deferred_count(ix), 0);
+	assert_int_equal(index_chunk_delete_later(ix, 10), 0);
+	assert_int_equal(index_chunk_delete_later(ix, 11), 0);
+	assert_int_equal(index_deferred_count(ix), 2);
+	/* 11 is written again after its delete: the delete lands first */
+	c.key = 11;
+	assert_int_equal(index_chunk_put(ix, &c), 0);
+	assert_int_equal(index_deferred_count(ix), 0);
+	assert_int_equal(scan_n(ix, &s), n0 + 2);
+	assert_true(s.keys[0] == 11 && s.keys[1] == 12);
+	/* a scan sees the deletes waiting */
+	assert_int_equal(index_chunk_delete_later(ix, 12), 0);
+	assert_int_equal(scan_n(ix, &s), n0 + 1);
+	assert_true(s.keys[0] == 11);
+	/* a batch opened after a deferred delete lands after it; one while
+	 * a batch is open goes into the batch, in its order */
+	assert_int_equal(index_chunk_delete_later(ix, 11), 0);
+	assert_int_equal(index_batch_begin(ix), 0);
+	assert_int_equal(index_deferred_count(ix), 0);
+	c.key = 13;
+	assert_int_equal(index_chunk_put(ix, &c), 0);
+	c.key = 14;
+	assert_int_equal(index_chunk_put(ix, &c), 0);
+	assert_int_equal(index_chunk_delete_later(ix, 14), 0);
+	assert_int_equal(index_deferred_count(ix), 0);
+	assert_int_equal(index_batch_commit(ix), 0);
+	assert_int_equal(scan_n(ix, &s), n0 + 1);
+	assert_true(s.keys[0] == 13);
+	/* the close writes what still waits */
+	assert_int_equal(index_chunk_delete_later(ix, 13), 0);
+	index_close(ix);
+	ix = open_ix();
+	assert_int_equal(scan_n(ix, &s), n0);
+	/* past INDEX_DEFERRED_MAX waiting they land by themselves */
+	for (c.key = 100; c.key < 100 + INDEX_DEFERRED_MAX; c.key++)
+		assert_int_equal(index_chunk_put(ix, &c), 0);
+	for (uint64_t k = 100; k < 100 + INDEX_DEFERRED_MAX; k++)
+		assert_int_equal(index_chunk_delete_later(ix, k), 0);
+	assert_int_equal(index_deferred_count(ix), 0);
+	assert_int_equal(scan_n(ix, &s), n0);
+	index_close(ix);
+}
+
 static void kv_namespaces(void **state)
 {
 	(void)state;
@@ -249,6 +315,7 @@ int main(void)
 		cmocka_unit_test(chunk_round_trip_and_reopen),
 		cmocka_unit_test(kv_namespaces),
 		cmocka_unit_test(write_batch_lands_at_commit),
+		cmocka_unit_test(deferred_deletes_keep_order),
 		cmocka_unit_test(old_format_record_is_dropped),
 		cmocka_unit_test(second_open_is_refused),
 	};
