@@ -79,6 +79,20 @@ static int placement_apply(struct placement *pl, const char *list, char *err, si
 	return rc;
 }
 
+/* demote=flat's view of a tier (placement.h): the room and the next
+ * victim over every dataset on it, as the fill path and the mover see them */
+static uint64_t flat_room(void *arg, int t)
+{
+	return policy_glue_room(arg, (enum tier_id)t);
+}
+
+static const struct pol_entry *flat_victim(void *arg, int t, uint64_t now)
+{
+	(void)now; /* mover_victim asks at the loop's time */
+	struct chunk *c = mover_victim(arg, (enum tier_id)t);
+	return c ? &c->pe : NULL;
+}
+
 /* New instances for every present tier and a placement over them, from
  * spec. Nothing of ds is touched; on error everything made is freed. */
 static int instances_create(struct cache *cache, const struct policy_spec *spec,
@@ -109,6 +123,9 @@ static int instances_create(struct cache *cache, const struct policy_spec *spec,
 		}
 	}
 	placement_init(pl, p[TIER_HOT], p[TIER_WARM]);
+	pl->room = flat_room;
+	pl->victim = flat_victim;
+	pl->arg = cache;
 	rc = placement_apply(pl, spec->placement, err, errlen);
 	if (rc < 0)
 		goto fail;
@@ -457,6 +474,7 @@ void policy_glue_report(struct cache *cache, struct dataset *ds, struct proto_rs
 	proto_rs_str(rs, "summary", ops && ops->summary ? ops->summary : "");
 	proto_rs_bool(rs, "demote", pl->demote);
 	proto_rs_bool(rs, "demote_reread", pl->demote_reread);
+	proto_rs_bool(rs, "demote_flat", pl->demote_flat);
 	proto_rs_bool(rs, "promote", pl->promote);
 	proto_rs_u64(rs, "hot_max_size_bytes", pl->hot_max_size);
 	proto_rs_u64(rs, "hot_budget_bytes", cache->tiers[TIER_HOT].present ? policy_glue_budget(cache, TIER_HOT) : 0);
@@ -470,6 +488,8 @@ void policy_glue_report(struct cache *cache, struct dataset *ds, struct proto_rs
 	proto_rs_u64(rs, "demoted", pl->demoted);
 	proto_rs_u64(rs, "dropped", pl->dropped);
 	proto_rs_u64(rs, "dropped_unread", pl->dropped_unread);
+	proto_rs_u64(rs, "dropped_older", pl->dropped_older);
+	proto_rs_u64(rs, "fills_older", pl->fills_older);
 	proto_rs_u64(rs, "promoted", pl->promoted);
 	proto_rs_u64(rs, "served_unkept", ds->served_unkept);
 	tier_fields(rs, ds, TIER_HOT, "hot");

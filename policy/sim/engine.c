@@ -439,6 +439,10 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 		goto out;
 	}
 	placement_init(&s.pl, tier[TIER_HOT], tier[TIER_WARM]);
+	/* demote=flat's room: the policies' budgets, what the daemon's
+	 * policy_glue_room counts from */
+	s.pl.cap[TIER_HOT] = s.cap[TIER_HOT];
+	s.pl.cap[TIER_WARM] = s.cap[TIER_WARM];
 	rc = sim_placement_tunables(&s.pl, cfg->placement, err, errlen);
 	if (rc < 0)
 		goto out;

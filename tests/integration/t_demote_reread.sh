@@ -85,7 +85,7 @@ check "(c) demote=reread in force again" [ "$(pol "p['demote_reread'], p['placem
 "$TCTL" policy set ds lru demote=sometimes >"$T/out" 2>"$T/err"
 rc=$?
 check "(c) a bad value is refused, naming the accepted ones (rc $rc: $(cat "$T/err"))" \
-	bash -c "[ $rc = 1 ] && grep -qF 'placement: demote: \"sometimes\" is not 0, 1 or reread' '$T/err'"
+	bash -c "[ $rc = 1 ] && grep -qF 'placement: demote: \"sometimes\" is not 0, 1, reread or flat' '$T/err'"
 check "(c) ... and the old setting stays" [ "$(pol "p['demote_reread']")" = "True" ]
 check "graceful stop" tc_stop
 
@@ -102,5 +102,5 @@ check "(d) sim: reread still demotes what is read again ($dr > 0)" [ "$dr" -gt 0
 "$TC_BIN/tiercache-sim" --gen zipf --objects 100 --hot 10% --policy lru --placement demote=often >"$T/out" 2>"$T/err"
 rc=$?
 check "(d) sim: a bad value is refused (rc $rc: $(cat "$T/err"))" \
-	bash -c "[ $rc != 0 ] && grep -qF 'placement: demote: \"often\" is not 0, 1 or reread' '$T/err'"
+	bash -c "[ $rc != 0 ] && grep -qF 'placement: demote: \"often\" is not 0, 1, reread or flat' '$T/err'"
 finish

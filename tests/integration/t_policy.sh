@@ -96,7 +96,7 @@ check "bad value refused with the range" \
 check "unknown tunable refused with the valid ones" \
 	fails_with 'epoch: unknown tunable "bogus" (tunables: dead_factor first_epoch quantile rate size_ratio)' \
 	policy set ds epoch bogus=1
-check "bad placement value refused" fails_with 'placement: demote: "maybe" is not 0, 1 or reread' \
+check "bad placement value refused" fails_with 'placement: demote: "maybe" is not 0, 1, reread or flat' \
 	policy set ds arc demote=maybe
 check "unknown dataset refused" fails_with 'no dataset named "nope"' policy set nope lru
 "$TCTL" policy set ds epoch notkv >/dev/null 2>&1

@@ -310,9 +310,9 @@ static void test_placement_tunables(void **state)
 	assert_string_equal(err, "placement: unknown tunable \"x\" (tunables: demote promote "
 				 "hot_max_size)");
 	assert_int_equal(placement_set(&pl, "demote", "maybe", err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "placement: demote: \"maybe\" is not 0, 1 or reread");
+	assert_string_equal(err, "placement: demote: \"maybe\" is not 0, 1, reread or flat");
 	assert_int_equal(placement_set(&pl, "demote", NULL, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "placement: demote: \"\" is not 0, 1 or reread");
+	assert_string_equal(err, "placement: demote: \"\" is not 0, 1, reread or flat");
 	assert_false(pl.demote_reread);
 	assert_int_equal(placement_set(&pl, "promote", "reread", err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "placement: promote: \"reread\" is not 0 or 1");
