@@ -238,3 +238,11 @@ int placement_demote(struct placement *pl, struct pol_entry *e, uint64_t now)
 	pl->dropped++;
 	return TIER_NONE;
 }
+
+void placement_demoted_insert(struct placement *pl, struct pol_entry *e, uint64_t now)
+{
+	if (pl->demote_flat)
+		policy_insert_aged(pl->tier[TIER_WARM], e, now);
+	else
+		policy_insert(pl->tier[TIER_WARM], e, now);
+}

@@ -25,8 +25,12 @@
  * victim goes to warm only while warm has room or when it was read more
  * recently than warm's next victim (the one cache would keep it); else it
  * is dropped. Warm hits promote as before: a copy only of what is read
- * again. For lru that is one LRU of hot + warm bytes with about one write
- * per object; every move still needs the receiving tier's admit().
+ * again. A demoted entry keeps the age of its last read in warm
+ * (placement_demoted_insert), so for lru that is exactly one LRU of hot +
+ * warm bytes, as demote=1 is, with about one write per object; every move
+ * still needs the receiving tier's admit(). Other policies keep their own
+ * order in warm (arc: a demoted entry enters T1 as if read now) and only
+ * pol_entry.atime, which the rule compares, stays the real one.
  *
  * The caller's loop, with cap[] the byte budget of each tier:
  *
@@ -39,7 +43,8 @@
  *   make_room(t):   while tier t holds more than cap[t]:
  *                       v = policy_victim(tier t)
  *                       if t == TIER_HOT and placement_demote(pl, v, now) == TIER_WARM:
- *                           move v to warm (remove, insert), then make_room(TIER_WARM)
+ *                           move v to warm (remove, placement_demoted_insert),
+ *                           then make_room(TIER_WARM)
  *                       else: remove v and drop its bytes
  *
  * Single-threaded (the daemon's loop thread), like the policies it asks.
@@ -137,5 +142,12 @@ int placement_hit(struct placement *pl, int t, struct pol_entry *e, uint64_t now
  * demote=flat, warm must have room for it or e must have been read after
  * warm's next victim. */
 int placement_demote(struct placement *pl, struct pol_entry *e, uint64_t now);
+
+/* e, given up by hot and demoted (placement_demote said TIER_WARM), goes
+ * into warm's policy. With demote=flat it keeps the age of its last read
+ * (policy_insert_aged): a demotion is not a read, and one cache of hot +
+ * warm orders it by that read; lru then is exactly one LRU of both tiers.
+ * Otherwise it is inserted as read now (policy_insert), as always. */
+void placement_demoted_insert(struct placement *pl, struct pol_entry *e, uint64_t now);
 
 #endif

@@ -72,7 +72,7 @@ static void make_room(struct rig *r, int t)
 		int to = t == TIER_HOT ? placement_demote(&r->pl, v, r->now) : TIER_NONE;
 		x->tier = TIER_NONE;
 		if (to == TIER_WARM) {
-			policy_insert(r->t[TIER_WARM], v, r->now);
+			placement_demoted_insert(&r->pl, v, r->now);
 			x->tier = TIER_WARM;
 			make_room(r, TIER_WARM);
 		}
@@ -149,8 +149,8 @@ static void test_flat_scan_writes_once(void **state)
 
 /* A skewed trace (3 reads in 4 go to a hot set of 12, the rest to 52
  * others at random) over hot 4 + warm 12: flat hits as demote=1 does
- * (both are one LRU of 16 with lru, up to where flat's demotions land in
- * warm's order: 3959 hits against 3833 here) and demotes far less. */
+ * (both are one LRU of 16 with lru: the same hits, 3833 here) and demotes
+ * far less. */
 static void test_flat_hits_match_demote1(void **state)
 {
 	(void)state;
@@ -165,9 +165,9 @@ static void test_flat_hits_match_demote1(void **state)
 		rig_read(f, k);
 		rig_read(d, k);
 	}
-	/* both well above a cache of hot alone, within 2 % of each other */
+	/* both well above a cache of hot alone, and the same */
 	assert_true(d->hits > 3000);
-	assert_true(f->hits * 100 >= d->hits * 98);
+	assert_int_equal(f->hits, d->hits);
 	/* flat demotes only what a promotion displaces (2462 of 4801 here:
 	 * a promotion is a warm hit, frequent on this trace) */
 	assert_true(f->pl.demoted <= f->pl.promoted);
@@ -176,6 +176,123 @@ static void test_flat_hits_match_demote1(void **state)
 	rig_free(d);
 	free(f);
 	free(d);
+}
+
+/* Two jobs sharing a dataset (tiercache-sim's multijob): each reads all
+ * NOBJ objects once an epoch in its own shuffled order, the two
+ * interleaved, job 1 started half an epoch later. With lru, demote=flat
+ * over hot 4 + warm 12 hits on exactly the reads one LRU of 16 hits on, as
+ * demote=1 does: a demoted entry keeps the age of its last read in warm
+ * (placement_demoted_insert). Inserted as read at its demotion instead,
+ * it outlived fills read after it and flat lost 2.9 points of hits to
+ * demote=1 on the simulator's multijob (docs/policies.md). */
+static void shuffle(int *v, int n, uint64_t *x)
+{
+	for (int i = 0; i < n; i++)
+		v[i] = i;
+	for (int i = n - 1; i > 0; i--) {
+		*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+		int j = (int)((*x >> 33) % (uint64_t)(i + 1));
+		int t = v[i];
+		v[i] = v[j];
+		v[j] = t;
+	}
+}
+
+static void test_flat_lru_is_one_lru(void **state)
+{
+	(void)state;
+	struct rig *f = calloc(1, sizeof(*f)), *d = calloc(1, sizeof(*d)), *one = calloc(1, sizeof(*one));
+	rig_init(f, "lru", 4, 12, "flat");
+	rig_init(d, "lru", 4, 12, "1");
+	rig_init(one, "lru", 16, 0, "1");
+	int order[2][NOBJ], pos[2] = {0, NOBJ / 2};
+	uint64_t x = 99;
+	shuffle(order[0], NOBJ, &x);
+	shuffle(order[1], NOBJ, &x);
+	/* and, to mix ages more, 1 read in 8 is a re-read of a job's
+	 * previous object */
+	int differ = 0, last[2] = {0, 0};
+	for (int i = 0; i < 40 * NOBJ; i++) {
+		int j = i & 1;
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		int k;
+		if (((x >> 40) & 7) == 0) {
+			k = last[j];
+		} else {
+			if (pos[j] == NOBJ) {
+				shuffle(order[j], NOBJ, &x);
+				pos[j] = 0;
+			}
+			k = last[j] = order[j][pos[j]++];
+		}
+		bool hf = rig_read(f, k) != TIER_NONE;
+		bool hd = rig_read(d, k) != TIER_NONE;
+		bool ho = rig_read(one, k) != TIER_NONE;
+		assert_int_equal(hd, ho); /* demote=1: one LRU of both tiers */
+		differ += hf != ho;
+	}
+	assert_int_equal(differ, 0);
+	assert_int_equal(f->hits, one->hits);
+	assert_true(one->hits > 600);
+	/* and with far fewer copies down */
+	assert_true(f->pl.demoted * 2 < d->pl.demoted);
+	rig_free(f);
+	rig_free(d);
+	rig_free(one);
+	free(f);
+	free(d);
+	free(one);
+}
+
+/* lru's insert_aged: entries moved in keep their age; victim() and
+ * next_victims() give up the older of the entries read here and those
+ * moved in, whatever order they came in. */
+static void test_lru_insert_aged(void **state)
+{
+	(void)state;
+	struct policy *p;
+	struct policy_env env = {.capacity = 100};
+	struct pol_entry e[6];
+	memset(e, 0, sizeof(e));
+	assert_int_equal(policy_create("lru", &env, &p), 0);
+	for (int i = 0; i < 6; i++) {
+		e[i].key = (uint64_t)i + 1;
+		e[i].size = 1;
+	}
+	/* read here at 10, 20, 30; moved in read last at 5, 25, 15 */
+	policy_insert(p, &e[0], 10);
+	policy_insert(p, &e[1], 20);
+	e[2].atime = 5;
+	policy_insert_aged(p, &e[2], 26);
+	e[3].atime = 25;
+	policy_insert_aged(p, &e[3], 27);
+	e[4].atime = 15;
+	policy_insert_aged(p, &e[4], 28); /* out of order: walks */
+	policy_insert(p, &e[5], 30);
+	assert_int_equal(e[3].atime, 25); /* not reset to now */
+	const int want[6] = {2, 0, 4, 1, 3, 5}; /* by last read: 5 10 15 20 25 30 */
+	struct pol_entry *nv[6];
+	assert_int_equal(policy_next_victims(p, 31, 6, nv, 6), 6);
+	for (int i = 0; i < 6; i++)
+		assert_ptr_equal(nv[i], &e[want[i]]);
+	/* a hit makes an aged entry the newest */
+	policy_hit(p, &e[2], 40);
+	for (int i = 1; i < 6; i++) {
+		struct pol_entry *v = policy_victim(p, 41);
+		assert_ptr_equal(v, &e[want[i]]);
+		policy_remove(p, v);
+	}
+	assert_ptr_equal(policy_victim(p, 41), &e[2]);
+	policy_remove(p, &e[2]);
+	assert_null(policy_victim(p, 41));
+	assert_int_equal(p->bytes, 0);
+	/* an aged entry from the future is clamped to now */
+	e[0].atime = 99;
+	policy_insert_aged(p, &e[0], 50);
+	assert_int_equal(e[0].atime, 50);
+	policy_remove(p, &e[0]);
+	policy_destroy(p);
 }
 
 /* The rule for a hot victim with warm full: demoted only if read after
@@ -291,6 +408,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flat_scan_writes_once),
 		cmocka_unit_test(test_flat_hits_match_demote1),
+		cmocka_unit_test(test_flat_lru_is_one_lru),
+		cmocka_unit_test(test_lru_insert_aged),
 		cmocka_unit_test(test_flat_demote_rule),
 		cmocka_unit_test(test_flat_view),
 		cmocka_unit_test(test_flat_tunable),
