@@ -38,6 +38,39 @@ uint64_t policy_glue_budget(const struct cache *cache, enum tier_id t)
 	return tr->low_bytes ? tr->low_bytes : tr->high_bytes;
 }
 
+/*
+ * demote=flat on hot: with demote=1 the mover's demotions trail the fills
+ * (a copy each, MOVES_MAX at once), so hot holds more than its budget, up
+ * to its capacity, and bench/epochs.sh's replays model that (--hot-max).
+ * demote=flat drops most of hot's victims, at once: held to the budget,
+ * hot kept a quarter less than demote=1's and the daemon got 0.88-0.95 of
+ * the simulator's hits with lru, 0.72-0.79 with arc (2026-11-25). So the
+ * policies of a flat hot hold it to its high watermark, the band above
+ * left to fills in flight and files clients hold, as demote=1's is.
+ */
+static bool hold_flat_hot(const struct cache *cache, enum tier_id t)
+{
+	if (t != TIER_HOT || !cache->tiers[TIER_WARM].present || !cache->tiers[t].high_bytes)
+		return false;
+	bool any = false;
+	for (unsigned i = 0; i < cache->nds; i++) {
+		const struct dataset *ds = cache->ds[i];
+		if (!ds->pol[t])
+			continue;
+		if (!ds->pl.demote_flat)
+			return false;
+		any = true;
+	}
+	return any;
+}
+
+uint64_t policy_glue_hold(const struct cache *cache, enum tier_id t)
+{
+	uint64_t budget = policy_glue_budget(cache, t);
+	uint64_t high = cache->tiers[t].high_bytes;
+	return hold_flat_hot(cache, t) && high > budget ? high : budget;
+}
+
 uint64_t policy_glue_tier_bytes(const struct cache *cache, enum tier_id t)
 {
 	uint64_t sum = 0;
@@ -278,7 +311,7 @@ uint64_t policy_glue_room(const struct cache *cache, enum tier_id t)
 	uint64_t held = policy_glue_tier_bytes(cache, t) + cache->pinned[t];
 	for (unsigned i = 0; i < cache->nds; i++)
 		held += cache->ds[i]->pl.inflight[t];
-	uint64_t budget = policy_glue_budget(cache, t);
+	uint64_t budget = policy_glue_hold(cache, t);
 	uint64_t room = held < budget ? budget - held : 0;
 	uint64_t disk = tier_free(tr);
 	return room < disk ? room : disk;
@@ -321,7 +354,7 @@ bool policy_glue_reclaim_keeps(struct cache *cache, struct chunk *c, uint64_t se
 	uint64_t now = cache_now_ns();
 	if (!c->ds->pol[t])
 		return false;
-	if (policy_glue_tier_bytes(cache, t) + seg_size <= policy_glue_budget(cache, t))
+	if (policy_glue_tier_bytes(cache, t) + seg_size <= policy_glue_hold(cache, t))
 		return true;
 	int goes = reclaim_rank_goes(rk, c, seg_size);
 	if (goes >= 0)
