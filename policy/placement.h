@@ -92,7 +92,8 @@ struct placement {
 	uint64_t ahead_refused; /* reads ahead hot's policy would not make room for */
 };
 
-/* Both tiers optional; promote and demote on, no size limit. */
+/* Both tiers optional; promote and demote on, no size limit; demote=flat
+ * when the policies are lru, demote=1 for the others. */
 void placement_init(struct placement *pl, struct policy *hot, struct policy *warm);
 
 /* Tunables: demote=0|1|reread|flat, promote=0|1, hot_max_size=BYTES.

@@ -10,8 +10,8 @@
 #     equals the source;
 # (b) the newest files of that pass read again: hits from both tiers,
 #     every byte equals the source;
-# (c) `tierctl policy set ds lru` (demote=1): the same kind of pass
-#     demotes many; back to demote=flat through tierctl;
+# (c) `tierctl policy set ds lru demote=1`: the same kind of pass
+#     demotes many; back to lru's default, demote=flat, through tierctl;
 # (d) tiercache-sim takes it as --placement demote=flat: about the hits of
 #     demote=1 with far fewer demotions.
 . "$(dirname "$0")/lib.sh"
@@ -72,7 +72,7 @@ check "(b) every one a hit ($hh + $hw >= 38)" [ "$((hh + hw))" -ge 38 ]
 check "no checksum errors" [ "$(ctr checksum_errors)" = 0 ]
 
 # (c) demote=1 through tierctl: the same kind of pass copies hot's victims
-check "(c) tierctl policy set ds lru (demote=1)" bash -c "'$TCTL' policy set ds lru >/dev/null"
+check "(c) tierctl policy set ds lru demote=1" bash -c "'$TCTL' policy set ds lru demote=1 >/dev/null"
 check "(c) demote=1 in force" [ "$(pol "p['demote'], p['demote_flat']")" = "True False" ]
 d0=$(ctr demotions)
 check "(c) one pass over a/ again: every byte equals the source" read_list "$T/pass"
@@ -82,8 +82,10 @@ echo "(c) demote=1: demotions $d1"
 check "(c) with demote=1 the pass demotes ($d1 > 20)" [ "$d1" -gt 20 ]
 hb=$(pol "p['hot_bytes']")
 check "(c) demote=1: hot's policies back within their budget once the mover settles ($hb <= $hbud)" [ "$hb" -le "$hbud" ]
-check "(c) tierctl policy set ds lru demote=flat" bash -c "'$TCTL' policy set ds lru demote=flat >/dev/null"
-check "(c) demote=flat in force again" [ "$(pol "p['demote_flat'], p['placement_tunables']")" = "True demote=flat" ]
+check "(c) tierctl policy set ds lru (its default: demote=flat)" bash -c "'$TCTL' policy set ds lru >/dev/null"
+check "(c) demote=flat in force again, as lru's default" [ "$(pol "p['demote_flat'], repr(p['placement_tunables'])")" = "True ''" ]
+check "(c) tierctl policy set ds arc: demote=1, arc's default" bash -c "'$TCTL' policy set ds arc >/dev/null"
+check "(c) arc: demote=1 in force" [ "$(pol "p['demote'], p['demote_flat']")" = "True False" ]
 check "graceful stop" tc_stop
 
 # (d) the simulator runs the same placement code

@@ -6,7 +6,7 @@
 #     demotion at all, hot victims are dropped, every byte equals the source;
 # (b) a subset read twice, then pushed out of hot by other reads: it is
 #     demoted, read again from warm, every byte equals the source;
-# (c) `tierctl policy set ds lru` (demote=1): the same one-pass read now
+# (c) `tierctl policy set ds lru demote=1`: the same one-pass read now
 #     demotes (what reread saves); back to demote=reread through tierctl;
 #     a bad value is refused with the accepted values named;
 # (d) tiercache-sim takes it as --placement demote=reread.
@@ -69,8 +69,8 @@ check "(b) ... served from warm ($hw warm hits >= 15)" [ "$hw" -ge 15 ]
 check "no checksum errors" [ "$(ctr checksum_errors)" = 0 ]
 
 # (c) demote=1 through tierctl: the same kind of one-pass read demotes
-check "(c) tierctl policy set ds lru (demote=1)" bash -c "'$TCTL' policy set ds lru >/dev/null"
-check "(c) demote=1 in force" [ "$(pol "p['demote'], p['demote_reread']")" = "True False" ]
+check "(c) tierctl policy set ds lru demote=1" bash -c "'$TCTL' policy set ds lru demote=1 >/dev/null"
+check "(c) demote=1 in force" [ "$(pol "p['demote'], p['demote_reread'], p['demote_flat']")" = "True False False" ]
 d0=$(ctr demotions)
 check "(c) one pass over a/ again: every byte equals the source" read_list "$T/pass_a"
 wait_for 30 settled

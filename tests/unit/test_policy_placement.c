@@ -100,7 +100,11 @@ static void test_lru_fill_demote_promote(void **state)
 {
 	(void)state;
 	struct rig *r = calloc(1, sizeof(*r));
+	char err[128];
 	rig_init(r, "lru", 2, 2);
+	/* lru's default is demote=flat (test_policy_placement_flat.c) */
+	assert_true(r->pl.demote_flat);
+	assert_int_equal(placement_set(&r->pl, "demote", "1", err, sizeof(err)), 0);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(rig_read(r, i), TIER_NONE);
 	/* newest two hot, the two before demoted to warm */

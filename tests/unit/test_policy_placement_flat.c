@@ -401,6 +401,24 @@ static void test_flat_tunable(void **state)
 	assert_int_equal(placement_set(&pl, "demote", "flatter", err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "placement: demote: \"flatter\" is not 0, 1, reread or flat");
 	assert_false(pl.demote_flat);
+	/* the default: flat for lru (exactly its one LRU, one write per
+	 * object), demote=1 for the others; "demote=1" still says demote=1 */
+	const char *pols[] = {"lru", "arc", "epoch", "clairvoyant"};
+	for (int i = 0; i < 4; i++) {
+		struct policy *h, *w;
+		struct policy_env env = {.capacity = 100};
+		assert_int_equal(policy_create(pols[i], &env, &h), 0);
+		assert_int_equal(policy_create(pols[i], &env, &w), 0);
+		placement_init(&pl, h, w);
+		assert_true(pl.demote && pl.promote && !pl.demote_reread);
+		assert_int_equal(pl.demote_flat, i == 0);
+		placement_init(&pl, NULL, w); /* warm only: its policy says */
+		assert_int_equal(pl.demote_flat, i == 0);
+		assert_int_equal(placement_set(&pl, "demote", "1", err, sizeof(err)), 0);
+		assert_false(pl.demote_flat);
+		policy_destroy(h);
+		policy_destroy(w);
+	}
 }
 
 int main(void)
