@@ -52,6 +52,10 @@ static bool hold_flat_hot(const struct cache *cache, enum tier_id t)
 {
 	if (t != TIER_HOT || !cache->tiers[TIER_WARM].present || !cache->tiers[t].high_bytes)
 		return false;
+	/* a registered plan: the prefetcher loads into the band above the
+	 * budget, as with demote=1 (docs/simulator.md, "The mover trailing") */
+	if (cache->plans && plan_store_count(cache->plans))
+		return false;
 	bool any = false;
 	for (unsigned i = 0; i < cache->nds; i++) {
 		const struct dataset *ds = cache->ds[i];

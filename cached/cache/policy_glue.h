@@ -38,9 +38,11 @@ void policy_glue_teardown(struct dataset *ds);
 /* The byte budget of tier t's policies (see above). */
 uint64_t policy_glue_budget(const struct cache *cache, enum tier_id t);
 /* Bytes tier t's policies hold before the mover gives their victims up:
- * the budget; on hot when every dataset on it uses demote=flat, the high
- * watermark (the band demote=1's trailing demotions fill; policy_glue.c).
- * The mover's backstop then drains hot back to it, not to the low mark. */
+ * the budget; on hot when every dataset on it uses demote=flat and no
+ * plan is registered, the high watermark (the band demote=1's trailing
+ * demotions fill; policy_glue.c). The mover's backstop then drains hot
+ * back to it, not to the low mark. With a plan the band stays the
+ * prefetcher's, as with demote=1. */
 uint64_t policy_glue_hold(const struct cache *cache, enum tier_id t);
 /* Bytes the policies of tier t hold now, over every dataset (chunks being
  * moved are in none). */
