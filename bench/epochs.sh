@@ -54,6 +54,11 @@ HOT=${EPOCHS_HOT:-40M}
 WARM=${EPOCHS_WARM:-96M}
 N=${EPOCHS_N:-4}
 POLICIES=${EPOCHS_POLICIES:-lru arc epoch clairvoyant}
+# EPOCHS_PLACEMENT="demote=flat ...": placement tunables for every policy,
+# in the daemon (tierctl policy set) and in each replay (--placement)
+PLACEMENT=${EPOCHS_PLACEMENT:-}
+plc=()
+for kv in $PLACEMENT; do plc+=(--placement "$kv"); done
 DDP=${EPOCHS_DDP:-0}
 COMPUTE=${EPOCHS_COMPUTE:-0}
 for b in bin/tiercached bin/tierctl bin/epoch_reader bin/tiercache-sim tests/tcplan; do
@@ -166,7 +171,7 @@ echo "dataset: $FILES samples + $SHARDS shards, $((bytes / 1048576)) MiB; hot $H
 printf '%-12s %5s %8s %8s %9s %9s %8s %7s\n' policy epoch wall_s MB/s hits_hot hits_warm misses hit%
 for p in $POLICIES; do
 	start
-	"$O/bin/tierctl" policy set demo "$p" >/dev/null
+	"$O/bin/tierctl" policy set demo "$p" $PLACEMENT >/dev/null
 	"$O/bin/tierctl" trace start "$B/trace-$p.csv" >/dev/null
 	for e in $(seq 1 "$N"); do
 		# clairvoyant knows the future only from a plan: register each
@@ -222,9 +227,9 @@ print("             (prefetch: %d chunks, %.1f MB; %d read, %d late (read while 
 	if [ "$DDP" -gt 0 ] || [ "$p" = clairvoyant ]; then
 		pfw=(--prefetch-window $(("${lw% *}" / 2)))
 	fi
-	"$O/bin/tiercache-sim" --trace "$B/trace-$p.csv" --hot "${lw% *}" --warm "${lw#* }" --policy "$p" \
+	"$O/bin/tiercache-sim" --trace "$B/trace-$p.csv" --hot "${lw% *}" --warm "${lw#* }" --policy "$p" "${plc[@]}" \
 		"${band[@]}" "${pfw[@]}" --json >"$B/sim-$p.json" 2>"$B/sim-$p.err" || cat "$B/sim-$p.err"
-	"$O/bin/tiercache-sim" --trace "$B/trace-$p.csv" --hot "${lw% *}" --warm "${lw#* }" --policy "$p" \
+	"$O/bin/tiercache-sim" --trace "$B/trace-$p.csv" --hot "${lw% *}" --warm "${lw#* }" --policy "$p" "${plc[@]}" \
 		"${pfw[@]}" --no-opt --json >"$B/simb-$p.json" 2>"$B/simb-$p.err" || cat "$B/simb-$p.err"
 	python3 - "$B/trace-$p.csv" "$B/sim-$p.json" "$p" "$B/simb-$p.json" <<'PY' | tee -a "$B/replay"
 import csv, json, sys
@@ -250,7 +255,7 @@ PY
 		rate=$(awk -v p="$p" -v b="$bytes" '$1 == p && $2 == 1 && $3 > 0 { printf "%d", b / $3 }' "$B/rows")
 		if [ -n "$rate" ]; then
 			"$O/bin/tiercache-sim" --trace "$B/trace-$p.csv" --hot "${lw% *}" --warm "${lw#* }" \
-				--policy "$p" "${band[@]}" "${pfw[@]}" --prefetch-rate "$rate" --no-opt --json \
+				--policy "$p" "${plc[@]}" "${band[@]}" "${pfw[@]}" --prefetch-rate "$rate" --no-opt --json \
 				>"$B/simt-$p.json" 2>"$B/simt-$p.err" || cat "$B/simt-$p.err"
 			python3 - "$B/trace-$p.csv" "$B/simt-$p.json" "$p" "$rate" <<'PY' | tee -a "$B/replay"
 import csv, json, sys
@@ -269,7 +274,7 @@ PY
 	# 4 threads of epoch_reader share one untagged stream)
 	if [ "$DDP" -gt 0 ]; then
 		"$O/bin/tiercache-sim" --trace "$B/trace-$p.csv" --hot "${lw% *}" --warm "${lw#* }" \
-			--policy "$p" "${band[@]}" "${pfw[@]}" --prefetch-rate epoch --no-opt --json \
+			--policy "$p" "${plc[@]}" "${band[@]}" "${pfw[@]}" --prefetch-rate epoch --no-opt --json \
 			>"$B/sime-$p.json" 2>"$B/sime-$p.err" || cat "$B/sime-$p.err"
 		python3 - "$B/trace-$p.csv" "$B/sime-$p.json" "$p" <<'PY' | tee -a "$B/replay"
 import csv, json, sys
@@ -287,7 +292,7 @@ PY
 	# what the policies kept, not when the cold store delivered
 	if [ ${#pfw[@]} -gt 0 ] && grep -q ',load$' "$B/trace-$p.csv"; then
 		"$O/bin/tiercache-sim" --trace "$B/trace-$p.csv" --hot "${lw% *}" --warm "${lw#* }" \
-			--policy "$p" "${band[@]}" "${pfw[@]}" --prefetch-rate trace --no-opt --json \
+			--policy "$p" "${plc[@]}" "${band[@]}" "${pfw[@]}" --prefetch-rate trace --no-opt --json \
 			>"$B/simr-$p.json" 2>"$B/simr-$p.err" || cat "$B/simr-$p.err"
 		python3 - "$B/trace-$p.csv" "$B/simr-$p.json" "$p" <<'PY' | tee -a "$B/replay"
 import csv, json, sys

@@ -17,6 +17,12 @@ void placement_init(struct placement *pl, struct policy *hot, struct policy *war
 	pl->tier[TIER_WARM] = warm;
 	pl->demote = true;
 	pl->promote = true;
+	/* lru: demote=flat by default, exactly its one LRU of hot + warm with
+	 * about one write per object (placement.h); the others keep demote=1
+	 * (arc: 0.92 of demote=1's hits with flat in bench/epochs.sh,
+	 * docs/policies.md) */
+	const struct policy *p = hot ? hot : warm;
+	pl->demote_flat = p && strcmp(policy_name(p), "lru") == 0;
 }
 
 static int placement_bool(const char *key, const char *value, bool *out, char *err, size_t n)
@@ -41,16 +47,23 @@ int placement_set(struct placement *pl, const char *key, const char *value, char
 	if (strcmp(key, "demote") == 0) {
 		if (value && strcmp(value, "reread") == 0) {
 			pl->demote = pl->demote_reread = true;
+			pl->demote_flat = false;
+			return 0;
+		}
+		if (value && strcmp(value, "flat") == 0) {
+			pl->demote = pl->demote_flat = true;
+			pl->demote_reread = false;
 			return 0;
 		}
 		bool on;
 		if (placement_bool(key, value, &on, err, errlen) < 0) {
-			snprintf(err, errlen, "placement: demote: \"%s\" is not 0, 1 or reread",
+			snprintf(err, errlen,
+				 "placement: demote: \"%s\" is not 0, 1, reread or flat",
 				 value ? value : "");
 			return -EINVAL;
 		}
 		pl->demote = on;
-		pl->demote_reread = false;
+		pl->demote_reread = pl->demote_flat = false;
 		return 0;
 	}
 	if (strcmp(key, "promote") == 0)
@@ -91,8 +104,57 @@ static bool placement_admit(struct placement *pl, int t, uint64_t key, uint64_t 
 	return ok;
 }
 
+/* demote=flat: bytes tier t may take now (placement.h, room) */
+static uint64_t flat_room(const struct placement *pl, int t)
+{
+	if (pl->room)
+		return pl->room(pl->arg, t);
+	uint64_t held = pl->tier[t]->bytes + pl->inflight[t];
+	return held < pl->cap[t] ? pl->cap[t] - held : 0;
+}
+
+/* demote=flat: the entry tier t gives up next, or NULL */
+static const struct pol_entry *flat_victim(struct placement *pl, int t, uint64_t now)
+{
+	if (pl->victim)
+		return pl->victim(pl->arg, t, now);
+	return policy_victim(pl->tier[t], now);
+}
+
+/* demote=flat: does a fill of size bytes go to warm first? Hot while it
+ * has room, else warm while it has room, else the tier whose next victim
+ * was read longer ago: the entry one cache of both would give up. */
+static bool flat_fill_warm(struct placement *pl, uint64_t size, uint64_t now)
+{
+	if (flat_room(pl, TIER_HOT) >= size)
+		return false;
+	if (flat_room(pl, TIER_WARM) >= size)
+		return true;
+	const struct pol_entry *hv = flat_victim(pl, TIER_HOT, now);
+	const struct pol_entry *wv = flat_victim(pl, TIER_WARM, now);
+	if (!hv || !wv)
+		return false; /* one holds nothing: in flight or pinned; as demote=1 */
+	if (wv->atime >= hv->atime)
+		return false;
+	pl->fills_older++;
+	return true;
+}
+
 int placement_fill(struct placement *pl, uint64_t key, uint64_t size, uint64_t now)
 {
+	if (pl->demote_flat && pl->tier[TIER_WARM] && placement_fits_hot(pl, size) &&
+	    flat_fill_warm(pl, size, now)) {
+		if (placement_admit(pl, TIER_WARM, key, size, now)) {
+			pl->fills[TIER_WARM]++;
+			return TIER_WARM;
+		}
+		if (placement_admit(pl, TIER_HOT, key, size, now)) {
+			pl->fills[TIER_HOT]++;
+			return TIER_HOT;
+		}
+		pl->refused++;
+		return TIER_NONE;
+	}
 	if (placement_fits_hot(pl, size) && placement_admit(pl, TIER_HOT, key, size, now)) {
 		pl->fills[TIER_HOT]++;
 		return TIER_HOT;
@@ -163,6 +225,17 @@ int placement_demote(struct placement *pl, struct pol_entry *e, uint64_t now)
 		pl->dropped_unread++;
 		return TIER_NONE;
 	}
+	/* demote=flat: one cache of hot + warm would give up warm's victim
+	 * for e only if e was read after it */
+	if (pl->demote && pl->demote_flat && pl->tier[TIER_WARM] &&
+	    flat_room(pl, TIER_WARM) < e->size) {
+		const struct pol_entry *wv = flat_victim(pl, TIER_WARM, now);
+		if (wv && wv->atime >= e->atime) {
+			pl->dropped++;
+			pl->dropped_older++;
+			return TIER_NONE;
+		}
+	}
 	if (pl->demote && pl->tier[TIER_WARM] &&
 	    placement_admit(pl, TIER_WARM, e->key, e->size, now)) {
 		pl->demoted++;
@@ -170,4 +243,12 @@ int placement_demote(struct placement *pl, struct pol_entry *e, uint64_t now)
 	}
 	pl->dropped++;
 	return TIER_NONE;
+}
+
+void placement_demoted_insert(struct placement *pl, struct pol_entry *e, uint64_t now)
+{
+	if (pl->demote_flat)
+		policy_insert_aged(pl->tier[TIER_WARM], e, now);
+	else
+		policy_insert(pl->tier[TIER_WARM], e, now);
 }

@@ -16,6 +16,22 @@
  *   - clairvoyant: admits only what is needed before its own furthest
  *     victim, so the soonest-needed data settles on hot.
  *
+ * demote=flat (hot and warm as one cache): the rules above keep one LRU
+ * over both tiers, but every fill goes hot and every hot victim is copied
+ * to warm: two writes per object. With demote=flat a fill goes to hot while
+ * hot has room, else to warm while warm has room, else to the tier whose
+ * next victim was read longer ago (pol_entry.atime): the fill takes the
+ * room of the entry one cache of hot + warm bytes would give up. A hot
+ * victim goes to warm only while warm has room or when it was read more
+ * recently than warm's next victim (the one cache would keep it); else it
+ * is dropped. Warm hits promote as before: a copy only of what is read
+ * again. A demoted entry keeps the age of its last read in warm
+ * (placement_demoted_insert), so for lru that is exactly one LRU of hot +
+ * warm bytes, as demote=1 is, with about one write per object; every move
+ * still needs the receiving tier's admit(). Other policies keep their own
+ * order in warm (arc: a demoted entry enters T1 as if read now) and only
+ * pol_entry.atime, which the rule compares, stays the real one.
+ *
  * The caller's loop, with cap[] the byte budget of each tier:
  *
  *   hit in tier t:  to = placement_hit(pl, t, e, now)
@@ -27,7 +43,8 @@
  *   make_room(t):   while tier t holds more than cap[t]:
  *                       v = policy_victim(tier t)
  *                       if t == TIER_HOT and placement_demote(pl, v, now) == TIER_WARM:
- *                           move v to warm (remove, insert), then make_room(TIER_WARM)
+ *                           move v to warm (remove, placement_demoted_insert),
+ *                           then make_room(TIER_WARM)
  *                       else: remove v and drop its bytes
  *
  * Single-threaded (the daemon's loop thread), like the policies it asks.
@@ -48,7 +65,18 @@ struct placement {
 	bool demote;           /* hot victims may go to warm */
 	bool demote_reread;    /* ... only those read again since they were
 				* filled or moved in (demote=reread) */
+	bool demote_flat;      /* demote=flat: hot + warm as one cache (above) */
 	bool promote;          /* warm hits may move to hot */
+	/* What demote=flat asks of the tiers, set by the caller: room(arg, t)
+	 * is the bytes tier t may take now without giving up anything its
+	 * policies keep (fills and moves in flight counted as held); victim
+	 * (arg, t, now) the entry tier t gives up next, over every instance
+	 * sharing the tier, or NULL. Either NULL: this placement's own
+	 * policies, with cap[t] their budget (the simulator, the tests). */
+	uint64_t (*room)(void *arg, int t);
+	const struct pol_entry *(*victim)(void *arg, int t, uint64_t now);
+	void *arg;
+	uint64_t cap[TIER_COUNT];
 	/* Bytes the caller has admitted to each tier and not inserted yet:
 	 * fills and moves still in flight. Each tier's admit() counts them as
 	 * held, so several admits in a row do not all take the same free
@@ -57,24 +85,30 @@ struct placement {
 	uint64_t inflight[TIER_COUNT];
 	uint64_t fills[TIER_COUNT], refused, demoted, dropped, promoted;
 	uint64_t dropped_unread; /* of dropped: demote=reread, not read again */
+	uint64_t dropped_older;  /* of dropped: demote=flat, read before warm's victim */
+	uint64_t fills_older;    /* demote=flat fills sent to the tier with the older
+				  * victim because neither had room */
 	uint64_t instead; /* fills placement_fill_instead sent to a later tier */
 	uint64_t ahead_refused; /* reads ahead hot's policy would not make room for */
 };
 
-/* Both tiers optional; promote and demote on, no size limit. */
+/* Both tiers optional; promote and demote on, no size limit; demote=flat
+ * when the policies are lru, demote=1 for the others. */
 void placement_init(struct placement *pl, struct policy *hot, struct policy *warm);
 
-/* Tunables: demote=0|1|reread, promote=0|1, hot_max_size=BYTES.
+/* Tunables: demote=0|1|reread|flat, promote=0|1, hot_max_size=BYTES.
  * demote=reread: a hot victim goes to warm (if warm's policy admits it)
  * only if it was hit since it was filled or last moved in; one read once
- * and never again is dropped, not copied. -EINVAL + err:
+ * and never again is dropped, not copied. demote=flat: see above. -EINVAL
+ * + err:
  *   placement: unknown tunable "x" (tunables: demote promote hot_max_size) */
 int placement_set(struct placement *pl, const char *key, const char *value, char *err,
 		  size_t errlen);
 
 /* A read missed every tier: the tier its fill goes to, or TIER_NONE (serve
- * it from cold and keep nothing). Asks hot, then warm; counts as that read's
- * access for each policy it asks. */
+ * it from cold and keep nothing). Asks hot, then warm (demote=flat: warm
+ * first when the rule above picks warm); counts as that read's access for
+ * each policy it asks. */
 int placement_fill(struct placement *pl, uint64_t key, uint64_t size, uint64_t now);
 
 /* The tier placement_fill (or this) returned cannot take the entry at this
@@ -105,7 +139,16 @@ int placement_hit(struct placement *pl, int t, struct pol_entry *e, uint64_t now
 /* e was named by hot's victim(): TIER_WARM to demote it, TIER_NONE to drop.
  * The caller still removes it from hot either way. With demote=reread, e
  * must have been read again in hot (placement_hit) to be demoted; the
- * insert into warm clears that, so it needs a new hit to move again. */
+ * insert into warm clears that, so it needs a new hit to move again. With
+ * demote=flat, warm must have room for it or e must have been read after
+ * warm's next victim. */
 int placement_demote(struct placement *pl, struct pol_entry *e, uint64_t now);
+
+/* e, given up by hot and demoted (placement_demote said TIER_WARM), goes
+ * into warm's policy. With demote=flat it keeps the age of its last read
+ * (policy_insert_aged): a demotion is not a read, and one cache of hot +
+ * warm orders it by that read; lru then is exactly one LRU of both tiers.
+ * Otherwise it is inserted as read now (policy_insert), as always. */
+void placement_demoted_insert(struct placement *pl, struct pol_entry *e, uint64_t now);
 
 #endif

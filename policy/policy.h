@@ -104,6 +104,13 @@ struct policy_ops {
 	 * daemon's segment reclaim then ranks by last access instead). */
 	size_t (*next_victims)(const struct policy *p, uint64_t now, uint64_t bytes,
 			       struct pol_entry **out, size_t max);
+	/* Insert e, last read at e->atime (<= now), where an entry read then
+	 * belongs, not as read now: a demotion under demote=flat, which is
+	 * not an access (placement.h). Entries come in about in atime order
+	 * (hot's victims). NULL: policy_insert_aged inserts at now and puts
+	 * e->atime back: the policy's order is its own, the age the
+	 * placement and the mover compare is the real one. */
+	void (*insert_aged)(struct policy *p, struct pol_entry *e, uint64_t now);
 };
 
 /* Every policy instance starts with this. */
@@ -170,6 +177,23 @@ static inline void policy_reinsert(struct policy *p, struct pol_entry *e, uint64
 	uint8_t placed = e->placed;
 	policy_insert(p, e, now);
 	e->placed = placed;
+}
+
+/* e moved in from another tier without being read (placement.h,
+ * placement_demoted_insert): as policy_insert, but e keeps its age. */
+static inline void policy_insert_aged(struct policy *p, struct pol_entry *e, uint64_t now)
+{
+	uint64_t atime = e->atime < now ? e->atime : now;
+	e->atime = atime;
+	if (!p->ops->insert_aged) {
+		policy_insert(p, e, now);
+		e->atime = atime;
+		return;
+	}
+	p->bytes += e->size;
+	p->entries++;
+	e->placed = 0;
+	p->ops->insert_aged(p, e, now);
 }
 
 static inline void policy_remove(struct policy *p, struct pol_entry *e)

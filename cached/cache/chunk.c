@@ -271,6 +271,17 @@ void chunk_policy_insert(struct cache *cache, struct chunk *c, uint64_t now)
 	policy_insert(c->ds->pol[c->tier], &c->pe, now);
 }
 
+void chunk_policy_moved_in(struct cache *cache, struct chunk *c, uint8_t from, uint64_t now)
+{
+	(void)cache;
+	c->pe.key = c->key;
+	c->pe.size = c->len;
+	if (from == TIER_HOT && c->tier == TIER_WARM)
+		placement_demoted_insert(&c->ds->pl, &c->pe, now);
+	else
+		policy_insert(c->ds->pol[c->tier], &c->pe, now);
+}
+
 void chunk_policy_reinsert(struct cache *cache, struct chunk *c, uint64_t now)
 {
 	(void)cache;

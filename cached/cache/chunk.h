@@ -73,6 +73,10 @@ void chunk_drop(struct cache *cache, struct chunk *c, const char *why);
 void chunk_policy_insert(struct cache *cache, struct chunk *c, uint64_t now);
 /* c back in its tier's policy after it left it without leaving the tier
  * (a move that failed or kept it in place): placement's marks stay. */
+/* c arrived in its tier (c->tier) by a move from tier `from`: as
+ * chunk_policy_insert, but a demotion goes in as the placement says
+ * (placement_demoted_insert: under demote=flat at the age of its last read) */
+void chunk_policy_moved_in(struct cache *cache, struct chunk *c, uint8_t from, uint64_t now);
 void chunk_policy_reinsert(struct cache *cache, struct chunk *c, uint64_t now);
 void chunk_policy_remove(struct cache *cache, struct chunk *c);
 

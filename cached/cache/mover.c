@@ -271,7 +271,7 @@ bool mover_reclaim(struct cache *cache, enum tier_id t, uint64_t len)
  * which are in no policy but take their room all the same */
 static uint64_t room_budget(const struct cache *cache, enum tier_id t)
 {
-	uint64_t budget = policy_glue_budget(cache, t);
+	uint64_t budget = policy_glue_hold(cache, t);
 	return budget > cache->pinned[t] ? budget - cache->pinned[t] : 0;
 }
 
@@ -475,7 +475,7 @@ static void move_done(struct job *j)
 		if (m->to == m->from)
 			chunk_policy_reinsert(cache, c, cache_now_ns()); /* kept in place by a reclaim */
 		else
-			chunk_policy_insert(cache, c, cache_now_ns());
+			chunk_policy_moved_in(cache, c, m->from, cache_now_ns());
 		if (m->to > m->from)
 			cache->ctr.demotions++;
 		else if (m->to < m->from)
@@ -690,9 +690,11 @@ static void drain(struct cache *cache, enum tier_id t)
 	enum give_up g = GAVE_UP;
 	if (!tr->present)
 		return;
-	uint64_t budget = policy_glue_budget(cache, t);
+	uint64_t hold = policy_glue_hold(cache, t);
 	/* pinned chunks are in no policy but take their room all the same */
-	budget = budget > cache->pinned[t] ? budget - cache->pinned[t] : 0;
+	uint64_t budget = hold > cache->pinned[t] ? hold - cache->pinned[t] : 0;
+	/* demote=flat on hot: held to its high mark, drained back to it */
+	uint64_t low = hold > policy_glue_budget(cache, t) ? hold : tr->low_bytes;
 	while (policy_glue_tier_bytes(cache, t) > budget) {
 		g = give_up_one(cache, t);
 		if (g != GAVE_UP)
@@ -706,14 +708,14 @@ static void drain(struct cache *cache, enum tier_id t)
 	 * on what the policies keep) */
 	if (!cache->mover->draining[t] && tier_load(cache, t) > tr->high_bytes)
 		cache->mover->draining[t] = true;
-	while (cache->mover->draining[t] && tier_load(cache, t) > tr->low_bytes) {
+	while (cache->mover->draining[t] && tier_load(cache, t) > low) {
 		g = give_up_one(cache, t);
 		if (g == GIVE_WAIT)
 			return; /* continue when a move finishes */
 		if (g == GIVE_NONE)
 			break;
 	}
-	if (tier_load(cache, t) <= tr->low_bytes)
+	if (tier_load(cache, t) <= low)
 		cache->mover->draining[t] = false;
 }
 

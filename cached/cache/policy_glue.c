@@ -38,6 +38,43 @@ uint64_t policy_glue_budget(const struct cache *cache, enum tier_id t)
 	return tr->low_bytes ? tr->low_bytes : tr->high_bytes;
 }
 
+/*
+ * demote=flat on hot: with demote=1 the mover's demotions trail the fills
+ * (a copy each, MOVES_MAX at once), so hot holds more than its budget, up
+ * to its capacity, and bench/epochs.sh's replays model that (--hot-max).
+ * demote=flat drops most of hot's victims, at once: held to the budget,
+ * hot kept a quarter less than demote=1's and the daemon got 0.88-0.95 of
+ * the simulator's hits with lru, 0.72-0.79 with arc (2026-11-25). So the
+ * policies of a flat hot hold it to its high watermark, the band above
+ * left to fills in flight and files clients hold, as demote=1's is.
+ */
+static bool hold_flat_hot(const struct cache *cache, enum tier_id t)
+{
+	if (t != TIER_HOT || !cache->tiers[TIER_WARM].present || !cache->tiers[t].high_bytes)
+		return false;
+	/* a registered plan: the prefetcher loads into the band above the
+	 * budget, as with demote=1 (docs/simulator.md, "The mover trailing") */
+	if (cache->plans && plan_store_count(cache->plans))
+		return false;
+	bool any = false;
+	for (unsigned i = 0; i < cache->nds; i++) {
+		const struct dataset *ds = cache->ds[i];
+		if (!ds->pol[t])
+			continue;
+		if (!ds->pl.demote_flat)
+			return false;
+		any = true;
+	}
+	return any;
+}
+
+uint64_t policy_glue_hold(const struct cache *cache, enum tier_id t)
+{
+	uint64_t budget = policy_glue_budget(cache, t);
+	uint64_t high = cache->tiers[t].high_bytes;
+	return hold_flat_hot(cache, t) && high > budget ? high : budget;
+}
+
 uint64_t policy_glue_tier_bytes(const struct cache *cache, enum tier_id t)
 {
 	uint64_t sum = 0;
@@ -79,6 +116,20 @@ static int placement_apply(struct placement *pl, const char *list, char *err, si
 	return rc;
 }
 
+/* demote=flat's view of a tier (placement.h): the room and the next
+ * victim over every dataset on it, as the fill path and the mover see them */
+static uint64_t flat_room(void *arg, int t)
+{
+	return policy_glue_room(arg, (enum tier_id)t);
+}
+
+static const struct pol_entry *flat_victim(void *arg, int t, uint64_t now)
+{
+	(void)now; /* mover_victim asks at the loop's time */
+	struct chunk *c = mover_victim(arg, (enum tier_id)t);
+	return c ? &c->pe : NULL;
+}
+
 /* New instances for every present tier and a placement over them, from
  * spec. Nothing of ds is touched; on error everything made is freed. */
 static int instances_create(struct cache *cache, const struct policy_spec *spec,
@@ -109,6 +160,9 @@ static int instances_create(struct cache *cache, const struct policy_spec *spec,
 		}
 	}
 	placement_init(pl, p[TIER_HOT], p[TIER_WARM]);
+	pl->room = flat_room;
+	pl->victim = flat_victim;
+	pl->arg = cache;
 	rc = placement_apply(pl, spec->placement, err, errlen);
 	if (rc < 0)
 		goto fail;
@@ -261,7 +315,7 @@ uint64_t policy_glue_room(const struct cache *cache, enum tier_id t)
 	uint64_t held = policy_glue_tier_bytes(cache, t) + cache->pinned[t];
 	for (unsigned i = 0; i < cache->nds; i++)
 		held += cache->ds[i]->pl.inflight[t];
-	uint64_t budget = policy_glue_budget(cache, t);
+	uint64_t budget = policy_glue_hold(cache, t);
 	uint64_t room = held < budget ? budget - held : 0;
 	uint64_t disk = tier_free(tr);
 	return room < disk ? room : disk;
@@ -304,7 +358,7 @@ bool policy_glue_reclaim_keeps(struct cache *cache, struct chunk *c, uint64_t se
 	uint64_t now = cache_now_ns();
 	if (!c->ds->pol[t])
 		return false;
-	if (policy_glue_tier_bytes(cache, t) + seg_size <= policy_glue_budget(cache, t))
+	if (policy_glue_tier_bytes(cache, t) + seg_size <= policy_glue_hold(cache, t))
 		return true;
 	int goes = reclaim_rank_goes(rk, c, seg_size);
 	if (goes >= 0)
@@ -457,6 +511,7 @@ void policy_glue_report(struct cache *cache, struct dataset *ds, struct proto_rs
 	proto_rs_str(rs, "summary", ops && ops->summary ? ops->summary : "");
 	proto_rs_bool(rs, "demote", pl->demote);
 	proto_rs_bool(rs, "demote_reread", pl->demote_reread);
+	proto_rs_bool(rs, "demote_flat", pl->demote_flat);
 	proto_rs_bool(rs, "promote", pl->promote);
 	proto_rs_u64(rs, "hot_max_size_bytes", pl->hot_max_size);
 	proto_rs_u64(rs, "hot_budget_bytes", cache->tiers[TIER_HOT].present ? policy_glue_budget(cache, TIER_HOT) : 0);
@@ -470,6 +525,8 @@ void policy_glue_report(struct cache *cache, struct dataset *ds, struct proto_rs
 	proto_rs_u64(rs, "demoted", pl->demoted);
 	proto_rs_u64(rs, "dropped", pl->dropped);
 	proto_rs_u64(rs, "dropped_unread", pl->dropped_unread);
+	proto_rs_u64(rs, "dropped_older", pl->dropped_older);
+	proto_rs_u64(rs, "fills_older", pl->fills_older);
 	proto_rs_u64(rs, "promoted", pl->promoted);
 	proto_rs_u64(rs, "served_unkept", ds->served_unkept);
 	tier_fields(rs, ds, TIER_HOT, "hot");

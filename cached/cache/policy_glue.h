@@ -37,6 +37,13 @@ void policy_glue_teardown(struct dataset *ds);
 
 /* The byte budget of tier t's policies (see above). */
 uint64_t policy_glue_budget(const struct cache *cache, enum tier_id t);
+/* Bytes tier t's policies hold before the mover gives their victims up:
+ * the budget; on hot when every dataset on it uses demote=flat and no
+ * plan is registered, the high watermark (the band demote=1's trailing
+ * demotions fill; policy_glue.c). The mover's backstop then drains hot
+ * back to it, not to the low mark. With a plan the band stays the
+ * prefetcher's, as with demote=1. */
+uint64_t policy_glue_hold(const struct cache *cache, enum tier_id t);
 /* Bytes the policies of tier t hold now, over every dataset (chunks being
  * moved are in none). */
 uint64_t policy_glue_tier_bytes(const struct cache *cache, enum tier_id t);
@@ -57,7 +64,7 @@ int policy_glue_fill_instead(struct cache *cache, struct dataset *ds, int refuse
  * hot's victim: may it (placement_ahead_hot)? */
 bool policy_glue_ahead_hot(struct cache *cache, struct dataset *ds, uint64_t key, uint32_t len);
 /* Bytes tier t's policies could still take within their budget: the
- * budget less what they hold, what is arriving (fills and moves in
+ * hold (policy_glue_hold) less what they hold, what is arriving (fills and moves in
  * flight, every dataset) and what is pinned; 0 for a missing or failed
  * tier, or one whose disk has no room left. A chunk of len bytes served
  * unkept while this is >= len for some tier is one the daemon lost, not

@@ -25,7 +25,7 @@ static uint64_t rank_need(const struct reclaim_rank *rk, uint64_t seg_size)
 void reclaim_rank_begin(struct reclaim_rank *rk, struct cache *cache, enum tier_id t,
 			uint64_t seg_size)
 {
-	uint64_t held = policy_glue_tier_bytes(cache, t), budget = policy_glue_budget(cache, t);
+	uint64_t held = policy_glue_tier_bytes(cache, t), budget = policy_glue_hold(cache, t);
 	uint64_t now = cache_now_ns();
 	*rk = (struct reclaim_rank){.tier = t, .room = budget > held ? budget - held : 0};
 	unsigned nds = cache->nds;

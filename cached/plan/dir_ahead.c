@@ -98,7 +98,7 @@ static bool dir_ahead_fits(struct cache *cache, const struct manifest *mf)
 	uint64_t room = 0;
 	for (int t = 0; t < TIER_COUNT; t++)
 		if (cache->tiers[t].present)
-			room += policy_glue_budget(cache, (enum tier_id)t);
+			room += policy_glue_hold(cache, (enum tier_id)t);
 	return mf->bytes <= room;
 }
 

@@ -210,7 +210,8 @@ static bool pf_may_evict(struct prefetch *pf, const struct chunk *v, uint64_t us
 	return plan_use_displaces(plan_store_next_use(pf->cache->plans, v->key), use);
 }
 
-/* Room for len more bytes within hot's policies' budget: nothing is
+/* Room for len more bytes within what hot's policies hold (their budget;
+ * under demote=flat hot's high watermark, policy_glue_hold): nothing is
  * evicted for them (free bytes on its disk aside). */
 static bool pf_budget_free(struct prefetch *pf, uint32_t len)
 {
@@ -218,7 +219,7 @@ static bool pf_budget_free(struct prefetch *pf, uint32_t len)
 	for (unsigned i = 0; i < pf->cache->nds; i++)
 		arriving += pf->cache->ds[i]->pl.inflight[TIER_HOT];
 	return policy_glue_tier_bytes(pf->cache, TIER_HOT) + arriving + len <=
-	       policy_glue_budget(pf->cache, TIER_HOT);
+	       policy_glue_hold(pf->cache, TIER_HOT);
 }
 
 /* Room on hot for len bytes below its policies' budget, free on its disk

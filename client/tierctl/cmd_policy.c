@@ -86,7 +86,10 @@ static void show_dataset(const struct proto_record *r)
 	uint64_t hms = field_u64(r, "hot_max_size_bytes");
 	tierctl_human_bytes(maxb, sizeof(maxb), hms);
 	printf("\n  %-10s demote=%s promote=%s hot_max_size=%s\n", "placement",
-	       field_bool(r, "demote_reread") ? "reread" : field_bool(r, "demote") ? "1" : "0",
+	       field_bool(r, "demote_reread") ? "reread"
+	       : field_bool(r, "demote_flat") ? "flat"
+	       : field_bool(r, "demote")      ? "1"
+					      : "0",
 	       field_bool(r, "promote") ? "1" : "0",
 	       hms ? maxb : "0 (no limit)");
 	show_tier(r, "hot");
@@ -99,6 +102,8 @@ static void show_dataset(const struct proto_record *r)
 	       field_u64(r, "dropped"));
 	if (field_bool(r, "demote_reread"))
 		printf(" (%" PRIu64 " not read again)", field_u64(r, "dropped_unread"));
+	if (field_bool(r, "demote_flat"))
+		printf(" (%" PRIu64 " read before warm's victim)", field_u64(r, "dropped_older"));
 	printf(", promoted %" PRIu64 "\n", field_u64(r, "promoted"));
 }
 

@@ -223,7 +223,7 @@ static void sim_make_room(struct sim_run *s, int t, uint64_t now)
 		struct sim_ent *ve = (struct sim_ent *)v;
 		policy_remove(p, v);
 		if (t == TIER_HOT && placement_demote(&s->pl, v, now) == TIER_WARM) {
-			policy_insert(s->pl.tier[TIER_WARM], v, now);
+			placement_demoted_insert(&s->pl, v, now);
 			ve->tier = TIER_WARM;
 			sim_make_room(s, TIER_WARM, now);
 		} else {
@@ -439,6 +439,12 @@ int sim_run_policy(const struct trace *t, const char *name, const struct sim_con
 		goto out;
 	}
 	placement_init(&s.pl, tier[TIER_HOT], tier[TIER_WARM]);
+	/* demote=flat's room: up to what each tier holds before its victims
+	 * go, as the daemon's policy_glue_room counts (policy_glue_hold: a
+	 * flat hot is held past its budget, as demote=1's trailing mover
+	 * holds it; --hot-max says how far) */
+	s.pl.cap[TIER_HOT] = s.max[TIER_HOT];
+	s.pl.cap[TIER_WARM] = s.cap[TIER_WARM];
 	rc = sim_placement_tunables(&s.pl, cfg->placement, err, errlen);
 	if (rc < 0)
 		goto out;

@@ -55,7 +55,7 @@ static void usage(FILE *f)
 		fprintf(f, "%s%s", (*o)->name, o[1] ? " " : "\n");
 	fprintf(f,
 "  --set POLICY.KEY=VAL  a policy tunable (repeatable)\n"
-"  --placement KEY=VAL   a placement tunable: demote=0|1|reread promote hot_max_size\n"
+"  --placement KEY=VAL   a placement tunable: demote=0|1|reread|flat promote hot_max_size\n"
 "                        (repeatable)\n"
 "  --plan-epochs N       clairvoyant knows N epochs past the current one (default 0: all)\n"
 "  --prefetch-window SIZE  model the daemon's plan prefetch (the trace as the plan), loading\n"

@@ -6,7 +6,7 @@
 #     demotion at all, hot victims are dropped, every byte equals the source;
 # (b) a subset read twice, then pushed out of hot by other reads: it is
 #     demoted, read again from warm, every byte equals the source;
-# (c) `tierctl policy set ds lru` (demote=1): the same one-pass read now
+# (c) `tierctl policy set ds lru demote=1`: the same one-pass read now
 #     demotes (what reread saves); back to demote=reread through tierctl;
 #     a bad value is refused with the accepted values named;
 # (d) tiercache-sim takes it as --placement demote=reread.
@@ -69,8 +69,8 @@ check "(b) ... served from warm ($hw warm hits >= 15)" [ "$hw" -ge 15 ]
 check "no checksum errors" [ "$(ctr checksum_errors)" = 0 ]
 
 # (c) demote=1 through tierctl: the same kind of one-pass read demotes
-check "(c) tierctl policy set ds lru (demote=1)" bash -c "'$TCTL' policy set ds lru >/dev/null"
-check "(c) demote=1 in force" [ "$(pol "p['demote'], p['demote_reread']")" = "True False" ]
+check "(c) tierctl policy set ds lru demote=1" bash -c "'$TCTL' policy set ds lru demote=1 >/dev/null"
+check "(c) demote=1 in force" [ "$(pol "p['demote'], p['demote_reread'], p['demote_flat']")" = "True False False" ]
 d0=$(ctr demotions)
 check "(c) one pass over a/ again: every byte equals the source" read_list "$T/pass_a"
 wait_for 30 settled
@@ -85,7 +85,7 @@ check "(c) demote=reread in force again" [ "$(pol "p['demote_reread'], p['placem
 "$TCTL" policy set ds lru demote=sometimes >"$T/out" 2>"$T/err"
 rc=$?
 check "(c) a bad value is refused, naming the accepted ones (rc $rc: $(cat "$T/err"))" \
-	bash -c "[ $rc = 1 ] && grep -qF 'placement: demote: \"sometimes\" is not 0, 1 or reread' '$T/err'"
+	bash -c "[ $rc = 1 ] && grep -qF 'placement: demote: \"sometimes\" is not 0, 1, reread or flat' '$T/err'"
 check "(c) ... and the old setting stays" [ "$(pol "p['demote_reread']")" = "True" ]
 check "graceful stop" tc_stop
 
@@ -102,5 +102,5 @@ check "(d) sim: reread still demotes what is read again ($dr > 0)" [ "$dr" -gt 0
 "$TC_BIN/tiercache-sim" --gen zipf --objects 100 --hot 10% --policy lru --placement demote=often >"$T/out" 2>"$T/err"
 rc=$?
 check "(d) sim: a bad value is refused (rc $rc: $(cat "$T/err"))" \
-	bash -c "[ $rc != 0 ] && grep -qF 'placement: demote: \"often\" is not 0, 1 or reread' '$T/err'"
+	bash -c "[ $rc != 0 ] && grep -qF 'placement: demote: \"often\" is not 0, 1, reread or flat' '$T/err'"
 finish

@@ -42,7 +42,8 @@ disk_ok() {
 
 # hot 32M (a group of at most 1M) and warm 24M for about 68 MB
 TC_DAEMON_CONF=$'segment_threshold = 512K\nsegment_size = 4M\nsync_delay = 100ms'
-tc_config 32M 24M 1M
+# demote=1 named: lru's default, demote=flat, demotes almost nothing
+tc_config 32M 24M 1M "policy = lru demote=1"
 tc_start || exit 1
 check "two readers: every byte equals the source" readers 1
 check "the mover goes idle (every grouped sync came back)" idle

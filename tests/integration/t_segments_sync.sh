@@ -25,7 +25,8 @@ copies() { echo $(($(ctr demotions) + $(ctr promotions) + $(ctr segment_items_ke
 
 # hot 8M and warm 16M for about 30 MB: most items are demoted once
 TC_DAEMON_CONF=$'segment_threshold = 256K\nsegment_size = 1M\nsync_delay = 100ms'
-tc_config 8M 16M 1M
+# demote=1 named: lru's default, demote=flat, demotes almost nothing
+tc_config 8M 16M 1M "policy = lru demote=1"
 tc_start || exit 1
 check "stream: every byte equals the source" "$TC_TESTS/tcverify" tree ds "$T/cold" 1
 check "the mover goes idle (every copy's sync came back)" idle

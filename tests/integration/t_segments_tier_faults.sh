@@ -40,8 +40,10 @@ ctr() { tc_json "s['counters']['$1']"; }
 synced() { wait_for 20 '[ "$(tc_json "s[\"daemon\"][\"sync_pending_chunks\"]" 2>/dev/null || echo 1)" = 0 ]'; }
 segs_newer() { find "$MNT/hot/segments" -name 'seg-*' -newer "$1" 2>/dev/null | wc -l; }
 
+# demote=1 named: (c) needs every fill on hot (lru's default, demote=flat,
+# sends fills to warm once hot is full, and hot never reclaims)
 TC_DAEMON_CONF=$'segment_threshold = 256K\nsegment_size = 1M\nsync_delay = 100ms\nreadahead_chunks = 0' \
-	tc_config 64M 256M 1M
+	tc_config 64M 256M 1M "policy = lru demote=1"
 sed -i "s|^path = $T/hot$|path = $MNT/hot|" "$T/tc.conf"
 tc_start || exit 1
 

@@ -135,8 +135,14 @@ pinned "ddp, plans 1 epoch ahead" "opt=17492 lru=1637 arc=2137 epoch=6290 clairv
 	--gen ddp --objects 40000 --ranks 4 --rank 0 --epoch-count 6 --size 64K --hot 12.5% --plan-epochs 1
 # epoch's size rule (size_ratio, issue #18) changed its choices here on
 # purpose: 9069 hits before, which size_ratio=0 still gives exactly
-pinned "shuffle, sizes, hot + warm" "opt=8987 lru=699 arc=1293 epoch=13706 clairvoyant=8986" \
+# lru's default placement became demote=flat (session 19): the same one
+# LRU, but each tier packs its own bytes of these mixed sizes: 698, and
+# demote=1 still gives 699
+pinned "shuffle, sizes, hot + warm" "opt=8987 lru=698 arc=1293 epoch=13706 clairvoyant=8986" \
 	--gen shuffle --objects 20000 --epoch-count 4 --size uniform:4K:1M --hot 5% --warm 10%
+pinned "shuffle, sizes, hot + warm, lru demote=1" "opt=8987 lru=699" \
+	--gen shuffle --objects 20000 --epoch-count 4 --size uniform:4K:1M --hot 5% --warm 10% \
+	--policy lru --placement demote=1
 pinned "shuffle, sizes, hot + warm, epoch size_ratio=0" "opt=8987 epoch=9069" \
 	--gen shuffle --objects 20000 --epoch-count 4 --size uniform:4K:1M --hot 5% --warm 10% \
 	--policy epoch --set epoch.size_ratio=0

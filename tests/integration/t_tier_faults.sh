@@ -37,9 +37,12 @@ else:
 PY
 }
 
+# demote=1 named: (b) wants new fills on hot once it is back, and lru's
+# default, demote=flat, sends them to warm while warm has room and the
+# full hot's victims are not older
 TC_DAEMON_CONF="metrics_listen = 127.0.0.1:$PORT
 readahead_chunks = 0
-sync_delay = 100ms" tc_config 64M 256M 1M
+sync_delay = 100ms" tc_config 64M 256M 1M "policy = lru demote=1"
 sed -i "s|^path = $T/hot$|path = $MNT/hot|" "$T/tc.conf"
 
 # (d) the config check warns about a capacity larger than the file system

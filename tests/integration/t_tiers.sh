@@ -41,8 +41,9 @@ idle() { # wait until no move or fill is in flight
 	return 1
 }
 
-# hot + warm
-tc_config 2M 4M 256K
+# hot + warm; demote=1 named (lru's default is demote=flat, which copies
+# down only what one cache of both would keep: t_demote_flat)
+tc_config 2M 4M 256K "policy = lru demote=1"
 tc_start || exit 1
 # 10 files (2 MB) overflow hot's high watermark: the oldest go to warm
 for i in $(seq -w 1 10); do "$TC_TESTS/tcverify" file ds/f$i.bin "$T/cold/f$i.bin" >/dev/null; done

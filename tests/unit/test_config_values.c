@@ -287,7 +287,7 @@ static void test_policy_tunables(void **state)
 		      "@:5: dataset.d.policy: clairvoyant: unplanned: \"maybe\" is not admit or "
 		      "skip\n");
 	expect_errors(fx, HOT "[dataset d]\npolicy = lru demote=2\npath = /c\n",
-		      "@:5: dataset.d.policy: placement: demote: \"2\" is not 0, 1 or reread\n");
+		      "@:5: dataset.d.policy: placement: demote: \"2\" is not 0, 1, reread or flat\n");
 	expect_errors(fx, HOT "[dataset d]\npolicy = lru demote\npath = /c\n",
 		      "@:5: dataset.d.policy: \"demote\" is not key=value\n");
 	/* an unknown name is named alone, before its tunables are looked at */

@@ -100,7 +100,11 @@ static void test_lru_fill_demote_promote(void **state)
 {
 	(void)state;
 	struct rig *r = calloc(1, sizeof(*r));
+	char err[128];
 	rig_init(r, "lru", 2, 2);
+	/* lru's default is demote=flat (test_policy_placement_flat.c) */
+	assert_true(r->pl.demote_flat);
+	assert_int_equal(placement_set(&r->pl, "demote", "1", err, sizeof(err)), 0);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(rig_read(r, i), TIER_NONE);
 	/* newest two hot, the two before demoted to warm */
@@ -310,9 +314,9 @@ static void test_placement_tunables(void **state)
 	assert_string_equal(err, "placement: unknown tunable \"x\" (tunables: demote promote "
 				 "hot_max_size)");
 	assert_int_equal(placement_set(&pl, "demote", "maybe", err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "placement: demote: \"maybe\" is not 0, 1 or reread");
+	assert_string_equal(err, "placement: demote: \"maybe\" is not 0, 1, reread or flat");
 	assert_int_equal(placement_set(&pl, "demote", NULL, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "placement: demote: \"\" is not 0, 1 or reread");
+	assert_string_equal(err, "placement: demote: \"\" is not 0, 1, reread or flat");
 	assert_false(pl.demote_reread);
 	assert_int_equal(placement_set(&pl, "promote", "reread", err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "placement: promote: \"reread\" is not 0 or 1");

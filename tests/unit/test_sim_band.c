@@ -72,7 +72,8 @@ static void test_one_tier_holds_to_max(void **state)
 	trace_free(&t);
 }
 
-/* Two tiers, lru, A B C D A B C D (demote and promote on).
+/* Two tiers, lru, A B C D A B C D (demote=1, named: lru's default is
+ * demote=flat, which puts C and D on warm at once and hits A B on hot).
  * hot 100, warm 200, no max: 300 bytes for four objects read in a cycle:
  * A->hot; B->hot, A->warm; C->hot, B->warm; D->hot, C->warm, warm 300:
  * A dropped; A misses, and so on: 0 hits.
@@ -87,7 +88,7 @@ static void test_two_tiers_demote_at_max(void **state)
 	static const uint32_t order[] = { 0, 1, 2, 3, 0, 1, 2, 3 };
 	struct trace t;
 	build(&t, 4, order, 8);
-	struct sim_config cfg = { .hot = SZ, .warm = 2 * SZ };
+	struct sim_config cfg = { .hot = SZ, .warm = 2 * SZ, .placement = "demote=1" };
 	struct sim_result r = run(&t, "lru", &cfg);
 	assert_int_equal(r.all.hits, 0);
 	sim_result_free(&r);
@@ -100,13 +101,22 @@ static void test_two_tiers_demote_at_max(void **state)
 	/* warm_max the same way: hot 100, warm 100 with max 200 is the
 	 * same 300 bytes as the first case: 0 hits; with hot max 200 too,
 	 * the 400 of the second: 4 hits */
-	struct sim_config w = { .hot = SZ, .warm = SZ, .warm_max = 2 * SZ };
+	struct sim_config w = { .hot = SZ, .warm = SZ, .warm_max = 2 * SZ, .placement = "demote=1" };
 	r = run(&t, "lru", &w);
 	assert_int_equal(r.all.hits, 0);
 	sim_result_free(&r);
 	w.hot_max = 2 * SZ;
 	r = run(&t, "lru", &w);
 	assert_int_equal(r.all.hits, 4);
+	sim_result_free(&r);
+	/* lru's default, demote=flat, holds the same 400 bytes: hot takes
+	 * fills up to its max (A B), warm the next (C D): the same 4 hits,
+	 * 2 from each tier */
+	cfg.placement = NULL;
+	r = run(&t, "lru", &cfg);
+	assert_int_equal(r.all.hits, 4);
+	assert_int_equal(r.tier_hits[0], 2);
+	assert_int_equal(r.tier_hits[1], 2);
 	sim_result_free(&r);
 	trace_free(&t);
 }
