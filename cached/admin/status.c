@@ -188,6 +188,9 @@ void status_fill(struct status *st, struct proto_rs *rs)
 		proto_rs_u64(rs, "segment_bytes_dead", ss->bytes_dead);
 		proto_rs_u64(rs, "segments_sealed", ss->sealed);
 		proto_rs_u64(rs, "segments_reclaimed", ss->reclaimed);
+		proto_rs_u64(rs, "segments_created_on_loop", ss->created_on_loop);
+		proto_rs_u64(rs, "segment_spares_used", ss->spares_used);
+		proto_rs_u64(rs, "segment_spare_errors", ss->spare_errors);
 		proto_rs_bool(rs, "segment_punch", seg_punch_on(st->cache, (enum tier_id)t));
 		proto_rs_str(rs, "segment_punch_reason", ss->punch ? "" : ss->punch_why);
 		proto_rs_u64(rs, "segment_bytes_punched", ss->punched_bytes);

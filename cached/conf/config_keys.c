@@ -79,7 +79,7 @@ const struct key_def config_keys[] = {
 	 .max = 256, FIELD(struct config, prefetch_inflight), LIVE},
 	{.sect = SECT_DAEMON, .name = "readahead_chunks", .type = KEY_UINT, .def = "4", .min = 0,
 	 .max = 64, FIELD(struct config, readahead_chunks), LIVE},
-	{.sect = SECT_DAEMON, .name = "readahead_files", .type = KEY_UINT, .def = "8", .min = 0,
+	{.sect = SECT_DAEMON, .name = "readahead_files", .type = KEY_UINT, .def = "32", .min = 0,
 	 .max = 64, FIELD(struct config, readahead_files), LIVE},
 	{.sect = SECT_DAEMON, .name = "sync_delay", .type = KEY_DURATION, .def = "5s", .min = 0,
 	 .max = 3600 * 1000, FIELD(struct config, sync_delay_ms), LIVE},

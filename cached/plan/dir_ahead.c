@@ -15,8 +15,9 @@
  * files of the same directory in the manifest's (sorted) order, k+1..k+N,
  * skipping those resident or already being read. They are prefetch fills
  * (prefetch_int.h): single flight with any client's read of the same
- * chunk, at most daemon.prefetch_inflight in flight with every other
- * prefetch, landing on hot only in room its policies have free (they evict
+ * chunk, bounded in flight with every other small-file read-ahead by
+ * bytes (daemon.prefetch_inflight x chunk_size) and a hard count
+ * (prefetch.c), landing on hot only in room its policies have free (they evict
  * nothing; with hot at its budget nothing is read ahead), and not counted
  * as reads by the policies. A file read ahead and never opened is an ordinary
  * unreferenced chunk: the first thing given up when room is needed, and
@@ -32,11 +33,16 @@
  * are evicted unread and each is read from the cold store twice, which
  * costs the store (measured: twice the cold reads and a slower epoch).
  * It reads ahead when the miss is a step of a walk in listing order (a
- * recent miss, of any reader, at most depth + 1 files before it in the
- * same manifest), or when the whole dataset fits in the tiers' budgets;
+ * recent miss, of any reader, at most DIR_AHEAD_WALK_GAP files before it
+ * in the same manifest, or before the end of what it read ahead: not the
+ * depth, which would make a deeper read-ahead guess more often), or when
+ * the whole dataset fits in the tiers' budgets;
  * a shuffled read of a dataset larger than the cache reads nothing ahead
  * (measured: its read-ahead was partly evicted unread, +6-14 % cold reads
- * and no faster). And every DIR_AHEAD_JUDGE prefetched chunks read or
+ * and no faster). There, a walk's read-ahead also ramps up, 2, 4, 8 ...
+ * files with its steps (DIR_AHEAD_RAMP): a shuffled miss that happens to
+ * fall just past a recent one looks like a walk's first step, and a full
+ * depth read ahead of it would mostly be evicted unread. And every DIR_AHEAD_JUDGE prefetched chunks read or
  * evicted unread, the depth doubles (up to readahead_files) if at most a
  * quarter were wasted, and halves otherwise, down to none; with none, one
  * miss in
@@ -72,22 +78,42 @@
 #define DIR_AHEAD_JUDGE 32u
 /* With depth 0, one miss in this many reads one file ahead (a probe). */
 #define DIR_AHEAD_PROBE 64u
+/* A miss at most this many files past a recent miss, or past the end of
+ * its read-ahead, is a step of a walk (dir_ahead_walking). */
+#define DIR_AHEAD_WALK_GAP 2u
+/* With the dataset larger than the tiers, a walk's first step reads this
+ * many ahead, doubling with each step (up to the depth). */
+#define DIR_AHEAD_RAMP 1u
 
-/* Is the miss of entry `at` of mf a step of a walk in listing order (a
- * recent miss was at most `depth` + 1 files before it)? Remembers it. */
+/* Is the miss of entry `at` of mf a step of a walk in listing order: a
+ * recent miss was at most DIR_AHEAD_WALK_GAP files before it, or before
+ * the end of what that miss read ahead (a file it read ahead and the
+ * reader reached while it was still being read, or evicted: a file read
+ * ahead and resident is a hit, not a miss)? Not the depth: a deeper
+ * read-ahead must not make a shuffled miss look like a walk (each of those
+ * reads a depth ahead that a shuffled read of more than the cache holds
+ * loses). Remembers the miss; *w: its record, for the end of its read-ahead. */
 static bool dir_ahead_walking(struct dir_ahead *da, const struct manifest *mf, size_t at,
-			      unsigned depth)
+			      struct dir_ahead_walk **out)
 {
 	const unsigned n = sizeof(da->walk) / sizeof(da->walk[0]);
 	for (unsigned i = 0; i < n; i++) {
 		struct dir_ahead_walk *w = &da->walk[i];
-		if (w->mf == mf && at > w->at && at - w->at <= (size_t)depth + 1) {
+		size_t last = w->end > w->at ? w->end : w->at;
+		if (w->mf == mf && at > w->at && at <= last + DIR_AHEAD_WALK_GAP) {
 			w->at = at;
+			if (w->end < at)
+				w->end = at;
+			if (w->steps < 16)
+				w->steps++;
+			*out = w;
 			return true;
 		}
 	}
-	da->walk[da->walk_next] = (struct dir_ahead_walk){.mf = mf, .at = at};
+	struct dir_ahead_walk *w = &da->walk[da->walk_next];
+	*w = (struct dir_ahead_walk){.mf = mf, .at = at, .end = at};
 	da->walk_next = (da->walk_next + 1) % n;
+	*out = w;
 	return false;
 }
 
@@ -136,7 +162,7 @@ void dir_ahead_read(struct prefetch *pf, struct dataset *ds, const char *path,
 	struct cache *cache = prefetch_cache(pf);
 	const struct manifest *mf = ds->mf;
 	if (!cache->cfg->readahead_files || !mf || cold_has_cheap_stat(&ds->cold) ||
-	    !prefetch_may_issue(pf))
+	    !prefetch_may_issue(pf, ds, 0))
 		return;
 	if (chunk_find(&cache->chunks, chunk_key(ds->name, path, src, 0)))
 		return; /* a hit: the reader is behind what was read ahead */
@@ -144,11 +170,19 @@ void dir_ahead_read(struct prefetch *pf, struct dataset *ds, const char *path,
 	if (!e)
 		return;
 	uint64_t h, u;
-	bool walking = dir_ahead_walking(prefetch_dir_ahead(pf, &h, &u), mf, (size_t)(e - mf->v),
-					 cache->cfg->readahead_files);
+	struct dir_ahead_walk *w;
+	bool walking = dir_ahead_walking(prefetch_dir_ahead(pf, &h, &u), mf, (size_t)(e - mf->v), &w);
 	if (!walking && !dir_ahead_fits(cache, mf))
 		return; /* a shuffled read of more than the cache holds: a guess that loses */
 	unsigned want = dir_ahead_depth(pf, cache->cfg->readahead_files);
+	if (!walking || !want) {
+		/* the dataset fits: what is read ahead stays until it is read */
+	} else if (!dir_ahead_fits(cache, mf) && want > (DIR_AHEAD_RAMP << w->steps)) {
+		/* more than the tiers hold: a walk's read-ahead ramps up with its
+		 * steps, so a shuffled miss taken for a walk reads little ahead
+		 * that is then evicted unread (a cold read twice) */
+		want = DIR_AHEAD_RAMP << w->steps;
+	}
 	if (!want)
 		return;
 	const char *slash = strrchr(path, '/');
@@ -166,10 +200,15 @@ void dir_ahead_read(struct prefetch *pf, struct dataset *ds, const char *path,
 			continue; /* not a small file: its reads fetch what they cover */
 		want--;
 		uint64_t key = chunk_key(ds->name, s->path, &s->st, 0);
-		if (chunk_find(&cache->chunks, key) || fill_pending(cache, key))
+		if (chunk_find(&cache->chunks, key) || fill_pending(cache, key)) {
+			if (i > w->end)
+				w->end = i;
 			continue;
-		if (!prefetch_may_issue(pf) ||
+		}
+		if (!prefetch_may_issue(pf, ds, (uint32_t)s->st.size) ||
 		    prefetch_issue_ahead(pf, ds, s->path, &s->st, (uint32_t)s->st.size) < 0)
 			break;
+		if (i > w->end)
+			w->end = i;
 	}
 }

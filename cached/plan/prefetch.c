@@ -30,6 +30,14 @@
  * waits with it, so that the room it needs can come free) */
 #define PF_PASS_HELD 16u
 #define PF_PASS_SCAN 512u
+/* Read-ahead of small files (one chunk each: open-ahead, dir_ahead.c) is
+ * bounded by bytes in flight, daemon.prefetch_inflight x the dataset's
+ * chunk_size (the pipeline the count was sized for: 8 x 4 MiB), and by
+ * this many reads in flight (or prefetch_inflight, if larger). 8 reads of
+ * 100 KB files keep 0.8 MB in flight: too few for a store that answers
+ * many reads at once, and each side handles more per wake-up with more
+ * in flight (docs/ceph.md). Chunks of large files keep the count bound. */
+#define PF_SMALL_INFLIGHT_MAX 32u
 
 /* What pf_fit says of one more chunk on hot. */
 enum pf_fit {
@@ -50,6 +58,9 @@ struct prefetch {
 	struct cache *cache;
 	struct plans *reg;         /* the plans whose windows it fills */
 	unsigned inflight;
+	uint64_t inflight_bytes;   /* their lengths */
+	unsigned inflight_peak;    /* most in flight at once */
+	uint64_t inflight_bytes_peak;
 	double lat_ns;             /* smoothed latency of one prefetch cold read */
 	uint64_t issued, bytes;    /* prefetch fills started; bytes they brought */
 	uint64_t open_ahead;       /* of issued: one-chunk files during their open's stat */
@@ -305,6 +316,7 @@ static void pf_done(struct cache *cache, struct waiter *w, struct chunk *c, int 
 	struct pf_req *r = (struct pf_req *)w;
 	struct prefetch *pf = r->pf;
 	pf->inflight--;
+	pf->inflight_bytes -= r->len;
 	if (err < 0) {
 		pf->errors++;
 		if (trace_rec_on(pf->cache))
@@ -371,10 +383,25 @@ static int pf_issue(struct prefetch *pf, struct dataset *ds, const char *path,
 		return rc == 1 ? 0 : rc;
 	}
 	pf->inflight++;
+	pf->inflight_bytes += len;
+	if (pf->inflight > pf->inflight_peak)
+		pf->inflight_peak = pf->inflight;
+	if (pf->inflight_bytes > pf->inflight_bytes_peak)
+		pf->inflight_bytes_peak = pf->inflight_bytes;
 	pf->issued++;
 	if (trace_rec_on(pf->cache))
 		trace_rec_note(pf->cache, ds->name, path, idx, len, TRACE_LOAD, NULL);
 	return 1;
+}
+
+/* Room for one more small-file read-ahead of len bytes of ds in flight
+ * (PF_SMALL_INFLIGHT_MAX), and not stopping. */
+static bool pf_small_room(const struct prefetch *pf, const struct dataset *ds, uint32_t len)
+{
+	unsigned n = pf->cache->cfg->prefetch_inflight;
+	uint64_t bytes = (uint64_t)n * ds->conf.chunk_size;
+	unsigned cap = n > PF_SMALL_INFLIGHT_MAX ? n : PF_SMALL_INFLIGHT_MAX;
+	return !pf->cache->stopping && pf->inflight < cap && pf->inflight_bytes + len <= bytes;
 }
 
 /* Entry q of pl's window: its chunk's key and length; true if it is to be
@@ -551,8 +578,8 @@ bool prefetch_open_ahead(struct prefetch *pf, struct dataset *ds, const char *pa
 {
 	/* a file of one chunk only: any read of it needs that chunk, while a
 	 * larger file may be read anywhere (only the chunks asked for) */
-	if (!pf || !pf->cache->cfg->readahead_chunks || pf->cache->stopping || src->size == 0 ||
-	    src->size > ds->conf.chunk_size || pf->inflight >= pf->cache->cfg->prefetch_inflight)
+	if (!pf || !pf->cache->cfg->readahead_chunks || src->size == 0 ||
+	    src->size > ds->conf.chunk_size || !pf_small_room(pf, ds, (uint32_t)src->size))
 		return false;
 	uint64_t key = chunk_key(ds->name, path, src, 0);
 	if (chunk_find(&pf->cache->chunks, key) || plans_hold(pf->reg, key) ||
@@ -571,6 +598,9 @@ void prefetch_report(struct prefetch *pf, struct proto_rs *rs)
 	proto_rs_section(rs, "prefetch", TC_SHAPE_OBJECT);
 	proto_rs_record(rs);
 	proto_rs_u64(rs, "inflight", pf->inflight);
+	proto_rs_u64(rs, "inflight_bytes", pf->inflight_bytes);
+	proto_rs_u64(rs, "inflight_peak", pf->inflight_peak);
+	proto_rs_u64(rs, "inflight_bytes_peak", pf->inflight_bytes_peak);
 	proto_rs_u64(rs, "issued", pf->issued);
 	proto_rs_u64(rs, "open_ahead", pf->open_ahead);
 	proto_rs_u64(rs, "dir_ahead", pf->dir_ahead);
@@ -604,9 +634,9 @@ struct dir_ahead *prefetch_dir_ahead(struct prefetch *pf, uint64_t *hits, uint64
 	return &pf->da;
 }
 
-bool prefetch_may_issue(const struct prefetch *pf)
+bool prefetch_may_issue(const struct prefetch *pf, const struct dataset *ds, uint32_t len)
 {
-	return !pf->cache->stopping && pf->inflight < pf->cache->cfg->prefetch_inflight;
+	return pf_small_room(pf, ds, len);
 }
 
 int prefetch_issue_ahead(struct prefetch *pf, struct dataset *ds, const char *path,

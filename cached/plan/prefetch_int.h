@@ -1,7 +1,8 @@
 /*
  * What the prefetcher lends to its sibling read-aheads in plan/
  * (dir_ahead.c): the bounds and the issue path of prefetch.c, so that a
- * read-ahead of any kind counts against the same daemon.prefetch_inflight,
+ * read-ahead of any kind counts against the same bounds (small files: bytes
+ * in flight, daemon.prefetch_inflight x chunk_size, and a hard count),
  * lands on hot only where pf_room says it displaces nothing kept, and is
  * counted (issued, hits, evicted_unused) like every prefetch. Loop thread.
  */
@@ -21,6 +22,8 @@ struct dir_ahead {
 	struct dir_ahead_walk {      /* recent misses, to tell a walk in listing order */
 		const void *mf;      /* the manifest (compared, never followed) */
 		size_t at;           /* the missed file's index in it */
+		size_t end;          /* the last entry its read-ahead covered (at: none) */
+		unsigned steps;      /* steps of the walk seen (its read-ahead ramps up) */
 	} walk[8];
 	unsigned walk_next;
 };
@@ -28,8 +31,10 @@ struct dir_ahead {
 struct cache *prefetch_cache(const struct prefetch *pf);
 /* Its state, and the prefetcher's hits and evicted-unread counts now. */
 struct dir_ahead *prefetch_dir_ahead(struct prefetch *pf, uint64_t *hits, uint64_t *unused);
-/* Room for one more prefetch cold read in flight (and not stopping). */
-bool prefetch_may_issue(const struct prefetch *pf);
+/* Room for one more small-file read of len bytes of ds in flight: read-ahead
+ * of small files is bounded by bytes (prefetch_inflight x chunk_size) and
+ * a hard count (prefetch.c, PF_SMALL_INFLIGHT_MAX); not stopping. */
+bool prefetch_may_issue(const struct prefetch *pf, const struct dataset *ds, uint32_t len);
 /* Read chunk 0 (len bytes, the whole file) of path at version src ahead
  * of a reader, counted as dir_ahead: only into room hot's policies have
  * free (it evicts nothing: a guess must not cost what the policy keeps).

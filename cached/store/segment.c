@@ -63,6 +63,7 @@ int segstore_init(struct segstore *s, const char *tier_path, const char *tier_na
 	snprintf(s->tier_name, sizeof(s->tier_name), "%s", tier_name);
 	s->seg_size = seg_size ? seg_size : SEGMENT_SIZE_DEFAULT;
 	s->next_id = 1;
+	s->spare = (struct seg_spare){.wfd = -1, .rfd = -1};
 	if (mkdir(s->dir, 0750) < 0 && errno != EEXIST)
 		return -errno;
 	segstore_probe_punch(s);
@@ -102,8 +103,11 @@ static void seg_drop_fds(struct segstore *s, struct segment *g)
 	}
 }
 
+static void seg_spare_drop(struct segstore *s);
+
 void segstore_free(struct segstore *s)
 {
+	seg_spare_drop(s);
 	struct segment *g = s->list;
 	while (g) {
 		struct segment *next = g->next;
@@ -142,32 +146,127 @@ static void seg_remove_from_list(struct segstore *s, struct segment *g)
 		}
 }
 
+int segment_file_create(const char *dir, const char *path, int *wfd, int *rfd)
+{
+	/* O_EXCL: never append to a file we did not start */
+	int w = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	if (w < 0 && errno == ENOENT && mkdir(dir, 0750) == 0) {
+		/* the tier directory was removed and recreated while running
+		 * (tier_health re-made chunks/ and tmp/): segments/ too */
+		w = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	}
+	if (w < 0)
+		return -errno;
+	int r = open(path, O_RDONLY | O_CLOEXEC);
+	if (r < 0) {
+		int rc = -errno;
+		unlink(path);
+		close(w);
+		return rc;
+	}
+	*wfd = w;
+	*rfd = r;
+	return 0;
+}
+
+/* Give up the spare: close it, delete its file (empty, unrecorded). */
+static void seg_spare_drop(struct segstore *s)
+{
+	struct seg_spare *sp = &s->spare;
+	if (sp->id && !sp->pending) {
+		char path[PATH_MAX + 64];
+		segment_path(s, sp->id, path, sizeof(path));
+		if (sp->rfd >= 0) /* still its file (not a recreated one's) */
+			unlink(path);
+		if (sp->wfd >= 0)
+			close(sp->wfd);
+		if (sp->rfd >= 0)
+			close(sp->rfd);
+		*sp = (struct seg_spare){.wfd = -1, .rfd = -1};
+	}
+}
+
+/* Ask for the next spare if there is none. */
+static void seg_spare_ask(struct segstore *s)
+{
+	struct seg_spare *sp = &s->spare;
+	if (!s->spare_make || sp->id || sp->pending)
+		return;
+	uint64_t id = s->next_id++; /* taken: no segment of the loop's gets it */
+	*sp = (struct seg_spare){.id = id, .wfd = -1, .rfd = -1, .pending = true};
+	if (!s->spare_make(s->spare_arg, s, id))
+		*sp = (struct seg_spare){.wfd = -1, .rfd = -1};
+}
+
+void segstore_spare_done(struct segstore *s, uint64_t id, int rc, int wfd, int rfd)
+{
+	struct seg_spare *sp = &s->spare;
+	if (!sp->pending || sp->id != id) { /* not asked for (cannot happen): not kept */
+		if (rc == 0) {
+			char path[PATH_MAX + 64];
+			segment_path(s, id, path, sizeof(path));
+			unlink(path);
+			close(wfd);
+			close(rfd);
+		}
+		return;
+	}
+	sp->pending = false;
+	if (rc < 0) {
+		s->spare_errors++;
+		*sp = (struct seg_spare){.wfd = -1, .rfd = -1};
+		return;
+	}
+	sp->wfd = wfd;
+	sp->rfd = rfd;
+}
+
+/* Take the spare as segment g's file, if there is one still named (its
+ * directory not removed meanwhile) and it can be opened for appends. */
+static bool seg_spare_take(struct segstore *s, struct segment *g)
+{
+	struct seg_spare *sp = &s->spare;
+	if (!sp->id || sp->pending || sp->id != g->id)
+		return false;
+	struct stat st;
+	if (fstat(sp->rfd, &st) < 0 || st.st_nlink == 0 || st.st_size != 0) {
+		seg_spare_drop(s);
+		return false;
+	}
+	if (sp->wfd < 0) /* closed while idle (segstore_idle_close) */
+		sp->wfd = open(g->path, O_WRONLY | O_CLOEXEC);
+	if (sp->wfd < 0) {
+		seg_spare_drop(s);
+		return false;
+	}
+	g->wfd = sp->wfd;
+	g->rfd = sp->rfd;
+	*sp = (struct seg_spare){.wfd = -1, .rfd = -1};
+	s->spares_used++;
+	return true;
+}
+
 static int seg_create(struct segstore *s, uint64_t domain, struct segment **out)
 {
-	uint64_t id = s->next_id;
+	struct seg_spare *sp = &s->spare;
+	bool spare = sp->id && !sp->pending;
+	uint64_t id = spare ? sp->id : s->next_id;
 	struct segment *g = seg_new(s, id);
 	if (!g)
 		return -ENOMEM;
-	/* O_EXCL: never append to a file we did not start */
-	g->wfd = open(g->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
-	if (g->wfd < 0 && errno == ENOENT && mkdir(s->dir, 0750) == 0) {
-		/* the tier directory was removed and recreated while running
-		 * (tier_health re-made chunks/ and tmp/): segments/ too */
-		g->wfd = open(g->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
-	}
-	if (g->wfd >= 0)
-		g->rfd = open(g->path, O_RDONLY | O_CLOEXEC);
-	if (g->wfd < 0 || g->rfd < 0) {
-		int rc = -errno;
-		if (g->wfd >= 0)
-			unlink(g->path);
-		seg_close_fds(g);
-		seg_remove_from_list(s, g);
-		s->nsegs--;
-		free(g);
-		return rc;
+	if (!spare || !seg_spare_take(s, g)) {
+		/* (a spare given up was deleted: its name is free again) */
+		int rc = segment_file_create(s->dir, g->path, &g->wfd, &g->rfd);
+		if (rc < 0) {
+			seg_remove_from_list(s, g);
+			s->nsegs--;
+			free(g);
+			return rc;
+		}
+		s->created_on_loop++;
 	}
 	s->created++;
+	seg_spare_ask(s); /* for the next one */
 	g->aligned = true;
 	g->domain = domain;
 	g->next_open = s->opens;
@@ -246,6 +345,10 @@ void segstore_idle_close(struct segstore *s)
 			close(g->wfd);
 			g->wfd = -1;
 		}
+	if (s->spare.id && !s->spare.pending && s->spare.wfd >= 0) {
+		close(s->spare.wfd); /* seg_spare_take opens it again */
+		s->spare.wfd = -1;
+	}
 }
 
 static bool seg_empty_sealed(const struct segment *g)

@@ -38,7 +38,7 @@ sum_sizes() { find "$@" -maxdepth 1 -type f -printf '%s\n' | awk '{s+=$1} END {p
 cold_reads() { tc_json "s['counters']['cold_reads']"; }
 pf() { tc_json "s['prefetch']['$1']"; }
 idle() { [ "$(pf inflight)" = 0 ]; }
-ds_section() { # ds_section REVALIDATE
+ds_section() { # ds_section REVALIDATE [CHUNK_SIZE]
 	{
 		echo "[dataset rs]"
 		echo "backend = rados"
@@ -46,7 +46,7 @@ ds_section() { # ds_section REVALIDATE
 		echo "pool = $CEPH_POOL"
 		echo "prefix = $PP"
 		echo "layout = plain"
-		echo "chunk_size = 1M"
+		echo "chunk_size = ${2:-1M}"
 		echo "op_timeout = 5s"
 		echo "revalidate_after = $1"
 	} >>"$T/tc.conf"
@@ -103,7 +103,15 @@ check "...reads nothing ahead (a shuffled read of more than the cache holds)" \
 	[ $(($(cold_reads) - c0)) = 1 ] && [ "$(pf dir_ahead)" = 0 ]
 check "b/: the next file, a miss too (a walk)" readf b/g004.jpg
 wait_until 30 idle
-check "...reads the next 3 of b/ ahead, up to its end" [ "$(pf dir_ahead)" = 3 ]
+check "...reads 2 of b/ ahead (a walk's first step: its read-ahead ramps up)" \
+	[ "$(pf dir_ahead)" = 2 ]
+check "b/g007, just past what was read ahead: a step of the walk" readf b/g007.jpg
+c0=$(cold_reads)
+check "c/h030 then c/h034 (4 files on; within readahead_files + 1): both read" \
+	readf c/h030.jpg && readf c/h034.jpg
+wait_until 30 idle
+check "...not a walk: nothing read ahead (the walk test does not widen with the depth)" \
+	[ $(($(cold_reads) - c0)) = 2 ] && [ "$(pf dir_ahead)" = 2 ]
 bad=0
 for i in $(seq 0 39); do
 	readf "c/h$(printf %03d "$i").jpg" || bad=1
@@ -112,6 +120,40 @@ check "c/ (2x the tier): every byte equals the source" [ $bad = 0 ]
 check "read-ahead nobody opened was evicted (evicted_unused)" [ "$(pf evicted_unused)" -ge 1 ]
 wait_until 30 idle
 check "hot stays within its capacity" [ "$(tc_json "s['tiers'][0]['used_bytes']")" -le $((1024 * 1024)) ]
+tc_stop
+
+# ---- small files: read-ahead bounded by bytes in flight, not count ----
+# prefetch_inflight = 2 chunks of 1M: 2 MiB in flight, far more than 2
+# files of 20-60 KB; then chunks of 64K: 128 KiB in flight at most
+rm -rf "$T/state" "$T/hot"
+TC_DAEMON_CONF=$'readahead_files = 20\nprefetch_inflight = 2\nsync_delay = 100ms'
+tc_config 64M none 1M
+ds_section 1h
+tc_start || exit 1
+c0=$(cold_reads)
+check "bytes bound: a miss, the bytes equal the source" readf a/f000.jpg
+check "...read ahead settles" wait_until 30 idle
+check "...20 neighbours read ahead, more than prefetch_inflight (1 + 20 cold reads)" \
+	[ "$(pf dir_ahead)" = 20 ] && [ $(($(cold_reads) - c0)) = 21 ]
+check "...more than 2 in flight at once, within 2 x 1M bytes" \
+	[ "$(pf inflight_peak)" -gt 2 ] && [ "$(pf inflight_bytes_peak)" -le $((2 * 1048576)) ]
+bad=0
+for i in $(seq 1 20); do
+	readf "a/f$(printf %03d "$i").jpg" || bad=1
+done
+check "...files read ahead: bytes equal the source" [ $bad = 0 ]
+check "...served with no cold read" [ $(($(cold_reads) - c0)) = 21 ]
+tc_stop
+rm -rf "$T/state" "$T/hot"
+tc_config 64M none 1M
+ds_section 1h 64K
+tc_start || exit 1
+check "64K chunks: a miss, the bytes equal the source" readf a/f000.jpg
+check "...read ahead settles" wait_until 30 idle
+check "...read-ahead cut by bytes: in flight at most 2 x 64K" \
+	[ "$(pf inflight_bytes_peak)" -le $((2 * 65536)) ] && [ "$(pf dir_ahead)" -ge 1 ] &&
+	[ "$(pf dir_ahead)" -lt 20 ]
+check "...no cold read errors" [ "$(tc_json "s['counters']['cold_errors']")" = 0 ]
 tc_stop
 
 # ---- readahead_files = 0: nothing read ahead ----

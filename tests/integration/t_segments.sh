@@ -42,6 +42,11 @@ check "hot holds its small chunks in segments, not files" [ "$(find "$T/hot/chun
 check "files in the tiers are a small fraction of the chunks held (< 1/5)" [ $((files * 5)) -lt "$chunks" ]
 check "segments were sealed" [ "$(tc_json "s['tiers'][0]['segments_sealed']")" -gt 0 ]
 check "segments were reclaimed" [ "$(tc_json "s['tiers'][0]['segments_reclaimed']")" -gt 0 ]
+# a new segment takes the spare file a worker created ahead (segment.h
+# "spare"): the loop itself creates hardly any
+check "new segments take spares made ahead, not files created by the loop" \
+	[ "$(tc_json "s['tiers'][0]['segment_spares_used']")" -gt "$(tc_json "s['tiers'][0]['segments_created_on_loop']")" ]
+tc_json "[(t['name'], t['segments_created_on_loop'], t['segment_spares_used'], t['segment_spare_errors']) for t in s['tiers']]"
 check "no checksum errors" [ "$(tc_json "s['counters']['checksum_errors']")" = 0 ]
 tc_json "[(t['name'], t['chunks'], t['segments'], t['segment_bytes_live'], t['segment_bytes_dead'], t['segments_sealed'], t['segments_reclaimed'], t['used_bytes'], t['held_unlinked_bytes']) for t in s['tiers']]"
 sleep 0.5
@@ -55,6 +60,8 @@ check "tierctl verify checks every segment item and finds them good" "$TC_BIN/ti
 check "... and dropped none" [ "$(tc_json "s['counters']['checksum_errors']")" = 0 ]
 before=$(tc_json "sum(t['chunks'] for t in s['tiers'])")
 check "graceful stop" tc_stop
+check "...leaves no empty segment file (the spares are deleted)" \
+	[ -z "$(find "$T/hot/segments" "$T/warm/segments" -name 'seg-*' -empty)" ]
 tc_start || exit 1
 after=$(tc_json "sum(t['chunks'] for t in s['tiers'])")
 echo "chunks before restart: $before, after: $after"

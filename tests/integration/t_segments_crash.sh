@@ -56,5 +56,14 @@ done
 tc_start || exit 1
 check "final: every byte equals the source" "$TC_TESTS/tcverify" tree ds "$T/cold" 999
 check "segments are in use" [ "$(tc_json "sum(t['segments'] for t in s['tiers'])")" -gt 0 ]
+tc_kill9
+check "a kill -9 leaves at most one empty segment file per tier (its spare)" \
+	[ "$(find "$T/hot/segments" "$T/warm/segments" -name 'seg-*' -empty | wc -l)" -le 2 ]
+tc_start || exit 1
+check "...which the start deletes (no record names it): no empty segment file" \
+	[ -z "$(find "$T/hot/segments" "$T/warm/segments" -name 'seg-*' -empty)" ]
+check "...and every byte equals the source" "$TC_TESTS/tcverify" tree ds "$T/cold" 1000
 tc_stop
+check "a graceful stop leaves no empty segment file" \
+	[ -z "$(find "$T/hot/segments" "$T/warm/segments" -name 'seg-*' -empty)" ]
 finish

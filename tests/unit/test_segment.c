@@ -420,10 +420,134 @@ static void test_punch(void **state)
 	segstore_free(&s);
 }
 
+/* Spare segment files (segment.h "spare"): asked for after each new
+ * segment, created off the store (here by the test, as a worker would:
+ * segment_file_create, then segstore_spare_done), taken by the next new
+ * segment instead of a creation of its own; one not ready yet or that
+ * failed leaves that segment to be created as before; an idle close and a
+ * spare's take reopen it; freed, the spare's file is deleted; after a
+ * crash, an empty spare no record names is deleted at start. */
+static struct {
+	struct segstore *s;
+	uint64_t id;
+	int asked;
+} spare_req;
+
+static bool spare_defer(void *arg, struct segstore *s, uint64_t id)
+{
+	(void)arg;
+	spare_req.s = s;
+	spare_req.id = id;
+	spare_req.asked++;
+	return true;
+}
+
+/* What the worker does (seg_close.c), rc_force < 0: it failed. */
+static void spare_run(int rc_force)
+{
+	char path[PATH_MAX + 64];
+	int wfd = -1, rfd = -1;
+	segment_path(spare_req.s, spare_req.id, path, sizeof(path));
+	int rc = rc_force < 0 ? rc_force : segment_file_create(spare_req.s->dir, path, &wfd, &rfd);
+	segstore_spare_done(spare_req.s, spare_req.id, rc, wfd, rfd);
+}
+
+static bool keep_none(void *arg, uint64_t id, uint64_t size)
+{
+	(void)arg;
+	(void)id;
+	(void)size;
+	return false;
+}
+
+static void test_spares(void **state)
+{
+	(void)state;
+	struct segstore s;
+	char tp[256], spath[PATH_MAX + 64];
+	snprintf(tp, sizeof(tp), "%s/tspare", dir);
+	mkdir(tp, 0750);
+	assert_int_equal(segstore_init(&s, tp, "hot", 100000), 0);
+	s.spare_make = spare_defer;
+	memset(&spare_req, 0, sizeof(spare_req));
+	uint64_t off[13];
+	struct segment *g[13];
+	for (unsigned i = 0; i < 3; i++)
+		g[i] = append(&s, 40 + i, 30000, &off[i]);
+	/* the first segment: created by the store itself; a spare asked for */
+	assert_int_equal(s.created_on_loop, 1);
+	assert_int_equal(spare_req.asked, 1);
+	assert_true(spare_req.id != g[0]->id);
+	spare_run(0);
+	segment_path(&s, spare_req.id, spath, sizeof(spath));
+	struct stat st;
+	assert_int_equal(stat(spath, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	/* the next new segment takes it: no creation of its own */
+	uint64_t sid = spare_req.id;
+	g[3] = append(&s, 43, 30000, &off[3]);
+	assert_int_equal(g[3]->id, sid);
+	assert_int_equal(s.spares_used, 1);
+	assert_int_equal(s.created_on_loop, 1);
+	assert_int_equal(spare_req.asked, 2); /* and the next one asked for */
+	/* not ready yet when the segment seals: created as before */
+	for (unsigned i = 4; i < 7; i++)
+		g[i] = append(&s, 40 + i, 30000, &off[i]);
+	assert_int_equal(s.created_on_loop, 2);
+	assert_true(g[6]->id != spare_req.id);
+	assert_int_equal(spare_req.asked, 2);
+	spare_run(0); /* lands later: kept for the next */
+	/* an idle close closes its append descriptor; the take reopens it */
+	segstore_idle_close(&s);
+	assert_int_equal(s.spare.wfd, -1);
+	sid = spare_req.id;
+	for (unsigned i = 7; i < 10; i++)
+		g[i] = append(&s, 40 + i, 30000, &off[i]);
+	assert_int_equal(g[9]->id, sid);
+	assert_int_equal(s.spares_used, 2);
+	/* a spare that failed (ENOSPC): the next segment is created as before */
+	spare_run(-ENOSPC);
+	assert_int_equal(s.spare_errors, 1);
+	for (unsigned i = 10; i < 13; i++) /* 12: g[9]'s segment is full */
+		g[i] = append(&s, 40 + i, 30000, &off[i]);
+	assert_int_equal(s.created_on_loop, 3);
+	assert_int_equal(s.spares_used, 2);
+	for (unsigned i = 0; i < 13; i++)
+		check_item(g[i]->path, 40 + i, 30000, off[i]);
+	/* freed with a spare ready: its file is deleted */
+	spare_run(0);
+	segment_path(&s, spare_req.id, spath, sizeof(spath));
+	assert_int_equal(access(spath, F_OK), 0);
+	segstore_free(&s);
+	assert_int_equal(access(spath, F_OK), -1);
+
+	/* a crash with a spare ready: at start, the empty file that no record
+	 * names is deleted like any unrecorded segment */
+	assert_int_equal(segstore_init(&s, tp, "hot", 100000), 0);
+	unsigned removed = 0;
+	assert_int_equal(segstore_load(&s, keep_none, NULL, &removed), 0);
+	segstore_load_done(&s);
+	s.spare_make = spare_defer;
+	append(&s, 1, 1000, &off[0]);
+	spare_run(0);
+	segment_path(&s, spare_req.id, spath, sizeof(spath));
+	close(s.spare.wfd);
+	close(s.spare.rfd);
+	s.spare = (struct seg_spare){.wfd = -1, .rfd = -1}; /* the process died */
+	segstore_free(&s);
+	assert_int_equal(access(spath, F_OK), 0);
+	assert_int_equal(segstore_init(&s, tp, "hot", 100000), 0);
+	assert_int_equal(segstore_load(&s, keep_none, NULL, &removed), 0);
+	assert_true(removed >= 1);
+	assert_int_equal(access(spath, F_OK), -1);
+	segstore_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_append_seal_read),
+		cmocka_unit_test(test_spares),
 		cmocka_unit_test(test_dead_and_unlink),
 		cmocka_unit_test(test_reload_after_crash),
 		cmocka_unit_test(test_domains_apart),
