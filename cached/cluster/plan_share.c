@@ -77,6 +77,19 @@ struct plan_share *ps_req_done(struct ps_req *q)
 	return ps;
 }
 
+struct plan_share *ps_codec_done(struct plan_codec_job *cj)
+{
+	struct ps_req *q = cj->arg;
+	struct plan_share *ps = ps_req_done(q);
+	if (!ps) {
+		free(q);
+		plan_codec_job_free(cj);
+		return NULL;
+	}
+	ps->codec_busy--;
+	return ps;
+}
+
 /* "DATASET JOB" (a whole-job plan) or "DATASET JOB RANK" (a per-rank plan) */
 static void field_of(char *buf, const char *dataset, uint64_t job, uint32_t rank)
 {
@@ -182,14 +195,10 @@ static void on_published(void *arg, struct redisReply *r, int err)
 static void on_encoded(struct plan_codec_job *cj)
 {
 	struct ps_req *q = cj->arg;
-	struct plan_share *ps = ps_req_done(q);
-	if (!ps) {
-		free(q);
-		plan_codec_job_free(cj);
+	struct plan_share *ps = ps_codec_done(cj);
+	if (!ps)
 		return;
-	}
 	ps->publishing = false;
-	ps->codec_busy--;
 	struct job_plan *jp = req_plan(ps, q);
 	int rc = cj->rc;
 	if (!jp || jp->remote || jp->share_gen != 0) {

@@ -65,6 +65,8 @@ struct plan_share {
 	unsigned codec_delay_ms; /* TIERCACHE_PLAN_CODEC_DELAY_MS: tests only */
 };
 
+struct plan_codec_job;
+
 /* Requests (plan_share.c). */
 struct ps_req *ps_req_new(struct plan_share *ps, enum req_kind kind);
 /* Send q's command; on failure q is freed and -errno returned. */
@@ -74,6 +76,10 @@ int ps_req_send(struct ps_req *q, redis_reply_fn fn, int argc, const char **argv
 void ps_req_track(struct ps_req *q);
 /* A reply came: unlink q; its plan_share, or NULL when freed meanwhile. */
 struct plan_share *ps_req_done(struct ps_req *q);
+/* A worker's encode or decode for cj->arg (a request) came back: unlink
+ * it and count the worker free; NULL, with the request and cj freed, when
+ * plan_share_free ran meanwhile. */
+struct plan_share *ps_codec_done(struct plan_codec_job *cj);
 /* The local dataset named name, if it has a manifest. */
 struct dataset *ps_dataset_named(struct plan_share *ps, const char *name);
 

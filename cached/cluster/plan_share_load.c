@@ -272,14 +272,10 @@ fail:
 static void on_decoded(struct plan_codec_job *cj)
 {
 	struct ps_req *q = cj->arg;
-	struct plan_share *ps = ps_req_done(q);
-	if (!ps) {
-		free(q);
-		plan_codec_job_free(cj);
+	struct plan_share *ps = ps_codec_done(cj);
+	if (!ps)
 		return;
-	}
 	ps->loading = false;
-	ps->codec_busy--;
 	const struct ps_entry *e = &q->ent, *now = NULL;
 	struct plan_doc *d = &cj->doc;
 	char why[160] = "";

@@ -157,38 +157,32 @@ static void cluster_msg(void *arg, int line, const char *msg)
 	config_msg(arg, line, "%s", msg);
 }
 
+/* The gid of [daemon] KEY's group NAME; (gid_t)-1 if NAME is empty, or
+ * reported with HINT if no such group exists. */
+static gid_t resolve_group(struct load *ld, const char *key, const char *name, const char *hint)
+{
+	if (!name[0])
+		return (gid_t)-1;
+	struct group gr, *res = NULL;
+	char buf[4096];
+	if (getgrnam_r(name, &gr, buf, sizeof(buf), &res) == 0 && res)
+		return gr.gr_gid;
+	char sb[80]; /* through config_shown(): no control bytes in a message */
+	config_msg(ld, 0, "daemon.%s: no group named \"%s\" on this system (%s)", key,
+		   config_shown(sb, sizeof(sb), name), hint);
+	return (gid_t)-1;
+}
+
 void config_cross_check(struct load *ld)
 {
 	struct config *cfg = ld->cfg;
 	bool tier_path[TIER_COUNT] = {false};
 	bool state_ok = !key_rejected(&ld->daemon, SECT_DAEMON, "state_dir");
 
-	char sb[80]; /* group names go through config_shown(): no control bytes in a message */
-	cfg->admin_gid = (gid_t)-1;
-	if (cfg->admin_group[0]) {
-		struct group gr, *res = NULL;
-		char buf[4096];
-		if (getgrnam_r(cfg->admin_group, &gr, buf, sizeof(buf), &res) == 0 && res)
-			cfg->admin_gid = gr.gr_gid;
-		else
-			config_msg(ld, 0,
-				   "daemon.admin_group: no group named \"%s\" on this system "
-				   "(create it, or leave admin_group empty for root only)",
-				   config_shown(sb, sizeof(sb), cfg->admin_group));
-	}
-	cfg->socket_gid = (gid_t)-1;
-	if (cfg->socket_group[0]) {
-		struct group gr, *res = NULL;
-		char buf[4096];
-		if (getgrnam_r(cfg->socket_group, &gr, buf, sizeof(buf), &res) == 0 && res)
-			cfg->socket_gid = gr.gr_gid;
-		else
-			config_msg(ld, 0,
-				   "daemon.socket_group: no group named \"%s\" on this system "
-				   "(create it, or leave socket_group empty for the daemon's "
-				   "group)",
-				   config_shown(sb, sizeof(sb), cfg->socket_group));
-	}
+	cfg->admin_gid = resolve_group(ld, "admin_group", cfg->admin_group,
+				       "create it, or leave admin_group empty for root only");
+	cfg->socket_gid = resolve_group(ld, "socket_group", cfg->socket_group,
+					"create it, or leave socket_group empty for the daemon's group");
 	if (cfg->metrics_listen[0])
 		check_listen(ld, cfg);
 	if (!cfg->tiers[TIER_HOT].present)
