@@ -13,114 +13,34 @@
 #include <string.h>
 
 #include "placement.h"
+#include "placement_rig.h"
 #include "policy.h"
-
-#define NOBJ 64
-
-struct ent {
-	struct pol_entry e;
-	int tier;
-};
-
-struct rig {
-	struct policy *t[TIER_COUNT];
-	struct placement pl;
-	struct ent ents[NOBJ];
-	uint64_t cap[TIER_COUNT], now;
-};
-
-static void rig_init(struct rig *r, const char *name, uint64_t hot, uint64_t warm)
-{
-	memset(r, 0, sizeof(*r));
-	r->cap[TIER_HOT] = hot;
-	r->cap[TIER_WARM] = warm;
-	for (int i = 0; i < NOBJ; i++) {
-		r->ents[i].e.key = 77 * (uint64_t)(i + 1);
-		r->ents[i].e.size = 1;
-		r->ents[i].tier = TIER_NONE;
-	}
-	for (int t = 0; t < TIER_COUNT; t++) {
-		struct policy_env env = { .capacity = r->cap[t] };
-		if (r->cap[t])
-			assert_int_equal(policy_create(name, &env, &r->t[t]), 0);
-	}
-	placement_init(&r->pl, r->t[TIER_HOT], r->t[TIER_WARM]);
-}
-
-static void rig_free(struct rig *r)
-{
-	policy_destroy(r->t[TIER_HOT]);
-	policy_destroy(r->t[TIER_WARM]);
-}
-
-/* The loop placement.h documents. */
-static void make_room(struct rig *r, int t)
-{
-	while (r->t[t]->bytes > r->cap[t]) {
-		struct pol_entry *v = policy_victim(r->t[t], r->now);
-		assert_non_null(v);
-		struct ent *x = (struct ent *)v;
-		int to = t == TIER_HOT ? placement_demote(&r->pl, v, r->now) : TIER_NONE;
-		policy_remove(r->t[t], v);
-		x->tier = TIER_NONE;
-		if (to == TIER_WARM) {
-			policy_insert(r->t[TIER_WARM], v, r->now);
-			x->tier = TIER_WARM;
-			make_room(r, TIER_WARM);
-		}
-	}
-}
-
-/* Returns the tier that served the read, TIER_NONE on a miss. */
-static int rig_read(struct rig *r, int k)
-{
-	struct ent *x = &r->ents[k];
-	r->now++;
-	int served = x->tier, to;
-	if (served != TIER_NONE) {
-		to = placement_hit(&r->pl, served, &x->e, r->now);
-		if (to == served)
-			return served;
-		policy_remove(r->t[served], &x->e);
-	} else {
-		to = placement_fill(&r->pl, x->e.key, x->e.size, r->now);
-		if (to == TIER_NONE)
-			return served;
-	}
-	policy_insert(r->t[to], &x->e, r->now);
-	x->tier = to;
-	make_room(r, to);
-	for (int t = 0; t < TIER_COUNT; t++)
-		if (r->t[t])
-			assert_true(r->t[t]->bytes <= r->cap[t]);
-	return served;
-}
 
 static void test_lru_fill_demote_promote(void **state)
 {
 	(void)state;
-	struct rig *r = calloc(1, sizeof(*r));
+	struct placement_rig *r = calloc(1, sizeof(*r));
 	char err[128];
-	rig_init(r, "lru", 2, 2);
+	placement_rig_init(r, "lru", 2, 2);
 	/* lru's default is demote=flat (test_policy_placement_flat.c) */
 	assert_true(r->pl.demote_flat);
 	assert_int_equal(placement_set(&r->pl, "demote", "1", err, sizeof(err)), 0);
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(rig_read(r, i), TIER_NONE);
+		assert_int_equal(placement_rig_read(r, i), TIER_NONE);
 	/* newest two hot, the two before demoted to warm */
 	assert_int_equal(r->ents[3].tier, TIER_HOT);
 	assert_int_equal(r->ents[2].tier, TIER_HOT);
 	assert_int_equal(r->ents[1].tier, TIER_WARM);
 	assert_int_equal(r->ents[0].tier, TIER_WARM);
 	/* a warm hit comes back hot; hot's LRU goes down */
-	assert_int_equal(rig_read(r, 0), TIER_WARM);
+	assert_int_equal(placement_rig_read(r, 0), TIER_WARM);
 	assert_int_equal(r->ents[0].tier, TIER_HOT);
 	assert_int_equal(r->ents[2].tier, TIER_WARM);
 	assert_int_equal(r->pl.promoted, 1);
 	/* a fifth object: warm's LRU (1) is dropped */
-	assert_int_equal(rig_read(r, 4), TIER_NONE);
+	assert_int_equal(placement_rig_read(r, 4), TIER_NONE);
 	assert_int_equal(r->ents[1].tier, TIER_NONE);
-	rig_free(r);
+	placement_rig_free(r);
 	free(r);
 }
 
@@ -129,12 +49,12 @@ static void test_lru_fill_demote_promote(void **state)
 static void test_epoch_stable_tiers(void **state)
 {
 	(void)state;
-	struct rig *r = calloc(1, sizeof(*r));
-	rig_init(r, "epoch", 3, 5);
+	struct placement_rig *r = calloc(1, sizeof(*r));
+	placement_rig_init(r, "epoch", 3, 5);
 	for (int e = 0; e < 5; e++) {
 		int hot = 0, warm = 0;
 		for (int i = 0; i < 20; i++) {
-			int s = rig_read(r, (i * 7 + e * 3) % 20);
+			int s = placement_rig_read(r, (i * 7 + e * 3) % 20);
 			hot += s == TIER_HOT;
 			warm += s == TIER_WARM;
 		}
@@ -148,48 +68,48 @@ static void test_epoch_stable_tiers(void **state)
 	assert_int_equal(r->pl.promoted, 0);
 	assert_int_equal(r->pl.demoted, 0);
 	assert_true(r->pl.refused > 0);
-	rig_free(r);
+	placement_rig_free(r);
 	free(r);
 }
 
 static void test_hot_only_and_sizes(void **state)
 {
 	(void)state;
-	struct rig *r = calloc(1, sizeof(*r));
+	struct placement_rig *r = calloc(1, sizeof(*r));
 	char err[128];
-	rig_init(r, "lru", 100, 1000);
+	placement_rig_init(r, "lru", 100, 1000);
 	assert_int_equal(placement_set(&r->pl, "hot_max_size", "10", err, sizeof(err)), 0);
 	r->ents[5].e.size = 50;
-	assert_int_equal(rig_read(r, 5), TIER_NONE);
+	assert_int_equal(placement_rig_read(r, 5), TIER_NONE);
 	assert_int_equal(r->ents[5].tier, TIER_WARM); /* too big for hot */
-	assert_int_equal(rig_read(r, 5), TIER_WARM);
+	assert_int_equal(placement_rig_read(r, 5), TIER_WARM);
 	assert_int_equal(r->ents[5].tier, TIER_WARM); /* and never promoted */
-	assert_int_equal(rig_read(r, 6), TIER_NONE);
+	assert_int_equal(placement_rig_read(r, 6), TIER_NONE);
 	assert_int_equal(r->ents[6].tier, TIER_HOT);
-	rig_free(r);
+	placement_rig_free(r);
 
-	rig_init(r, "lru", 2, 0); /* no warm: victims are dropped */
+	placement_rig_init(r, "lru", 2, 0); /* no warm: victims are dropped */
 	for (int i = 0; i < 3; i++)
-		rig_read(r, i);
+		placement_rig_read(r, i);
 	assert_int_equal(r->ents[0].tier, TIER_NONE);
 	assert_int_equal(r->pl.dropped, 1);
-	rig_free(r);
+	placement_rig_free(r);
 	free(r);
 }
 
 static void test_no_demote_no_promote(void **state)
 {
 	(void)state;
-	struct rig *r = calloc(1, sizeof(*r));
+	struct placement_rig *r = calloc(1, sizeof(*r));
 	char err[128];
-	rig_init(r, "lru", 1, 2);
+	placement_rig_init(r, "lru", 1, 2);
 	assert_int_equal(placement_set(&r->pl, "demote", "0", err, sizeof(err)), 0);
 	assert_int_equal(placement_set(&r->pl, "promote", "off", err, sizeof(err)), 0);
-	rig_read(r, 0);
-	rig_read(r, 1); /* 0 is dropped, not demoted */
+	placement_rig_read(r, 0);
+	placement_rig_read(r, 1); /* 0 is dropped, not demoted */
 	assert_int_equal(r->ents[0].tier, TIER_NONE);
 	assert_int_equal(r->pl.demoted, 0);
-	rig_free(r);
+	placement_rig_free(r);
 	free(r);
 }
 
@@ -200,45 +120,45 @@ static void test_demote_reread(void **state)
 {
 	(void)state;
 	char err[128];
-	struct rig *r = calloc(1, sizeof(*r));
-	rig_init(r, "lru", 2, 2);
+	struct placement_rig *r = calloc(1, sizeof(*r));
+	placement_rig_init(r, "lru", 2, 2);
 	assert_int_equal(placement_set(&r->pl, "demote", "reread", err, sizeof(err)), 0);
 	assert_true(r->pl.demote && r->pl.demote_reread);
-	assert_int_equal(rig_read(r, 0), TIER_NONE);
-	assert_int_equal(rig_read(r, 1), TIER_NONE);
-	assert_int_equal(rig_read(r, 1), TIER_HOT); /* 1 is read again */
-	assert_int_equal(rig_read(r, 2), TIER_NONE); /* victim 0, never hit */
+	assert_int_equal(placement_rig_read(r, 0), TIER_NONE);
+	assert_int_equal(placement_rig_read(r, 1), TIER_NONE);
+	assert_int_equal(placement_rig_read(r, 1), TIER_HOT); /* 1 is read again */
+	assert_int_equal(placement_rig_read(r, 2), TIER_NONE); /* victim 0, never hit */
 	assert_int_equal(r->ents[0].tier, TIER_NONE);
 	assert_int_equal(r->pl.demoted, 0);
 	assert_int_equal(r->pl.dropped_unread, 1);
-	assert_int_equal(rig_read(r, 3), TIER_NONE); /* victim 1, hit once */
+	assert_int_equal(placement_rig_read(r, 3), TIER_NONE); /* victim 1, hit once */
 	assert_int_equal(r->ents[1].tier, TIER_WARM);
 	assert_int_equal(r->pl.demoted, 1);
 	/* the move in cleared it: 1 comes back hot on a warm hit ... */
-	assert_int_equal(rig_read(r, 1), TIER_WARM);
+	assert_int_equal(placement_rig_read(r, 1), TIER_WARM);
 	assert_int_equal(r->ents[1].tier, TIER_HOT);
 	assert_int_equal(r->pl.promoted, 1);
 	assert_int_equal(r->ents[2].tier, TIER_NONE); /* hot's victim 2: never hit */
 	/* ... and, not read again in hot, is dropped, not demoted again */
-	assert_int_equal(rig_read(r, 4), TIER_NONE); /* victim 3 */
+	assert_int_equal(placement_rig_read(r, 4), TIER_NONE); /* victim 3 */
 	assert_int_equal(r->ents[3].tier, TIER_NONE);
-	assert_int_equal(rig_read(r, 5), TIER_NONE); /* victim 1 */
+	assert_int_equal(placement_rig_read(r, 5), TIER_NONE); /* victim 1 */
 	assert_int_equal(r->ents[1].tier, TIER_NONE);
 	assert_int_equal(r->pl.demoted, 1);
 	/* a new hit in hot makes it worth keeping again */
-	assert_int_equal(rig_read(r, 1), TIER_NONE); /* refilled hot, victim 4 */
-	assert_int_equal(rig_read(r, 1), TIER_HOT);
-	assert_int_equal(rig_read(r, 6), TIER_NONE); /* victim 5 dropped */
-	assert_int_equal(rig_read(r, 7), TIER_NONE); /* victim 1 demoted */
+	assert_int_equal(placement_rig_read(r, 1), TIER_NONE); /* refilled hot, victim 4 */
+	assert_int_equal(placement_rig_read(r, 1), TIER_HOT);
+	assert_int_equal(placement_rig_read(r, 6), TIER_NONE); /* victim 5 dropped */
+	assert_int_equal(placement_rig_read(r, 7), TIER_NONE); /* victim 1 demoted */
 	assert_int_equal(r->ents[1].tier, TIER_WARM);
 	assert_int_equal(r->pl.demoted, 2);
 	assert_int_equal(r->pl.dropped_unread, 6);
 	/* demote=1 again: every victim warm admits goes down */
 	assert_int_equal(placement_set(&r->pl, "demote", "1", err, sizeof(err)), 0);
 	assert_false(r->pl.demote_reread);
-	assert_int_equal(rig_read(r, 8), TIER_NONE); /* victim 6, never hit */
+	assert_int_equal(placement_rig_read(r, 8), TIER_NONE); /* victim 6, never hit */
 	assert_int_equal(r->ents[6].tier, TIER_WARM);
-	rig_free(r);
+	placement_rig_free(r);
 	free(r);
 }
 
@@ -248,27 +168,27 @@ static void test_demote_reread_ahead(void **state)
 {
 	(void)state;
 	char err[128];
-	struct rig *r = calloc(1, sizeof(*r));
-	rig_init(r, "lru", 2, 2);
+	struct placement_rig *r = calloc(1, sizeof(*r));
+	placement_rig_init(r, "lru", 2, 2);
 	assert_int_equal(placement_set(&r->pl, "demote", "reread", err, sizeof(err)), 0);
-	struct ent *a = &r->ents[0], *b = &r->ents[1];
+	struct placement_rig_ent *a = &r->ents[0], *b = &r->ents[1];
 	for (int i = 0; i < 2; i++) {
-		struct ent *x = i ? b : a;
+		struct placement_rig_ent *x = i ? b : a;
 		assert_true(placement_ahead_hot(&r->pl, x->e.key, 1, ++r->now));
 		policy_insert(r->t[TIER_HOT], &x->e, r->now);
 		policy_loaded_ahead(r->t[TIER_HOT], &x->e);
 		x->tier = TIER_HOT;
 	}
-	assert_int_equal(rig_read(r, 0), TIER_HOT); /* the read a was loaded for */
-	assert_int_equal(rig_read(r, 1), TIER_HOT); /* the read b was loaded for */
-	assert_int_equal(rig_read(r, 1), TIER_HOT); /* b read again */
-	assert_int_equal(rig_read(r, 2), TIER_NONE); /* victim a: dropped */
+	assert_int_equal(placement_rig_read(r, 0), TIER_HOT); /* the read a was loaded for */
+	assert_int_equal(placement_rig_read(r, 1), TIER_HOT); /* the read b was loaded for */
+	assert_int_equal(placement_rig_read(r, 1), TIER_HOT); /* b read again */
+	assert_int_equal(placement_rig_read(r, 2), TIER_NONE); /* victim a: dropped */
 	assert_int_equal(a->tier, TIER_NONE);
-	assert_int_equal(rig_read(r, 3), TIER_NONE); /* victim b: demoted */
+	assert_int_equal(placement_rig_read(r, 3), TIER_NONE); /* victim b: demoted */
 	assert_int_equal(b->tier, TIER_WARM);
 	assert_int_equal(r->pl.demoted, 1);
 	assert_int_equal(r->pl.dropped_unread, 1);
-	rig_free(r);
+	placement_rig_free(r);
 	free(r);
 }
 
@@ -280,26 +200,26 @@ static void test_demote_reread_reinsert(void **state)
 {
 	(void)state;
 	char err[128];
-	struct rig *r = calloc(1, sizeof(*r));
-	rig_init(r, "lru", 2, 2);
+	struct placement_rig *r = calloc(1, sizeof(*r));
+	placement_rig_init(r, "lru", 2, 2);
 	assert_int_equal(placement_set(&r->pl, "demote", "reread", err, sizeof(err)), 0);
-	assert_int_equal(rig_read(r, 0), TIER_NONE);
-	assert_int_equal(rig_read(r, 0), TIER_HOT); /* 0 is read again */
+	assert_int_equal(placement_rig_read(r, 0), TIER_NONE);
+	assert_int_equal(placement_rig_read(r, 0), TIER_HOT); /* 0 is read again */
 	policy_remove(r->t[TIER_HOT], &r->ents[0].e);
 	policy_reinsert(r->t[TIER_HOT], &r->ents[0].e, ++r->now);
-	assert_int_equal(rig_read(r, 1), TIER_NONE);
-	assert_int_equal(rig_read(r, 2), TIER_NONE); /* victim 0: still marked */
+	assert_int_equal(placement_rig_read(r, 1), TIER_NONE);
+	assert_int_equal(placement_rig_read(r, 2), TIER_NONE); /* victim 0: still marked */
 	assert_int_equal(r->ents[0].tier, TIER_WARM);
 	assert_int_equal(r->pl.demoted, 1);
-	assert_int_equal(rig_read(r, 1), TIER_HOT); /* 1 is read again */
+	assert_int_equal(placement_rig_read(r, 1), TIER_HOT); /* 1 is read again */
 	policy_remove(r->t[TIER_HOT], &r->ents[1].e);
 	policy_insert(r->t[TIER_HOT], &r->ents[1].e, ++r->now); /* a move in */
-	assert_int_equal(rig_read(r, 3), TIER_NONE); /* victim 2, never hit */
+	assert_int_equal(placement_rig_read(r, 3), TIER_NONE); /* victim 2, never hit */
 	assert_int_equal(r->ents[2].tier, TIER_NONE);
-	assert_int_equal(rig_read(r, 4), TIER_NONE); /* victim 1: the insert cleared it */
+	assert_int_equal(placement_rig_read(r, 4), TIER_NONE); /* victim 1: the insert cleared it */
 	assert_int_equal(r->ents[1].tier, TIER_NONE);
 	assert_int_equal(r->pl.demoted, 1);
-	rig_free(r);
+	placement_rig_free(r);
 	free(r);
 }
 
@@ -334,11 +254,11 @@ static void test_placement_tunables(void **state)
 static void test_inflight_counts_as_held(void **state)
 {
 	(void)state;
-	struct rig *r = calloc(1, sizeof(*r));
-	rig_init(r, "epoch", 4, 4);
+	struct placement_rig *r = calloc(1, sizeof(*r));
+	placement_rig_init(r, "epoch", 4, 4);
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(rig_read(r, i), TIER_NONE); /* hot: 3 of 4 */
-	struct ent *a = &r->ents[10], *b = &r->ents[11];
+		assert_int_equal(placement_rig_read(r, i), TIER_NONE); /* hot: 3 of 4 */
+	struct placement_rig_ent *a = &r->ents[10], *b = &r->ents[11];
 	int ta = placement_fill(&r->pl, a->e.key, 1, ++r->now);
 	assert_int_equal(ta, TIER_HOT); /* the last free unit */
 	r->pl.inflight[TIER_HOT] += 1;  /* its fill starts */
@@ -357,7 +277,7 @@ static void test_inflight_counts_as_held(void **state)
 	assert_int_equal(placement_demote(&r->pl, &r->ents[0].e, ++r->now), TIER_NONE);
 	r->pl.inflight[TIER_WARM] = 2;
 	assert_int_equal(placement_demote(&r->pl, &r->ents[0].e, ++r->now), TIER_WARM);
-	rig_free(r);
+	placement_rig_free(r);
 	free(r);
 }
 
@@ -368,8 +288,8 @@ static void test_inflight_counts_as_held(void **state)
 static void test_fill_instead(void **state)
 {
 	(void)state;
-	struct rig *r = calloc(1, sizeof(*r));
-	rig_init(r, "lru", 2, 2);
+	struct placement_rig *r = calloc(1, sizeof(*r));
+	placement_rig_init(r, "lru", 2, 2);
 	int to = placement_fill(&r->pl, 5, 1, ++r->now);
 	assert_int_equal(to, TIER_HOT);
 	assert_int_equal(placement_fill_instead(&r->pl, to, 5, 1, ++r->now), TIER_WARM);
@@ -384,17 +304,17 @@ static void test_fill_instead(void **state)
 	assert_int_equal(placement_fill_instead(&r->pl, TIER_NONE, 5, 1, ++r->now), TIER_NONE);
 	assert_int_equal(placement_fill_instead(&r->pl, TIER_COUNT, 5, 1, ++r->now), TIER_NONE);
 	assert_int_equal(r->pl.refused, 1);
-	rig_free(r);
+	placement_rig_free(r);
 	free(r);
 	/* epoch: warm full of live entries refuses, so the fill is kept nowhere */
 	r = calloc(1, sizeof(*r));
-	rig_init(r, "epoch", 1, 1);
-	assert_int_equal(rig_read(r, 0), TIER_NONE); /* hot */
+	placement_rig_init(r, "epoch", 1, 1);
+	assert_int_equal(placement_rig_read(r, 0), TIER_NONE); /* hot */
 	r->pl.inflight[TIER_WARM] = 1;                /* warm's one unit arriving */
 	assert_int_equal(placement_fill_instead(&r->pl, TIER_HOT, 99, 1, ++r->now), TIER_NONE);
 	r->pl.inflight[TIER_WARM] = 0;
 	assert_int_equal(placement_fill_instead(&r->pl, TIER_HOT, 99, 1, ++r->now), TIER_WARM);
-	rig_free(r);
+	placement_rig_free(r);
 	free(r);
 }
 

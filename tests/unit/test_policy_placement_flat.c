@@ -16,93 +16,16 @@
 #include <string.h>
 
 #include "placement.h"
+#include "placement_rig.h"
 #include "policy.h"
 
-#define NOBJ 64
-
-struct ent {
-	struct pol_entry e;
-	int tier;
-};
-
-struct rig {
-	struct policy *t[TIER_COUNT];
-	struct placement pl;
-	struct ent ents[NOBJ];
-	uint64_t cap[TIER_COUNT], now, hits;
-};
-
-static void rig_init(struct rig *r, const char *name, uint64_t hot, uint64_t warm,
+/* The rig with placement demote=DEMOTE. */
+static void rig_init(struct placement_rig *r, const char *name, uint64_t hot, uint64_t warm,
 		     const char *demote)
 {
 	char err[128];
-	memset(r, 0, sizeof(*r));
-	r->cap[TIER_HOT] = hot;
-	r->cap[TIER_WARM] = warm;
-	for (int i = 0; i < NOBJ; i++) {
-		r->ents[i].e.key = 77 * (uint64_t)(i + 1);
-		r->ents[i].e.size = 1;
-		r->ents[i].tier = TIER_NONE;
-	}
-	for (int t = 0; t < TIER_COUNT; t++) {
-		struct policy_env env = {.capacity = r->cap[t]};
-		if (r->cap[t])
-			assert_int_equal(policy_create(name, &env, &r->t[t]), 0);
-	}
-	placement_init(&r->pl, r->t[TIER_HOT], r->t[TIER_WARM]);
-	r->pl.cap[TIER_HOT] = hot;
-	r->pl.cap[TIER_WARM] = warm;
+	placement_rig_init(r, name, hot, warm);
 	assert_int_equal(placement_set(&r->pl, "demote", demote, err, sizeof(err)), 0);
-}
-
-static void rig_free(struct rig *r)
-{
-	policy_destroy(r->t[TIER_HOT]);
-	policy_destroy(r->t[TIER_WARM]);
-}
-
-/* The loop placement.h documents. */
-static void make_room(struct rig *r, int t)
-{
-	while (r->t[t]->bytes > r->cap[t]) {
-		struct pol_entry *v = policy_victim(r->t[t], r->now);
-		assert_non_null(v);
-		struct ent *x = (struct ent *)v;
-		policy_remove(r->t[t], v);
-		int to = t == TIER_HOT ? placement_demote(&r->pl, v, r->now) : TIER_NONE;
-		x->tier = TIER_NONE;
-		if (to == TIER_WARM) {
-			placement_demoted_insert(&r->pl, v, r->now);
-			x->tier = TIER_WARM;
-			make_room(r, TIER_WARM);
-		}
-	}
-}
-
-/* Returns the tier that served the read, TIER_NONE on a miss. */
-static int rig_read(struct rig *r, int k)
-{
-	struct ent *x = &r->ents[k];
-	r->now++;
-	int served = x->tier, to;
-	if (served != TIER_NONE) {
-		r->hits++;
-		to = placement_hit(&r->pl, served, &x->e, r->now);
-		if (to == served)
-			return served;
-		policy_remove(r->t[served], &x->e);
-	} else {
-		to = placement_fill(&r->pl, x->e.key, x->e.size, r->now);
-		if (to == TIER_NONE)
-			return served;
-	}
-	policy_insert(r->t[to], &x->e, r->now);
-	x->tier = to;
-	make_room(r, to);
-	for (int t = 0; t < TIER_COUNT; t++)
-		if (r->t[t])
-			assert_true(r->t[t]->bytes <= r->cap[t]);
-	return served;
 }
 
 /* A one-pass read of more objects than hot + warm hold: each object is
@@ -113,12 +36,12 @@ static void test_flat_scan_writes_once(void **state)
 	(void)state;
 	const char *pols[] = {"lru", "arc"};
 	for (int p = 0; p < 2; p++) {
-		struct rig *f = calloc(1, sizeof(*f)), *d = calloc(1, sizeof(*d));
+		struct placement_rig *f = calloc(1, sizeof(*f)), *d = calloc(1, sizeof(*d));
 		rig_init(f, pols[p], 4, 8, "flat");
 		rig_init(d, pols[p], 4, 8, "1");
 		for (int i = 0; i < 40; i++) {
-			assert_int_equal(rig_read(f, i), TIER_NONE);
-			assert_int_equal(rig_read(d, i), TIER_NONE);
+			assert_int_equal(placement_rig_read(f, i), TIER_NONE);
+			assert_int_equal(placement_rig_read(d, i), TIER_NONE);
 		}
 		assert_int_equal(f->pl.demoted, 0);
 		assert_int_equal(f->pl.fills[TIER_HOT] + f->pl.fills[TIER_WARM], 40);
@@ -134,14 +57,14 @@ static void test_flat_scan_writes_once(void **state)
 		uint64_t h0 = f->hits;
 		int tiers[TIER_COUNT] = {0};
 		for (int i = 39; i >= 28; i--) {
-			int s = rig_read(f, i);
+			int s = placement_rig_read(f, i);
 			assert_true(s == TIER_HOT || s == TIER_WARM);
 			tiers[s]++;
 		}
 		assert_int_equal(f->hits - h0, 12);
 		assert_true(tiers[TIER_HOT] > 0 && tiers[TIER_WARM] > 0);
-		rig_free(f);
-		rig_free(d);
+		placement_rig_free(f);
+		placement_rig_free(d);
 		free(f);
 		free(d);
 	}
@@ -154,16 +77,16 @@ static void test_flat_scan_writes_once(void **state)
 static void test_flat_hits_match_demote1(void **state)
 {
 	(void)state;
-	struct rig *f = calloc(1, sizeof(*f)), *d = calloc(1, sizeof(*d));
+	struct placement_rig *f = calloc(1, sizeof(*f)), *d = calloc(1, sizeof(*d));
 	rig_init(f, "lru", 4, 12, "flat");
 	rig_init(d, "lru", 4, 12, "1");
 	uint64_t x = 12345;
 	for (int i = 0; i < 6000; i++) {
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
 		unsigned v = (unsigned)(x >> 33);
-		int k = (v & 3) ? (int)(v / 4 % 12) : (int)(12 + v / 4 % (NOBJ - 12));
-		rig_read(f, k);
-		rig_read(d, k);
+		int k = (v & 3) ? (int)(v / 4 % 12) : (int)(12 + v / 4 % (PLACEMENT_RIG_NOBJ - 12));
+		placement_rig_read(f, k);
+		placement_rig_read(d, k);
 	}
 	/* both well above a cache of hot alone, and the same */
 	assert_true(d->hits > 3000);
@@ -172,14 +95,14 @@ static void test_flat_hits_match_demote1(void **state)
 	 * a promotion is a warm hit, frequent on this trace) */
 	assert_true(f->pl.demoted <= f->pl.promoted);
 	assert_true(f->pl.demoted * 10 < d->pl.demoted * 6);
-	rig_free(f);
-	rig_free(d);
+	placement_rig_free(f);
+	placement_rig_free(d);
 	free(f);
 	free(d);
 }
 
 /* Two jobs sharing a dataset (tiercache-sim's multijob): each reads all
- * NOBJ objects once an epoch in its own shuffled order, the two
+ * PLACEMENT_RIG_NOBJ objects once an epoch in its own shuffled order, the two
  * interleaved, job 1 started half an epoch later. With lru, demote=flat
  * over hot 4 + warm 12 hits on exactly the reads one LRU of 16 hits on, as
  * demote=1 does: a demoted entry keeps the age of its last read in warm
@@ -202,33 +125,33 @@ static void shuffle(int *v, int n, uint64_t *x)
 static void test_flat_lru_is_one_lru(void **state)
 {
 	(void)state;
-	struct rig *f = calloc(1, sizeof(*f)), *d = calloc(1, sizeof(*d)), *one = calloc(1, sizeof(*one));
+	struct placement_rig *f = calloc(1, sizeof(*f)), *d = calloc(1, sizeof(*d)), *one = calloc(1, sizeof(*one));
 	rig_init(f, "lru", 4, 12, "flat");
 	rig_init(d, "lru", 4, 12, "1");
 	rig_init(one, "lru", 16, 0, "1");
-	int order[2][NOBJ], pos[2] = {0, NOBJ / 2};
+	int order[2][PLACEMENT_RIG_NOBJ], pos[2] = {0, PLACEMENT_RIG_NOBJ / 2};
 	uint64_t x = 99;
-	shuffle(order[0], NOBJ, &x);
-	shuffle(order[1], NOBJ, &x);
+	shuffle(order[0], PLACEMENT_RIG_NOBJ, &x);
+	shuffle(order[1], PLACEMENT_RIG_NOBJ, &x);
 	/* and, to mix ages more, 1 read in 8 is a re-read of a job's
 	 * previous object */
 	int differ = 0, last[2] = {0, 0};
-	for (int i = 0; i < 40 * NOBJ; i++) {
+	for (int i = 0; i < 40 * PLACEMENT_RIG_NOBJ; i++) {
 		int j = i & 1;
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
 		int k;
 		if (((x >> 40) & 7) == 0) {
 			k = last[j];
 		} else {
-			if (pos[j] == NOBJ) {
-				shuffle(order[j], NOBJ, &x);
+			if (pos[j] == PLACEMENT_RIG_NOBJ) {
+				shuffle(order[j], PLACEMENT_RIG_NOBJ, &x);
 				pos[j] = 0;
 			}
 			k = last[j] = order[j][pos[j]++];
 		}
-		bool hf = rig_read(f, k) != TIER_NONE;
-		bool hd = rig_read(d, k) != TIER_NONE;
-		bool ho = rig_read(one, k) != TIER_NONE;
+		bool hf = placement_rig_read(f, k) != TIER_NONE;
+		bool hd = placement_rig_read(d, k) != TIER_NONE;
+		bool ho = placement_rig_read(one, k) != TIER_NONE;
 		assert_int_equal(hd, ho); /* demote=1: one LRU of both tiers */
 		differ += hf != ho;
 	}
@@ -237,9 +160,9 @@ static void test_flat_lru_is_one_lru(void **state)
 	assert_true(one->hits > 600);
 	/* and with far fewer copies down */
 	assert_true(f->pl.demoted * 2 < d->pl.demoted);
-	rig_free(f);
-	rig_free(d);
-	rig_free(one);
+	placement_rig_free(f);
+	placement_rig_free(d);
+	placement_rig_free(one);
 	free(f);
 	free(d);
 	free(one);
@@ -302,39 +225,39 @@ static void test_lru_insert_aged(void **state)
 static void test_flat_demote_rule(void **state)
 {
 	(void)state;
-	struct rig *r = calloc(1, sizeof(*r));
+	struct placement_rig *r = calloc(1, sizeof(*r));
 	rig_init(r, "lru", 2, 2, "flat");
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(rig_read(r, i), TIER_NONE); /* t = 1..4 */
+		assert_int_equal(placement_rig_read(r, i), TIER_NONE); /* t = 1..4 */
 	/* hot had room for 0, 1; then warm had room for 2, 3 */
 	assert_int_equal(r->ents[0].tier, TIER_HOT);
 	assert_int_equal(r->ents[1].tier, TIER_HOT);
 	assert_int_equal(r->ents[2].tier, TIER_WARM);
 	assert_int_equal(r->ents[3].tier, TIER_WARM);
-	assert_int_equal(rig_read(r, 0), TIER_HOT); /* t = 5: hot's victim is now 1 (t 2) */
+	assert_int_equal(placement_rig_read(r, 0), TIER_HOT); /* t = 5: hot's victim is now 1 (t 2) */
 	/* 1 was read before warm's victim 2 (t 3): one cache would drop it */
 	r->now++;
 	assert_int_equal(placement_demote(&r->pl, &r->ents[1].e, r->now), TIER_NONE);
 	assert_int_equal(r->pl.dropped_older, 1);
-	assert_int_equal(rig_read(r, 1), TIER_HOT); /* t = 7: hot's victim is 0 (t 5) */
+	assert_int_equal(placement_rig_read(r, 1), TIER_HOT); /* t = 7: hot's victim is 0 (t 5) */
 	/* 0 was read after warm's victim 2: one cache keeps it */
 	r->now++;
 	assert_int_equal(placement_demote(&r->pl, &r->ents[0].e, r->now), TIER_WARM);
 	assert_int_equal(r->pl.demoted, 1);
 	/* a fill with both full goes where the older victim is: warm's 2 (t 3)
 	 * against hot's 0 (t 5) */
-	assert_int_equal(rig_read(r, 4), TIER_NONE);
+	assert_int_equal(placement_rig_read(r, 4), TIER_NONE);
 	assert_int_equal(r->ents[4].tier, TIER_WARM);
 	assert_int_equal(r->ents[2].tier, TIER_NONE);
 	assert_int_equal(r->pl.fills_older, 1);
 	/* a warm hit comes back hot; hot's victim 0 goes down to the room it
 	 * left in warm */
-	assert_int_equal(rig_read(r, 3), TIER_WARM);
+	assert_int_equal(placement_rig_read(r, 3), TIER_WARM);
 	assert_int_equal(r->ents[3].tier, TIER_HOT);
 	assert_int_equal(r->ents[0].tier, TIER_WARM);
 	assert_int_equal(r->pl.promoted, 1);
 	assert_int_equal(r->pl.demoted, 2);
-	rig_free(r);
+	placement_rig_free(r);
 	free(r);
 }
 
@@ -359,7 +282,7 @@ static const struct pol_entry *view_victim(void *arg, int t, uint64_t now)
 static void test_flat_view(void **state)
 {
 	(void)state;
-	struct rig *r = calloc(1, sizeof(*r));
+	struct placement_rig *r = calloc(1, sizeof(*r));
 	struct view v = {.room = {0, 1}};
 	struct pol_entry old = {.atime = 1}, young = {.atime = 9};
 	rig_init(r, "lru", 4, 4, "flat");
@@ -380,7 +303,7 @@ static void test_flat_view(void **state)
 	assert_int_equal(placement_demote(&r->pl, &e, ++r->now), TIER_NONE);
 	v.victim[TIER_WARM] = &old;
 	assert_int_equal(placement_demote(&r->pl, &e, ++r->now), TIER_WARM);
-	rig_free(r);
+	placement_rig_free(r);
 	free(r);
 }
 
