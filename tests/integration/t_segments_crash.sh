@@ -59,9 +59,15 @@ check "segments are in use" [ "$(tc_json "sum(t['segments'] for t in s['tiers'])
 tc_kill9
 check "a kill -9 leaves at most one empty segment file per tier (its spare)" \
 	[ "$(find "$T/hot/segments" "$T/warm/segments" -name 'seg-*' -empty | wc -l)" -le 2 ]
+# Mark the leftovers old: after the start a worker makes a new spare at
+# once, maybe under a leftover's name (its id was never recorded), so the
+# check looks for the leftovers by their date, not by their name.
+find "$T/hot/segments" "$T/warm/segments" -name 'seg-*' -empty -exec touch -d 2001-01-01 {} +
 tc_start || exit 1
-check "...which the start deletes (no record names it): no empty segment file" \
-	[ -z "$(find "$T/hot/segments" "$T/warm/segments" -name 'seg-*' -empty)" ]
+check "...which the start deletes (no record names it): no empty segment file left from before" \
+	[ -z "$(find "$T/hot/segments" "$T/warm/segments" -name 'seg-*' -empty ! -newermt 2002-01-01)" ]
+check "...and no more than one new (the spare) per tier" \
+	[ "$(find "$T/hot/segments" "$T/warm/segments" -name 'seg-*' -empty | wc -l)" -le 2 ]
 check "...and every byte equals the source" "$TC_TESTS/tcverify" tree ds "$T/cold" 1000
 tc_stop
 check "a graceful stop leaves no empty segment file" \
