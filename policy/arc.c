@@ -16,6 +16,15 @@
  * reads the ring in order, where a linked list would chase a pointer (and
  * wait for memory) per ghost dropped.
  *
+ * An entry moved in without a read (insert_aged: a hot victim demoted to
+ * warm under demote=flat) keeps its list: T2 if it was on T2 in the tier
+ * that gave it up (arc_remove leaves that in pol_entry.aux), else T1 (or
+ * T2 on a ghost hit, as any insert). It enters that list's head as at its
+ * demotion, as demote=1 inserts it, not at the age of its last read as
+ * lru's insert_aged does: placed by age, ARC's lists over hot + warm turn
+ * into one LRU and lose ARC's gain on reshuffled epochs (hits 0.91x of
+ * demote=1's on tiercache-sim's shuffle 30 %, docs/policies.md).
+ *
  * admit() and insert() of one key need not be adjacent: the daemon admits
  * when a fill starts and inserts when it is published, with other fills
  * admitted in between. The keys whose admit was a ghost hit (insert them
@@ -31,6 +40,9 @@
 #include <stdlib.h>
 
 enum { ARC_T1 = 1, ARC_T2 = 2 };
+/* pol_entry.aux of an entry arc_remove() gave up: ARC_AUX_GONE | the list
+ * it was on, for the arc it moves into (insert_aged) */
+#define ARC_AUX_GONE 0xa2c00000u
 enum { ARC_B1 = 1, ARC_B2 = 2 };
 /* A position that is not a ghost's (arc_ghost_find). */
 #define ARC_NONE UINT64_MAX
@@ -249,9 +261,10 @@ static bool arc_pending_take(struct arc *a, uint64_t key)
 	return false;
 }
 
-static void arc_insert(struct policy *p, struct pol_entry *e, uint64_t now)
+/* Does e, inserted now, go to T2? Its admit was a ghost hit, or it is a
+ * ghost here (moved in without admit). */
+static bool arc_insert_t2(struct arc *a, struct pol_entry *e)
 {
-	struct arc *a = (struct arc *)p;
 	bool t2;
 	if (a->last_valid && a->last_key == e->key) {
 		/* right after its admit (which dropped any ghost) */
@@ -270,10 +283,32 @@ static void arc_insert(struct policy *p, struct pol_entry *e, uint64_t now)
 		}
 	}
 	a->last_valid = false;
+	return t2;
+}
+
+static void arc_push(struct arc *a, struct pol_entry *e, bool t2, uint64_t now)
+{
 	e->list = t2 ? ARC_T2 : ARC_T1;
+	e->aux = 0;
 	e->atime = now;
 	pol_list_push_head(t2 ? &a->t2 : &a->t1, e);
 	arc_ghost_trim(a);
+}
+
+static void arc_insert(struct policy *p, struct pol_entry *e, uint64_t now)
+{
+	struct arc *a = (struct arc *)p;
+	arc_push(a, e, arc_insert_t2(a, e), now);
+}
+
+/* Moved in without a read (see the top): T2 if it was on T2 where it came
+ * from, else as arc_insert; at the head, atime = now, as demote=1 puts it. */
+static void arc_insert_aged(struct policy *p, struct pol_entry *e, uint64_t now)
+{
+	struct arc *a = (struct arc *)p;
+	bool was_t2 = e->aux == (ARC_AUX_GONE | ARC_T2);
+	bool t2 = arc_insert_t2(a, e);
+	arc_push(a, e, t2 || was_t2, now);
 }
 
 static void arc_remove(struct policy *p, struct pol_entry *e)
@@ -289,6 +324,7 @@ static void arc_remove(struct policy *p, struct pol_entry *e)
 	if (!pol_list_empty(&a->t2))
 		keymap_prefetch(&a->gmap, a->t2.head.prev->key);
 	e->list = 0;
+	e->aux = ARC_AUX_GONE | (from_t1 ? ARC_T1 : ARC_T2);
 	/* Out of memory only costs adaptivity: the ghost is just not kept. */
 	(void)arc_ghost_add(a, from_t1 ? ARC_B1 : ARC_B2, e->key, e->size);
 	arc_ghost_trim(a);
@@ -373,4 +409,5 @@ const struct policy_ops policy_arc_ops = {
 	.describe = arc_describe,
 	.prefetch = arc_prefetch,
 	.next_victims = arc_next_victims,
+	.insert_aged = arc_insert_aged,
 };

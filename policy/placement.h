@@ -29,8 +29,10 @@
  * (placement_demoted_insert), so for lru that is exactly one LRU of hot +
  * warm bytes, as demote=1 is, with about one write per object; every move
  * still needs the receiving tier's admit(). Other policies keep their own
- * order in warm (arc: a demoted entry enters T1 as if read now) and only
- * pol_entry.atime, which the rule compares, stays the real one.
+ * order in warm: arc keeps a demoted entry on the list it was on (T1 or
+ * T2) and takes it as demoted now (atime too), as demote=1 does; epoch
+ * and clairvoyant insert it as read now and only pol_entry.atime, which
+ * the rule compares, stays the real one.
  *
  * The caller's loop, with cap[] the byte budget of each tier:
  *

@@ -109,7 +109,10 @@ struct policy_ops {
 	 * not an access (placement.h). Entries come in about in atime order
 	 * (hot's victims). NULL: policy_insert_aged inserts at now and puts
 	 * e->atime back: the policy's order is its own, the age the
-	 * placement and the mover compare is the real one. */
+	 * placement and the mover compare is the real one. A policy whose
+	 * order is not by age may take e as moved in now and set e->atime =
+	 * now itself (arc: it keeps the list it was on, T1 or T2, and enters
+	 * as demote=1 inserts it; see arc.c). */
 	void (*insert_aged)(struct policy *p, struct pol_entry *e, uint64_t now);
 };
 
