@@ -19,8 +19,8 @@ void placement_init(struct placement *pl, struct policy *hot, struct policy *war
 	pl->promote = true;
 	/* lru: demote=flat by default, exactly its one LRU of hot + warm with
 	 * about one write per object (placement.h); the others keep demote=1
-	 * (arc: 0.92 of demote=1's hits with flat in bench/epochs.sh,
-	 * docs/policies.md) */
+	 * (arc: 0.92-0.93 of demote=1's hits with flat in bench/epochs.sh,
+	 * docs/policies.md, "arc under flat") */
 	const struct policy *p = hot ? hot : warm;
 	pl->demote_flat = p && strcmp(policy_name(p), "lru") == 0;
 }
