@@ -501,6 +501,7 @@ if [[ " $PARTS " == *" mount "* ]]; then
 			printf 'rep %d epoch %d  direct %7.0f files/s   mount %7.0f files/s  (%.2f of direct)  misses %d  errors %d\n' \
 				"$r" "$e" "$df" "$f" "$(awk -v a="$f" -v b="$df" 'BEGIN{print b ? a / b : 0}')" "$mi" "$er"
 			counters "$B/ctr.1" "$B/ctr.0"
+			[ -n "${BENCH_STATUS_DIR:-}" ] && "$O/bin/tierctl" status --json >"$BENCH_STATUS_DIR/status-$r-$e.json" 2>/dev/null
 		done
 		mount_down
 	done
