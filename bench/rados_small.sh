@@ -63,6 +63,9 @@
 #      BENCH_MOUNT_REMOUNT (1; 0 keeps the mount, and its page cache,
 #      across epochs),
 #      BENCH_TIER_DIR (where the tiers live; default a temp dir on TMPDIR),
+#      BENCH_STATUS_DIR=DIR: the mount part saves `tierctl status --json`
+#      after each epoch as DIR/status-REP-EPOCH.json (prefetch, per-tier and
+#      per-dataset counters beside the few printed),
 #      BENCH_PERF=DIR: `perf record -g` of tiercached during the first
 #      repetition's cold epochs (DIR/cold-KIND-THRESHOLD-N.data) and the
 #      mount's epochs 1 and 2 (DIR/mount-E.data),

@@ -14,7 +14,9 @@
 #     pool's;
 # (b) the newest files of the pass again: hits from both tiers;
 # (c) an object rewritten in the pool: the next read sees the new version
-#     (what the revalidation is for).
+#     (what the revalidation is for), whether it was resident (a stat) or
+#     not (its open-ahead read fails ESTALE, then the stat finds the new
+#     version).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_rados.sh"
 TP=$TC_TESTS/tcplan
@@ -44,13 +46,16 @@ check "import uploads the 160 files" [ "$(rd_import "$T/src" rp)" = "160 0 0" ]
 check "lru's default placement, demote=flat, is in force" [ "$(pol "p['demote'], p['demote_flat']")" = "True True" ]
 
 # (a) one pass, every open due for a stat
-oa0=$(pf open_ahead) d0=$(ctr demotions) ev0=$(ctr evictions)
+oa0=$(pf open_ahead) d0=$(ctr demotions) ev0=$(ctr evictions) rr0=$(ctr revalidations_by_read)
 check "(a) one pass over a/: every byte equals the pool's" read_list "$T/pass"
 wait_for 30 settled
 oa=$(($(pf open_ahead) - oa0)) d=$(($(ctr demotions) - d0)) ev=$(($(ctr evictions) - ev0))
+rr=$(($(ctr revalidations_by_read) - rr0))
 fh=$(pol "p['fills_hot']") fw=$(pol "p['fills_warm']") lost=$(ctr served_unkept_with_room)
-echo "(a) open_ahead $oa evictions $ev demotions $d fills hot $fh warm $fw served_unkept_with_room $lost"
+echo "(a) open_ahead $oa revalidations_by_read $rr evictions $ev demotions $d fills hot $fh warm $fw served_unkept_with_room $lost"
 check "(a) the opens' reads ran beside their stats (open_ahead $oa >= 100)" [ "$oa" -ge 100 ]
+check "(a) their revalidations were answered by those reads, no stat of their own ($rr >= 100)" \
+	[ "$rr" -ge 100 ]
 check "(a) misses evicted (evictions $ev > 25)" [ "$ev" -gt 25 ]
 check "(a) the open-ahead fills followed the placement: both tiers (hot $fh, warm $fw)" \
 	[ "$fh" -gt 10 -a "$fw" -gt 40 ]
@@ -73,5 +78,16 @@ echo "$f" >"$T/one"
 check "(c) $f rewritten in the pool: read at its new version, bytes equal" read_list "$T/one"
 check "(c) tierctl cat gives the new bytes too" \
 	bash -c "'$TC_BIN/tierctl' cat 'rp/$f' | cmp - '$T/src/$f'"
+# ... and one evicted long ago (the first of the pass): its open's read
+# ahead asserts the old version and fails (ESTALE); the revalidation then
+# asks the stat, which finds the new version
+g=$(head -n 1 "$T/pass")
+head -c 88888 /dev/urandom >"$T/src/$g"
+rd_rados put "${P}$g" "$T/src/$g"
+echo "$g" >"$T/two"
+s0=$(ctr stale_reads)
+check "(c) $g (not resident) rewritten in the pool: read at its new version, bytes equal" read_list "$T/two"
+check "(c) ... its read ahead of the old version failed as stale ($(($(ctr stale_reads) - s0)) >= 1)" \
+	[ "$(($(ctr stale_reads) - s0))" -ge 1 ]
 check "no checksum errors" [ "$(ctr checksum_errors)" = 0 ]
 finish
