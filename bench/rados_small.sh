@@ -297,7 +297,7 @@ counters() {
 import json, os, sys
 keys = ("hits_hot hits_warm misses cold_reads served_unkept evictions demotions promotions "
         "segment_items_kept segment_items_dropped frames_open frames_chunk opens_filled "
-        "segment_copy_syncs segment_reclaim_copied_bytes").split()
+        "segment_copy_syncs segment_reclaim_copied_bytes revalidations_by_read").split()
 def find(o):
     if isinstance(o, dict):
         if "misses" in o and "hits_hot" in o:
