@@ -221,10 +221,10 @@ struct fill_table {
 			    * the chunk's previous home (one hop, READ_PREV_HOME) */
 #define READ_PREV_HOME 0x8u /* a new home asks this node, the chunk's previous
 			     * home (cluster/): never asked of any peer */
-#define READ_PLACED 0x10u /* with READ_PREFETCH: a prefetch no plan asked for
-			   * (open-ahead, dir-ahead, readahead), placed where
-			   * the miss it stands for would be (the placement),
-			   * not always on hot */
+/* with READ_PREFETCH: a prefetch no plan asked for (open-ahead, dir-ahead,
+ * readahead), placed where the miss it stands for would be (the placement),
+ * not always on hot */
+#define READ_PLACED 0x10u
 struct read_ctx {
 	const struct tc_job_tag *job; /* NULL or !job->set: untagged */
 	unsigned flags;               /* READ_* */

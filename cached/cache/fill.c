@@ -664,9 +664,10 @@ static int fill_place(struct cache *cache, struct dataset *ds, uint64_t key, uin
 			goto keep;
 		last = to;
 		to = ahead_hot ? fill_prefetch_instead(cache, to, len)
-			      : policy_glue_fill_instead(cache, ds, to, key, len);
+			       : policy_glue_fill_instead(cache, ds, to, key, len);
 	}
-	if (last != TIER_NONE && !ahead_hot && mover_make_room_now(cache, (enum tier_id)last, len) == 0 &&
+	if (last != TIER_NONE && !ahead_hot &&
+	    mover_make_room_now(cache, (enum tier_id)last, len) == 0 &&
 	    tier_reserve(&cache->tiers[last], len)) {
 		to = last;
 		goto keep;
