@@ -63,6 +63,9 @@
 #      BENCH_MOUNT_REMOUNT (1; 0 keeps the mount, and its page cache,
 #      across epochs),
 #      BENCH_TIER_DIR (where the tiers live; default a temp dir on TMPDIR),
+#      BENCH_STATUS_DIR=DIR: the mount part saves `tierctl status --json`
+#      after each epoch as DIR/status-REP-EPOCH.json (prefetch, per-tier and
+#      per-dataset counters beside the few printed),
 #      BENCH_PERF=DIR: `perf record -g` of tiercached during the first
 #      repetition's cold epochs (DIR/cold-KIND-THRESHOLD-N.data) and the
 #      mount's epochs 1 and 2 (DIR/mount-E.data),
@@ -294,7 +297,7 @@ counters() {
 import json, os, sys
 keys = ("hits_hot hits_warm misses cold_reads served_unkept evictions demotions promotions "
         "segment_items_kept segment_items_dropped frames_open frames_chunk opens_filled "
-        "segment_copy_syncs segment_reclaim_copied_bytes").split()
+        "segment_copy_syncs segment_reclaim_copied_bytes revalidations_by_read").split()
 def find(o):
     if isinstance(o, dict):
         if "misses" in o and "hits_hot" in o:
@@ -501,6 +504,7 @@ if [[ " $PARTS " == *" mount "* ]]; then
 			printf 'rep %d epoch %d  direct %7.0f files/s   mount %7.0f files/s  (%.2f of direct)  misses %d  errors %d\n' \
 				"$r" "$e" "$df" "$f" "$(awk -v a="$f" -v b="$df" 'BEGIN{print b ? a / b : 0}')" "$mi" "$er"
 			counters "$B/ctr.1" "$B/ctr.0"
+			[ -n "${BENCH_STATUS_DIR:-}" ] && "$O/bin/tierctl" status --json >"$BENCH_STATUS_DIR/status-$r-$e.json" 2>/dev/null
 		done
 		mount_down
 	done

@@ -343,6 +343,11 @@ const struct counter_row counter_rows[] = {
 	{.status = "frames_close", .section = STATUS_COUNTERS,
 	 .metric = "tiercache_request_frames_total", .labels = "op=\"close\"", .type = COUNTER_COUNTER,
 	 .help = HELP_FRAMES, CTR(frames_close)},
+	{.status = "revalidations_by_read", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_revalidations_by_read_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Revalidations of a one-chunk file answered by the read of its chunk that its open "
+		 "started (the read asserts the version), without a stat of their own.",
+	 CTR(revals_by_read)},
 	{.status = "opens_filled", .section = STATUS_COUNTERS,
 	 .metric = "tiercache_opens_filled_total", .labels = "", .type = COUNTER_COUNTER,
 	 .help = "Opens of a one-chunk file answered with its chunk once read from the cold store "

@@ -170,6 +170,8 @@ struct counters {
 	uint64_t segment_copy_syncs; /* fdatasyncs of segments for the mover's copies (seg_sync.c):
 				      * demotions + promotions + segment_items_kept per sync */
 	uint64_t cold_reads, cold_errors, stale_reads;
+	uint64_t revals_by_read; /* revalidations answered by the file's read at its version
+				  * (open-ahead), no stat asked (dataset.c) */
 	uint64_t stale_served;   /* opens served unchecked: store down, serve_stale_on_error */
 	uint64_t checksum_errors, fill_errors;
 	uint64_t chunks_synced;  /* fills made durable and recorded (durable.c) */
@@ -219,6 +221,10 @@ struct fill_table {
 			    * the chunk's previous home (one hop, READ_PREV_HOME) */
 #define READ_PREV_HOME 0x8u /* a new home asks this node, the chunk's previous
 			     * home (cluster/): never asked of any peer */
+/* with READ_PREFETCH: a prefetch no plan asked for (open-ahead, dir-ahead,
+ * readahead), placed where the miss it stands for would be (the placement),
+ * not always on hot */
+#define READ_PLACED 0x10u
 struct read_ctx {
 	const struct tc_job_tag *job; /* NULL or !job->set: untagged */
 	unsigned flags;               /* READ_* */

@@ -4,6 +4,7 @@
 #include "dataset.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <event2/event.h>
 
 #include "chunk.h"
+#include "fill.h"
 #include "index.h"
 #include "proto.h"
 #include "log.h"
@@ -533,6 +535,7 @@ int dataset_revalidate_now(struct cache *cache, struct dataset *ds, struct mf_en
 
 struct reval_job {
 	struct job job;
+	struct waiter w; /* joined the read of the file's chunk (reval_join) */
 	struct cache *cache;
 	struct dataset *ds;
 	char *path;
@@ -573,6 +576,69 @@ static void reval_done(struct job *j)
 	free(r);
 }
 
+/* The stat of r's file: the backend's async stat where it has one (it
+ * then holds no worker while the source answers), else on a worker. */
+static void reval_stat(struct reval_job *r)
+{
+	r->sio.path = r->path;
+	r->sio.done = reval_stat_done;
+	r->sio.arg = r;
+	if (cold_stat_async(&r->ds->cold, &r->sio) == 0)
+		return;
+	workers_submit(r->cache->workers, &r->job);
+}
+
+/* The fill r joined ended. Its cold read asserted the version r->st
+ * (cold_io.expect: RADOS's compound op, posix's stat before and after),
+ * so a read that succeeded says what the stat would: the source is at
+ * that version now. Anything else (the file changed, ESTALE; removed; an
+ * error; the entry replaced meanwhile) is the stat's to find. */
+static void reval_filled(struct cache *cache, struct waiter *w, struct chunk *c, int err)
+{
+	struct reval_job *r = (struct reval_job *)((char *)w - offsetof(struct reval_job, w));
+	(void)c;
+	struct mf_entry *e = err == 0 && r->ds->mf ? manifest_find(r->ds->mf, r->path) : NULL;
+	if (e && cold_stat_same(&e->st, &r->st)) {
+		int rc = apply_stat(cache, r->ds, e, 0, &r->st);
+		cache->ctr.revals_by_read++;
+		cache->revals_inflight--;
+		r->cb(cache, r->arg, rc);
+		free(r->path);
+		free(r);
+		return;
+	}
+	if (cache->stopping) {
+		cache->revals_inflight--;
+		r->cb(cache, r->arg, err < 0 ? err : -ESHUTDOWN);
+		free(r->path);
+		free(r);
+		return;
+	}
+	reval_stat(r);
+}
+
+/* A read of e's one chunk at e's version is on its way from the cold store
+ * (the open started it beside this revalidation: open-ahead): wait for
+ * that read instead of asking the store a second time. Not for a chunk
+ * that may come from a peer (cluster/: its bytes say nothing of the
+ * source now), nor for a larger file. */
+static bool reval_join(struct reval_job *r, const struct mf_entry *e)
+{
+	struct cache *cache = r->cache;
+	struct dataset *ds = r->ds;
+	if (cache->hooks.remote_read || e->st.size == 0 || e->st.size > ds->conf.chunk_size)
+		return false;
+	uint64_t key = chunk_key(ds->name, e->path, &e->st, 0);
+	if (!fill_pending(cache, key) || chunk_find(&cache->chunks, key))
+		return false;
+	r->st = e->st;
+	r->w.cb = reval_filled;
+	/* not a read: the open's own read of the chunk is heard of when it comes */
+	const struct read_ctx rc = {.flags = READ_PREFETCH};
+	struct chunk *ch = NULL;
+	return fill_get(cache, ds, e->path, &e->st, 0, &rc, &r->w, &ch) == 0;
+}
+
 int dataset_revalidate_async(struct cache *cache, struct dataset *ds, const char *path,
 			     dataset_reval_cb cb, void *arg)
 {
@@ -597,13 +663,9 @@ int dataset_revalidate_async(struct cache *cache, struct dataset *ds, const char
 	r->job.work = reval_work;
 	r->job.done = reval_done;
 	cache->revals_inflight++;
-	/* a stat that holds no worker while the source answers, where the
-	 * backend has one: a slow store then costs no thread per open */
-	r->sio.path = r->path;
-	r->sio.done = reval_stat_done;
-	r->sio.arg = r;
-	if (cold_stat_async(&ds->cold, &r->sio) == 0)
+	struct mf_entry *e = ds->mf ? manifest_find(ds->mf, path) : NULL;
+	if (e && reval_join(r, e))
 		return 0;
-	workers_submit(cache->workers, &r->job);
+	reval_stat(r);
 	return 0;
 }

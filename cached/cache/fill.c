@@ -643,8 +643,9 @@ static int fill_prefetch_instead(struct cache *cache, int refused, uint32_t len)
 	return TIER_NONE;
 }
 
-/* Where a new chunk goes. The placement picks the tier (a prefetch: hot,
- * the prefetcher checked it displaces nothing needed sooner). When that
+/* Where a new chunk goes. The placement picks the tier (ahead_hot, a plan's
+ * prefetch: hot, the prefetcher checked it displaces nothing needed
+ * sooner; a guess, READ_PLACED, is placed as a miss). When that
  * tier has no room at this moment (fills and moves in flight, files
  * clients hold, chunks served unkept take it), the chunk goes to the next
  * tier whose policy admits it (policy_glue_fill_instead): concurrency
@@ -654,18 +655,19 @@ static int fill_prefetch_instead(struct cache *cache, int refused, uint32_t len)
  * chunk served without being kept; *lost says a tier had room for it all
  * the same (counted: the goal is none). */
 static int fill_place(struct cache *cache, struct dataset *ds, uint64_t key, uint32_t len,
-		      bool prefetch, uint8_t *tier, bool *keep, bool *lost)
+		      bool ahead_hot, uint8_t *tier, bool *keep, bool *lost)
 {
-	int to = prefetch ? TIER_HOT : policy_glue_fill(cache, ds, key, len);
+	int to = ahead_hot ? TIER_HOT : policy_glue_fill(cache, ds, key, len);
 	int first = to, last = TIER_NONE;
 	while (to != TIER_NONE) {
 		if (fill_reserve(cache, to, len))
 			goto keep;
 		last = to;
-		to = prefetch ? fill_prefetch_instead(cache, to, len)
-			      : policy_glue_fill_instead(cache, ds, to, key, len);
+		to = ahead_hot ? fill_prefetch_instead(cache, to, len)
+			       : policy_glue_fill_instead(cache, ds, to, key, len);
 	}
-	if (last != TIER_NONE && !prefetch && mover_make_room_now(cache, (enum tier_id)last, len) == 0 &&
+	if (last != TIER_NONE && !ahead_hot &&
+	    mover_make_room_now(cache, (enum tier_id)last, len) == 0 &&
 	    tier_reserve(&cache->tiers[last], len)) {
 		to = last;
 		goto keep;
@@ -790,7 +792,8 @@ int fill_get(struct cache *cache, struct dataset *ds, const char *path, const st
 		free(f);
 		return -ENOMEM;
 	}
-	int err = fill_place(cache, ds, key, len, prefetch, &f->tier, &f->keep, &f->lost);
+	int err = fill_place(cache, ds, key, len, prefetch && !(rc->flags & READ_PLACED), &f->tier,
+			     &f->keep, &f->lost);
 	if (err < 0) {
 		log_warn("dataset=%s path=%s chunk=%u op=fill err=\"no room anywhere: every tier is "
 			 "full of chunks held open by clients (or failed) and the %llu MiB for chunks "

@@ -24,7 +24,8 @@ void fill_table_free(struct fill_table *t);
 /* Make chunk idx of (ds, path at version src) resident, or serve it
  * unkept if the dataset's placement admits it nowhere. rc says who reads
  * (NULL: an untagged client); a READ_PREFETCH fill is no read: no policy
- * or plan hears of it, and it lands on hot.
+ * or plan hears of it, and it lands on hot (with READ_PLACED: where the
+ * placement puts a miss).
  * Returns 1 with *out set if it already is (nothing queued), 0 if w was
  * queued (w->cb follows, possibly after other waiters), or -errno. */
 int fill_get(struct cache *cache, struct dataset *ds, const char *path, const struct cold_stat *src,

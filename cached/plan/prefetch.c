@@ -368,7 +368,13 @@ static int pf_issue(struct prefetch *pf, struct dataset *ds, const char *path,
 	r->psid = psid;
 	r->t0 = cache_now_ns();
 	r->len = len;
-	const struct read_ctx rc_pf = {.flags = READ_PREFETCH}; /* not a read: lands on hot */
+	/* not a read. A plan's load lands on hot (pf_fit checked it
+	 * displaces nothing needed sooner); a guess (psid 0: open-ahead,
+	 * dir-ahead, readahead) stands for the miss it runs ahead of and is
+	 * placed as that miss would be: with demote=flat, on hot only while
+	 * hot has room, else where the one LRU's next victim is, so it costs
+	 * no copy of hot's victim to warm (fill_place) */
+	const struct read_ctx rc_pf = {.flags = READ_PREFETCH | (psid ? 0u : READ_PLACED)};
 	if (trace_rec_on(pf->cache)) {
 		r->ds = ds;
 		r->idx = idx;
