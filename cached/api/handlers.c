@@ -246,9 +246,11 @@ static void reply_reval_err(struct conn *c, uint8_t op, uint32_t id, const struc
  * inline for a cheap local stat, else on a worker with cont() continuing
  * the request. Returns 0 to go on now, -errno if the file may not be
  * served (-ENOENT: gone; -EIO: the store is down; a per-file error; nothing
- * replied: reply_reval_err), 1 if deferred (or failed and replied). */
+ * replied: reply_reval_err), 1 if deferred (or failed and replied).
+ * read_since_ns: when the request arrived, if it started a read of the
+ * file's chunk that may answer for the stat (0: none). */
 static int revalidate(struct conn *c, const struct tc_hdr *h, struct target *t, struct mf_entry *e,
-		      dataset_reval_cb cont)
+		      uint64_t read_since_ns, dataset_reval_cb cont)
 {
 	if (!dataset_entry_stale(t->ds, e, cache_now_ns()))
 		return 0;
@@ -264,7 +266,8 @@ static int revalidate(struct conn *c, const struct tc_hdr *h, struct target *t, 
 	p->id = h->id;
 	p->flags = h->aux;
 	conn_get(c);
-	if (dataset_revalidate_async(conn_api(c)->cache, t->ds, t->rest, cont, p) < 0)
+	if (dataset_revalidate_async_since(conn_api(c)->cache, t->ds, t->rest, read_since_ns, cont,
+					   p) < 0)
 		cont(conn_api(c)->cache, p, 0);
 	return 1;
 }
@@ -342,11 +345,13 @@ static void open_run(struct conn *c, const struct tc_hdr *h, struct proto_rd *r,
 	 * finding the chunk after the stat is this open's own miss) */
 	struct tc_hdr hr = *h;
 	hr.aux &= OPEN_WIRE_FLAGS;
-	if (open_ahead && !cold_has_cheap_stat(&t.ds->cold) &&
-	    dataset_entry_stale(t.ds, e, cache_now_ns()) &&
-	    prefetch_open_ahead(conn_api(c)->plans->pf, t.ds, t.rest, &e->st))
+	uint64_t now = cache_now_ns(), read_since = 0;
+	if (open_ahead && !cold_has_cheap_stat(&t.ds->cold) && dataset_entry_stale(t.ds, e, now) &&
+	    prefetch_open_ahead(conn_api(c)->plans->pf, t.ds, t.rest, &e->st)) {
 		hr.aux |= HANDLERS_OPEN_OWN_FILL;
-	int rv = revalidate(c, &hr, &t, e, open_after_reval);
+		read_since = now;
+	}
+	int rv = revalidate(c, &hr, &t, e, read_since, open_after_reval);
 	if (rv < 0) {
 		reply_reval_err(c, h->op, h->id, t.ds, t.rest, rv);
 		return;
@@ -613,7 +618,7 @@ static void op_stat(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 		return;
 	struct mf_entry *e = *t.rest ? manifest_find(t.ds->mf, t.rest) : NULL;
 	if (e) {
-		int rv = revalidate(c, h, &t, e, stat_after_reval);
+		int rv = revalidate(c, h, &t, e, 0, stat_after_reval);
 		if (rv > 0)
 			return;
 		if (rv == -ENOENT) {

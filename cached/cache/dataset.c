@@ -536,6 +536,7 @@ int dataset_revalidate_now(struct cache *cache, struct dataset *ds, struct mf_en
 struct reval_job {
 	struct job job;
 	struct waiter w; /* joined the read of the file's chunk (reval_join) */
+	uint64_t read_since_ns; /* a read sent since may answer (0: none) */
 	struct cache *cache;
 	struct dataset *ds;
 	char *path;
@@ -619,17 +620,21 @@ static void reval_filled(struct cache *cache, struct waiter *w, struct chunk *c,
 
 /* A read of e's one chunk at e's version is on its way from the cold store
  * (the open started it beside this revalidation: open-ahead): wait for
- * that read instead of asking the store a second time. Not for a chunk
- * that may come from a peer (cluster/: its bytes say nothing of the
- * source now), nor for a larger file. */
+ * that read instead of asking the store a second time. Only a read sent
+ * after the request arrived (r->read_since_ns) answers for it: one sent
+ * before may have been answered before a change the client already saw
+ * made. Not for a chunk that may come from a peer (cluster/: its bytes say
+ * nothing of the source now), nor for an entry without a version (the
+ * read's size and mtime check is to the second), nor for a larger file. */
 static bool reval_join(struct reval_job *r, const struct mf_entry *e)
 {
 	struct cache *cache = r->cache;
 	struct dataset *ds = r->ds;
-	if (cache->hooks.remote_read || e->st.size == 0 || e->st.size > ds->conf.chunk_size)
+	if (!r->read_since_ns || cache->hooks.remote_read || !e->st.version || e->st.size == 0 ||
+	    e->st.size > ds->conf.chunk_size)
 		return false;
 	uint64_t key = chunk_key(ds->name, e->path, &e->st, 0);
-	if (!fill_pending(cache, key) || chunk_find(&cache->chunks, key))
+	if (!fill_cold_since(cache, key, r->read_since_ns) || chunk_find(&cache->chunks, key))
 		return false;
 	r->st = e->st;
 	r->w.cb = reval_filled;
@@ -642,6 +647,12 @@ static bool reval_join(struct reval_job *r, const struct mf_entry *e)
 int dataset_revalidate_async(struct cache *cache, struct dataset *ds, const char *path,
 			     dataset_reval_cb cb, void *arg)
 {
+	return dataset_revalidate_async_since(cache, ds, path, 0, cb, arg);
+}
+
+int dataset_revalidate_async_since(struct cache *cache, struct dataset *ds, const char *path,
+				   uint64_t read_since_ns, dataset_reval_cb cb, void *arg)
+{
 	struct reval_job *r = calloc(1, sizeof(*r));
 	if (!r || !(r->path = strdup(path))) {
 		free(r);
@@ -651,6 +662,7 @@ int dataset_revalidate_async(struct cache *cache, struct dataset *ds, const char
 	r->ds = ds;
 	r->cb = cb;
 	r->arg = arg;
+	r->read_since_ns = read_since_ns;
 	if (!ds->opened || dataset_cold_failing(ds, cache_now_ns())) {
 		/* the store is down: do not make the open wait for its timeout */
 		struct mf_entry *e = ds->mf ? manifest_find(ds->mf, path) : NULL;

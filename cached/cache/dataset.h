@@ -75,6 +75,12 @@ int dataset_revalidate_now(struct cache *cache, struct dataset *ds, struct mf_en
 typedef void (*dataset_reval_cb)(struct cache *cache, void *arg, int err);
 int dataset_revalidate_async(struct cache *cache, struct dataset *ds, const char *path,
 			     dataset_reval_cb cb, void *arg);
+/* The same, where a read of the file's one chunk that the loop sent at or
+ * after read_since_ns (the request's arrival; 0: none) and that is still
+ * on its way may answer instead of a stat of its own: the read asserts the
+ * version, so its success says what the stat would. */
+int dataset_revalidate_async_since(struct cache *cache, struct dataset *ds, const char *path,
+				   uint64_t read_since_ns, dataset_reval_cb cb, void *arg);
 /* What a client is told when revalidating path gave err (< 0): what
  * happened and what to do. */
 void dataset_reval_msg(const struct dataset *ds, const char *path, int err, char *buf, size_t n);

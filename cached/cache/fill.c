@@ -108,6 +108,7 @@ struct fill {
 	char *tmp, *final;
 	struct waiter *waiters, **wtail;
 	uint64_t start_ns; /* the miss, for the cold-read latency histogram */
+	uint64_t cold_ns;  /* its cold read was sent (fill_start_cold), 0 before */
 	uint64_t remote_ns; /* the home's reply was in (stage times, log_debug) */
 	uint64_t work_ns[2]; /* the worker's write began and ended (stage times, log_debug) */
 };
@@ -133,6 +134,15 @@ static struct fill *fill_find(struct fill_table *t, uint64_t key)
 {
 	struct u64h_node *n = u64h_find(&t->h, key);
 	return n ? (struct fill *)(void *)((char *)n - offsetof(struct fill, hn)) : NULL;
+}
+
+bool fill_cold_since(const struct cache *cache, uint64_t key, uint64_t since_ns)
+{
+	const struct u64h_node *n = u64h_find(&cache->fills.h, key);
+	const struct fill *f = n ? (const struct fill *)(const void *)((const char *)n -
+								      offsetof(struct fill, hn))
+				 : NULL;
+	return f && !f->remote && f->cold_ns && f->cold_ns >= since_ns;
 }
 
 bool fill_pending(const struct cache *cache, uint64_t key)
@@ -702,6 +712,7 @@ static void fill_start_cold(struct fill *f)
 		.arg = f,
 	};
 	f->job.done = fill_done;
+	f->cold_ns = cache_now_ns();
 	cache->ctr.cold_reads++;
 
 	if (cold_is_async(&f->ds->cold)) {

@@ -35,5 +35,8 @@ int fill_get(struct cache *cache, struct dataset *ds, const char *path, const st
 size_t fill_inflight(const struct cache *cache);
 /* Is a fill of key in flight (a read-ahead need not join it)? Loop thread. */
 bool fill_pending(const struct cache *cache, uint64_t key);
+/* Is a fill of key reading from the cold store a read it sent at or after
+ * since_ns (so the store answers it as of then or later)? Loop thread. */
+bool fill_cold_since(const struct cache *cache, uint64_t key, uint64_t since_ns);
 
 #endif
