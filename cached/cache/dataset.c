@@ -154,7 +154,12 @@ unsigned dataset_drop_stale_chunks(struct cache *cache, struct dataset *ds)
 }
 
 /* Count differences between two sorted manifests. */
-static uint64_t manifest_changes(const struct manifest *a, const struct manifest *b)
+/* How many files differ between a (the manifest in use) and b (the one
+ * just loaded). A file a confirmed against the source since the load began
+ * (since_ns) at another version than b lists (or found removed) may be
+ * newer than what the listing saw: b's entry is made due for a stat, so
+ * the next open confirms it instead of serving the listing's version. */
+static uint64_t manifest_changes(const struct manifest *a, struct manifest *b, uint64_t since_ns)
 {
 	size_t i = 0, j = 0;
 	uint64_t changed = 0;
@@ -173,7 +178,10 @@ static uint64_t manifest_changes(const struct manifest *a, const struct manifest
 			changed++;
 			j++;
 		} else {
-			changed += a->v[i].gone || !cold_stat_same(&a->v[i].st, &b->v[j].st);
+			bool differs = a->v[i].gone || !cold_stat_same(&a->v[i].st, &b->v[j].st);
+			changed += differs;
+			if (differs && a->v[i].checked_ns >= since_ns)
+				b->v[j].checked_ns = 0;
 			i++;
 			j++;
 		}
@@ -308,7 +316,7 @@ static void schedule_retry(struct cache *cache, struct dataset *ds)
 static uint64_t install(struct cache *cache, struct load_job *l)
 {
 	struct dataset *ds = l->ds;
-	uint64_t changed = manifest_changes(ds->mf, l->mf);
+	uint64_t changed = manifest_changes(ds->mf, l->mf, ds->load_start_ns);
 	manifest_free(ds->mf);
 	ds->mf = l->mf;
 	l->mf = NULL;
