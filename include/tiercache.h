@@ -90,7 +90,11 @@ int tiercache_open(struct tiercache *tc, const char *path, int flags);
  * opened, or -1 with errno if nothing could be asked (EINVAL: bad
  * arguments; EROFS: a write flag; the daemon unreachable: errno as for
  * tiercache_open, and every errs[i] set to it). flags as for
- * tiercache_open. Close each handle with tiercache_close. */
+ * tiercache_open. On a connection tagged with a job whose plan the daemon
+ * knows (tiercache_set_job), the files handed ahead of that plan are
+ * opened from the library's open-ahead table as tiercache_open would open
+ * them, and only the others are sent: a batch held whole costs no round
+ * trip. Close each handle with tiercache_close (or tiercache_close_many). */
 int tiercache_open_many(struct tiercache *tc, const char *const paths[], size_t n, int handles[],
 			int errs[], int flags);
 ssize_t tiercache_pread(struct tiercache *tc, int h, void *buf, size_t n, uint64_t off);
