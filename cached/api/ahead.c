@@ -48,6 +48,7 @@
 #include "manifest.h"
 #include "plans.h"
 #include "prefetch.h"
+#include "status.h"
 
 #define AHEAD_PLANS 4u          /* plans followed at once per connection */
 #define AHEAD_SCAN_MAX 8192u    /* plan positions looked at per request */
@@ -99,12 +100,11 @@ static uint64_t ahead_tier_share(const struct config *cfg)
 	return band / 2;
 }
 
-/* Whether a connection holding a->bytes ahead may take c0 more: its own
- * cap (ahead_bytes_cap), its even share of the tiers' (ahead_tier_share
- * over the connections that ask for records, itself included, or over
- * the ranks of its job, world, if more: the first to ask must not take
- * the others' part), and the tiers' share for all of them together. */
-static bool ahead_room(const struct api *api, const struct ahead_conn *a, uint32_t world, uint64_t c0)
+/* One connection's cap: its own (ahead_bytes_cap) and its even share of
+ * the tiers' (ahead_tier_share over the connections that ask for records,
+ * itself included, or over the ranks of its job, world, if more: the first
+ * to ask must not take the others' part). */
+static uint64_t ahead_conn_cap(const struct api *api, uint32_t world)
 {
 	const struct config *cfg = api->cache->cfg;
 	uint64_t share = ahead_tier_share(cfg);
@@ -112,7 +112,23 @@ static bool ahead_room(const struct api *api, const struct ahead_conn *a, uint32
 	uint64_t cap = ahead_bytes_cap(cfg);
 	if (askers && share / askers < cap)
 		cap = share / askers;
-	return a->bytes + c0 <= cap && api->cache->ctr.ahead_out_bytes + c0 <= share;
+	return cap;
+}
+
+/* Whether a connection holding a->bytes ahead may take c0 more: its cap,
+ * and the tiers' share for all of them together. */
+static bool ahead_room(const struct api *api, const struct ahead_conn *a, uint32_t world, uint64_t c0)
+{
+	return a->bytes + c0 <= ahead_conn_cap(api, world) &&
+	       api->cache->ctr.ahead_out_bytes + c0 <= ahead_tier_share(api->cache->cfg);
+}
+
+void api_ahead_info(const void *arg, struct status_ahead *out)
+{
+	const struct api *api = arg;
+	out->bound_bytes = ahead_tier_share(api->cache->cfg);
+	out->conn_bound_bytes = ahead_conn_cap(api, 0);
+	out->askers = api->ahead_askers;
 }
 
 /* Where hd is in a's handed set, or -1. */
