@@ -139,6 +139,7 @@ int tiercache_open_many(struct tiercache *tc, const char *const paths[], size_t 
 	/* first what the open-ahead table holds (errs[i] -1: still to ask) */
 	int opened = 0;
 	tc_io_lock(tc);
+	tc_ahead_collect(tc); /* a refill the previous call asked for */
 	for (size_t i = 0; i < n; i++) {
 		int rc = tc_path_check(paths[i]);
 		if (rc < 0) {
