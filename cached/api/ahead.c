@@ -36,6 +36,7 @@
  * Loop thread only.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,7 @@ struct ahead_cursor {
 struct ahead_out {
 	uint64_t hid;
 	uint64_t bytes; /* of chunk 0's file held through the handed fd (0: none) */
+	uint64_t key;   /* out_key() of its file: out_has compares it first */
 };
 
 struct ahead_conn {
@@ -190,11 +192,24 @@ void ahead_conn_free(struct session *s)
 	s->ahead = NULL;
 }
 
-/* Is a handle for (ds, path) handed and still out? */
+/* A hash of (ds, path): a request hands up to 64 files and checks each
+ * against up to TC_AHEAD_HANDLES_MAX out, so most pairs differ here
+ * rather than in a strcmp. */
+static uint64_t out_key(const struct dataset *ds, const char *path)
+{
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)(uintptr_t)ds;
+	for (; *path; path++)
+		h = (h ^ (uint8_t)*path) * 1099511628211ull;
+	return h;
+}
+
+/* Is a handle for (ds, path) (key: out_key of them) handed and still out? */
 static bool out_has(struct conn *c, const struct ahead_conn *a, const struct dataset *ds,
-		    const char *path)
+		    const char *path, uint64_t key)
 {
 	for (uint32_t i = 0; i < a->n; i++) {
+		if (a->out[i].key != key)
+			continue;
 		struct handle *h = session_handle_get(c, a->out[i].hid);
 		if (h && h->ds == ds && strcmp(h->path, path) == 0)
 			return true;
@@ -267,7 +282,8 @@ static int hand_one(struct conn *c, struct ahead_conn *a, struct hand *hn, struc
 		    struct mf_entry *e)
 {
 	struct cache *cache = conn_api(c)->cache;
-	if (e->gone || out_has(c, a, ds, e->path) || access_may(c, ds, e->path, ACCESS_OPEN) < 0)
+	uint64_t key = out_key(ds, e->path);
+	if (e->gone || out_has(c, a, ds, e->path, key) || access_may(c, ds, e->path, ACCESS_OPEN) < 0)
 		return 0;
 	uint64_t now = cache_now_ns();
 	if (dataset_entry_stale(ds, e, now)) {
@@ -302,6 +318,7 @@ static int hand_one(struct conn *c, struct ahead_conn *a, struct hand *hn, struc
 	a->out[a->n++] = (struct ahead_out){
 		.hid = session_handle_id(s->free_hint - 1, hd->gen),
 		.bytes = bytes,
+		.key = key,
 	};
 	a->bytes += bytes;
 	cache->ctr.ahead_out++;
@@ -432,7 +449,7 @@ static void revals_start(struct conn *c, struct ahead_conn *a, uint32_t want)
 		for (unsigned scanned = 0; p < end && scanned < AHEAD_SCAN_MAX && seen < want;
 		     p++, scanned++) {
 			struct mf_entry *e = plan_file_at(pl, p);
-			if (!e || out_has(c, a, ds, e->path))
+			if (!e || out_has(c, a, ds, e->path, out_key(ds, e->path)))
 				continue;
 			seen++;
 			if (!dataset_entry_stale(ds, e, now) ||

@@ -6,15 +6,15 @@
  *
  * The table is refilled inside tiercache_open (no thread of ours) once
  * fewer than half of it are ahead of the furthest entry used, one request
- * for a batch of up to TC_REPLY_FDS_MAX records. After an open the table
- * answered, the request is sent and its reply left on the socket: it is
- * read at the latest by the next call that opens (tiercache_open,
- * tiercache_open_many), earlier when an open misses the table or another
- * request waits for its reply (tc_xfer): the daemon's answer overlaps the
- * program's reads of what it opened, so a reader that keeps to its plan
- * does not wait for it, and what the answer says (the plan went) is acted
- * on one call later than before. An
- * open the table lacks asks and waits as before. An entry leaves it
+ * for a batch of up to TC_REPLY_FDS_MAX records. An open the table lacks
+ * asks and waits for the answer. After an open the table answered, the
+ * request is sent and its reply left on the socket: it is read at the
+ * latest by the next call that opens (tiercache_open, tiercache_open_many),
+ * earlier when an open misses the table or another request waits for its
+ * reply (tc_xfer). The daemon's answer then overlaps the program's reads
+ * of what it opened, so a reader that keeps to its plan does not wait for
+ * it; what the answer says (the plan went) is acted on one call later than
+ * if it were waited for. An entry leaves it
  * when used (it becomes an ordinary handle, whose CLOSE tells the daemon it
  * was used), when it is older than the daemon said its version may be
  * trusted (fresh_ms: then the open goes to the daemon, which confirms the
