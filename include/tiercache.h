@@ -209,6 +209,15 @@ int tiercache_ping(struct tiercache *tc);
 #define TIERCACHE_RANK_ANY 0xffffffffu
 int tiercache_set_job(struct tiercache *tc, uint64_t job, uint32_t rank);
 int tiercache_clear_job(struct tiercache *tc);
+/* Open-ahead for one of several readers of a plan that share its files
+ * batch by batch (a DataLoader's workers: batch b goes to worker
+ * b % workers): this connection is handed only the plan's files i with
+ * (i / batch) % workers == index, the batches this reader will open.
+ * workers 1: every file (the default). Advice: a daemon that predates it
+ * hands nothing ahead on this connection. EINVAL: batch or workers 0 or
+ * past 65536, index >= workers. */
+int tiercache_set_ahead_stride(struct tiercache *tc, uint32_t batch, uint32_t workers,
+			       uint32_t index);
 
 /*
  * Act for another user (a FUSE mount run by root that serves other users):

@@ -72,6 +72,9 @@ struct ahead_conn {
 	uint64_t bytes; /* sum of their bytes */
 	/* a request waiting for its files' versions (see above) */
 	unsigned waiting; /* revalidations out (+1 while they are started) */
+	/* the client's stride (OPEN_AHEAD): hand plan files i with
+	 * (i / st_batch) % st_workers == st_index; st_workers <= 1: all */
+	uint32_t st_batch, st_workers, st_index;
 	uint32_t wait_id, wait_want;
 	struct ahead_out out[TC_AHEAD_HANDLES_MAX];
 };
@@ -334,12 +337,15 @@ static int hand_one(struct conn *c, struct ahead_conn *a, struct hand *hn, struc
 
 /* The entry of the file whose first chunk is at plan position p, if not
  * read yet and still in the manifest (else NULL: nothing to hand there). */
-static struct mf_entry *plan_file_at(const struct dplan *pl, uint64_t p)
+static struct mf_entry *plan_file_at(const struct dplan *pl, const struct ahead_conn *a, uint64_t p)
 {
 	uint64_t aux = plan_track_aux(&pl->tr, p);
 	if (PLAN_AUX_IDX(aux) != 0 || plan_track_done(&pl->tr, p))
 		return NULL;
-	return manifest_find(pl->ds->mf, pl->files[PLAN_AUX_FILE(aux)].path);
+	uint32_t f = PLAN_AUX_FILE(aux);
+	if (a->st_workers > 1 && (f / a->st_batch) % a->st_workers != a->st_index)
+		return NULL; /* another worker's batch */
+	return manifest_find(pl->ds->mf, pl->files[f].path);
 }
 
 /* Where a connection's scan of a plan starts: its cursor, never behind
@@ -361,7 +367,7 @@ static int hand_plan(struct conn *c, struct ahead_conn *a, struct hand *hn, stru
 	for (unsigned scanned = 0; p < end && scanned < AHEAD_SCAN_MAX; p++, scanned++) {
 		if (hn->count == hn->want || a->n == TC_AHEAD_HANDLES_MAX)
 			break;
-		struct mf_entry *e = plan_file_at(pl, p);
+		struct mf_entry *e = plan_file_at(pl, a, p);
 		if (e && (rc = hand_one(c, a, hn, pl->ds, e)) < 0)
 			break; /* p stays: handed on a later call */
 	}
@@ -448,7 +454,7 @@ static void revals_start(struct conn *c, struct ahead_conn *a, uint32_t want)
 		uint64_t p = scan_start(cur, pl), end = plan_track_end(&pl->tr);
 		for (unsigned scanned = 0; p < end && scanned < AHEAD_SCAN_MAX && seen < want;
 		     p++, scanned++) {
-			struct mf_entry *e = plan_file_at(pl, p);
+			struct mf_entry *e = plan_file_at(pl, a, p);
 			if (!e || out_has(c, a, ds, e->path, out_key(ds, e->path)))
 				continue;
 			seen++;
@@ -477,7 +483,16 @@ void ahead_op(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 				       TC_REPLY_FDS_MAX, TC_AHEAD_HANDLES_MAX);
 		return;
 	}
-	if (!release_named(c, r, nrel) || !proto_rd_done(r)) {
+	uint32_t st[3] = {1, 1, 0}; /* batch, workers, index: no stride */
+	bool stride = false, ok = release_named(c, r, nrel);
+	if (ok && !proto_rd_done(r)) {
+		stride = true;
+		for (int i = 0; i < 3; i++)
+			st[i] = proto_rd_u32(r);
+		ok = proto_rd_done(r) && st[0] >= 1 && st[0] <= TC_AHEAD_STRIDE_MAX && st[1] >= 1 &&
+		     st[1] <= TC_AHEAD_STRIDE_MAX && st[2] < st[1];
+	}
+	if (!ok) {
 		conn_count_bad_frame(c);
 		if (!noreply)
 			conn_reply_err(c, h->op, h->id, EBADMSG, "malformed OPEN_AHEAD");
@@ -493,6 +508,13 @@ void ahead_op(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 		conn_api(c)->ahead_askers++; /* until the connection goes */
 	}
 	struct ahead_conn *a = s->ahead;
+	if (a && stride && (a->st_batch != st[0] || a->st_workers != st[1] || a->st_index != st[2])) {
+		a->st_batch = st[0];
+		a->st_workers = st[1];
+		a->st_index = st[2];
+		/* what the cursors passed was another worker's part before */
+		memset(a->cur, 0, sizeof(a->cur));
+	}
 	if (!want || a->waiting) { /* one waiting request per connection */
 		ahead_answer(c, h->id, want);
 		return;

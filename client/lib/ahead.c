@@ -271,6 +271,9 @@ static int refill_send(struct tiercache *tc, struct tc_ahead *a, uint64_t now, u
 	proto_wr_u32(&w, a->nrel);
 	for (unsigned i = 0; i < a->nrel; i++)
 		proto_wr_u64(&w, a->rel[i]);
+	if (tc->stride[1]) /* once set, always sent: the daemon keeps the last */
+		for (int i = 0; i < 3; i++)
+			proto_wr_u32(&w, tc->stride[i]);
 	int rc = w.oom ? -ENOMEM : tc_xfer_send(tc, TC_OP_OPEN_AHEAD, 0, &w, id);
 	proto_wr_free(&w);
 	if (rc == 0)
@@ -446,4 +449,27 @@ int tc_ahead_open(struct tiercache *tc, const char *path)
 	else if (a->nrel)
 		release_send(tc, a);
 	return hd;
+}
+
+int tiercache_set_ahead_stride(struct tiercache *tc, uint32_t batch, uint32_t workers,
+			       uint32_t index)
+{
+	tc_err_begin();
+	if (!tc || batch < 1 || batch > TC_AHEAD_STRIDE_MAX || workers < 1 ||
+	    workers > TC_AHEAD_STRIDE_MAX || index >= workers)
+		return tc_err_fail(-EINVAL);
+	tc_enter(tc);
+	tc_io_lock(tc);
+	if (workers == 1)
+		batch = 1;
+	if (tc->stride[0] != batch || tc->stride[1] != workers || tc->stride[2] != index) {
+		/* the daemon learns it with the next OPEN_AHEAD; what is held
+		 * was chosen for the old one: released */
+		tc_ahead_reset(tc);
+		tc->stride[0] = batch;
+		tc->stride[1] = workers;
+		tc->stride[2] = index;
+	}
+	tc_io_unlock(tc);
+	return 0;
 }

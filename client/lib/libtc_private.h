@@ -112,6 +112,9 @@ struct tiercache {
 	 * read it (tc_ahead_collect) before any other reply; cleared when the
 	 * socket goes */
 	bool ahead_pending;
+	/* io_lock: tiercache_set_ahead_stride (batch, workers, index), sent
+	 * with every OPEN_AHEAD once set; workers 0: never set (not sent) */
+	uint32_t stride[3];
 };
 
 /* One reply frame. */
