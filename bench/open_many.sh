@@ -7,7 +7,8 @@
 # DataLoader epochs of each kind (default 15: an epoch is a fraction of a
 # second, and a loaded machine moves single ones by 20%).
 # BENCH_PYTHONPATH: the tiercache package to load (default client/python;
-# another tree's for an A/B run).
+# another tree's for an A/B run). BENCH_SIZE: bytes a file (default 102400;
+# 4096 shows what a round trip costs when the copy is small).
 set -uo pipefail
 O=${1:-build/default}
 cd "$(dirname "$0")/.."
@@ -19,7 +20,8 @@ runs=7
 truns=${BENCH_TORCH_RUNS:-15}
 if [ "${BENCH_QUICK:-${QUICK:-0}}" = 1 ]; then n=500; runs=3; truns=3; fi
 mkdir -p "$B/cold/small"
-for i in $(seq 1 "$n"); do head -c 102400 /dev/urandom >"$B/cold/small/f$i.bin"; done
+sz=${BENCH_SIZE:-102400}
+for i in $(seq 1 "$n"); do head -c "$sz" /dev/urandom >"$B/cold/small/f$i.bin"; done
 hot_conf 2G
 export TIERCACHE_SOCKET=$B/sock
 start_daemon open_many

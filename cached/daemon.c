@@ -234,6 +234,8 @@ int daemon_init(struct daemon *d, struct config *cfg, char *err, size_t errlen)
 	if (rc < 0)
 		return rc;
 	d->status->srv = d->srv;
+	d->status->ahead_arg = &d->api;
+	d->status->ahead_info = api_ahead_info;
 	return metrics_start(&d->metrics, d->status, err, errlen);
 }
 
@@ -286,8 +288,10 @@ void daemon_free(struct daemon *d)
 	d->cache.stopping = true;
 	metrics_stop(d->metrics);
 	d->metrics = NULL;
-	if (d->status)
+	if (d->status) {
 		d->status->srv = NULL;
+		d->status->ahead_info = NULL;
+	}
 	server_stop(d->srv);
 	d->srv = NULL;
 	/* peer requests in flight end (their fills go to the cold store or

@@ -90,7 +90,11 @@ int tiercache_open(struct tiercache *tc, const char *path, int flags);
  * opened, or -1 with errno if nothing could be asked (EINVAL: bad
  * arguments; EROFS: a write flag; the daemon unreachable: errno as for
  * tiercache_open, and every errs[i] set to it). flags as for
- * tiercache_open. Close each handle with tiercache_close. */
+ * tiercache_open. On a connection tagged with a job whose plan the daemon
+ * knows (tiercache_set_job), the files handed ahead of that plan are
+ * opened from the library's open-ahead table as tiercache_open would open
+ * them, and only the others are sent: a batch held whole costs no round
+ * trip. Close each handle with tiercache_close (or tiercache_close_many). */
 int tiercache_open_many(struct tiercache *tc, const char *const paths[], size_t n, int handles[],
 			int errs[], int flags);
 ssize_t tiercache_pread(struct tiercache *tc, int h, void *buf, size_t n, uint64_t off);
@@ -205,6 +209,15 @@ int tiercache_ping(struct tiercache *tc);
 #define TIERCACHE_RANK_ANY 0xffffffffu
 int tiercache_set_job(struct tiercache *tc, uint64_t job, uint32_t rank);
 int tiercache_clear_job(struct tiercache *tc);
+/* Open-ahead for one of several readers of a plan that share its files
+ * batch by batch (a DataLoader's workers: batch b goes to worker
+ * b % workers): this connection is handed only the plan's files i with
+ * (i / batch) % workers == index, the batches this reader will open.
+ * workers 1: every file (the default). Advice: a daemon that predates it
+ * hands nothing ahead on this connection. EINVAL: batch or workers 0 or
+ * past 65536, index >= workers. */
+int tiercache_set_ahead_stride(struct tiercache *tc, uint32_t batch, uint32_t workers,
+			       uint32_t index);
 
 /*
  * Act for another user (a FUSE mount run by root that serves other users):

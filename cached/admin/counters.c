@@ -112,6 +112,29 @@ static uint64_t get_verifies_inflight(const struct status *st)
 	return verify_count_inflight(st->cache);
 }
 
+static struct status_ahead ahead_info(const struct status *st)
+{
+	struct status_ahead a = {0};
+	if (st->ahead_info)
+		st->ahead_info(st->ahead_arg, &a);
+	return a;
+}
+
+static uint64_t get_ahead_bound_bytes(const struct status *st)
+{
+	return ahead_info(st).bound_bytes;
+}
+
+static uint64_t get_ahead_conn_bound_bytes(const struct status *st)
+{
+	return ahead_info(st).conn_bound_bytes;
+}
+
+static uint64_t get_ahead_askers(const struct status *st)
+{
+	return ahead_info(st).askers;
+}
+
 /* ---- the table ---- */
 
 #define CTR(field) .off = offsetof(struct counters, field)
@@ -324,6 +347,18 @@ const struct counter_row counter_rows[] = {
 	{.status = "ahead_out_bytes", .section = STATUS_DAEMON,
 	 .metric = "tiercache_ahead_out_bytes", .labels = "", .type = COUNTER_GAUGE,
 	 .help = "Chunk bytes those handles hold through their descriptors.", CTR(ahead_out_bytes)},
+	{.status = "ahead_bound_bytes", .section = STATUS_DAEMON,
+	 .metric = "tiercache_ahead_bound_bytes", .labels = "", .type = COUNTER_GAUGE,
+	 .help = "Chunk bytes all connections together may hold ahead: half of what hot and warm "
+		 "free between high and low water.", .get = get_ahead_bound_bytes},
+	{.status = "ahead_conn_bound_bytes", .section = STATUS_DAEMON,
+	 .metric = "tiercache_ahead_conn_bound_bytes", .labels = "", .type = COUNTER_GAUGE,
+	 .help = "Chunk bytes one connection may hold ahead: its even share of the bound among the "
+		 "connections that ask (a job's rank: among its world_size if more).",
+	 .get = get_ahead_conn_bound_bytes},
+	{.status = "ahead_askers", .section = STATUS_DAEMON,
+	 .metric = "tiercache_ahead_askers", .labels = "", .type = COUNTER_GAUGE,
+	 .help = "Connections that have asked for handles ahead of a plan.", .get = get_ahead_askers},
 	{.status = "held_bytes", .section = STATUS_DAEMON,
 	 .metric = "tiercache_held_bytes", .labels = "", .type = COUNTER_GAUGE,
 	 .help = "Chunk bytes all clients hold through descriptors they have not released.",

@@ -17,6 +17,15 @@ struct server;
 struct cluster;
 struct status_rates;
 
+/* Open-ahead's bounds now (TC_OP_OPEN_AHEAD). The api layer above this one
+ * computes them (api/ahead.c); the root installs the getter. */
+struct status_ahead {
+	uint64_t bound_bytes;      /* all connections together: the tiers' share */
+	uint64_t conn_bound_bytes; /* one connection's share (a job's rank may get
+	                            * less: the share is over its world_size if larger) */
+	uint32_t askers;           /* connections that have asked for records */
+};
+
 /* Shared by status.c and metrics.c (this folder only). */
 struct status {
 	struct cache *cache;
@@ -26,6 +35,9 @@ struct status {
 	int64_t start_s;      /* wall clock at status_init */
 	uint64_t reloads, reload_failures;
 	struct status_rates *rates;
+	/* open-ahead's bounds (NULL until the api is up: all 0) */
+	void (*ahead_info)(const void *arg, struct status_ahead *out);
+	const void *ahead_arg;
 };
 
 /* A 1 s timer samples each tier's read bytes: status shows the read rate

@@ -36,6 +36,7 @@
  * Loop thread only.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,7 @@
 #include "manifest.h"
 #include "plans.h"
 #include "prefetch.h"
+#include "status.h"
 
 #define AHEAD_PLANS 4u          /* plans followed at once per connection */
 #define AHEAD_SCAN_MAX 8192u    /* plan positions looked at per request */
@@ -61,6 +63,7 @@ struct ahead_cursor {
 struct ahead_out {
 	uint64_t hid;
 	uint64_t bytes; /* of chunk 0's file held through the handed fd (0: none) */
+	uint64_t key;   /* out_key() of its file: out_has compares it first */
 };
 
 struct ahead_conn {
@@ -69,6 +72,9 @@ struct ahead_conn {
 	uint64_t bytes; /* sum of their bytes */
 	/* a request waiting for its files' versions (see above) */
 	unsigned waiting; /* revalidations out (+1 while they are started) */
+	/* the client's stride (OPEN_AHEAD): hand plan files i with
+	 * (i / st_batch) % st_workers == st_index; st_workers <= 1: all */
+	uint32_t st_batch, st_workers, st_index;
 	uint32_t wait_id, wait_want;
 	struct ahead_out out[TC_AHEAD_HANDLES_MAX];
 };
@@ -99,12 +105,11 @@ static uint64_t ahead_tier_share(const struct config *cfg)
 	return band / 2;
 }
 
-/* Whether a connection holding a->bytes ahead may take c0 more: its own
- * cap (ahead_bytes_cap), its even share of the tiers' (ahead_tier_share
- * over the connections that ask for records, itself included, or over
- * the ranks of its job, world, if more: the first to ask must not take
- * the others' part), and the tiers' share for all of them together. */
-static bool ahead_room(const struct api *api, const struct ahead_conn *a, uint32_t world, uint64_t c0)
+/* One connection's cap: its own (ahead_bytes_cap) and its even share of
+ * the tiers' (ahead_tier_share over the connections that ask for records,
+ * itself included, or over the ranks of its job, world, if more: the first
+ * to ask must not take the others' part). */
+static uint64_t ahead_conn_cap(const struct api *api, uint32_t world)
 {
 	const struct config *cfg = api->cache->cfg;
 	uint64_t share = ahead_tier_share(cfg);
@@ -112,7 +117,23 @@ static bool ahead_room(const struct api *api, const struct ahead_conn *a, uint32
 	uint64_t cap = ahead_bytes_cap(cfg);
 	if (askers && share / askers < cap)
 		cap = share / askers;
-	return a->bytes + c0 <= cap && api->cache->ctr.ahead_out_bytes + c0 <= share;
+	return cap;
+}
+
+/* Whether a connection holding a->bytes ahead may take c0 more: its cap,
+ * and the tiers' share for all of them together. */
+static bool ahead_room(const struct api *api, const struct ahead_conn *a, uint32_t world, uint64_t c0)
+{
+	return a->bytes + c0 <= ahead_conn_cap(api, world) &&
+	       api->cache->ctr.ahead_out_bytes + c0 <= ahead_tier_share(api->cache->cfg);
+}
+
+void api_ahead_info(const void *arg, struct status_ahead *out)
+{
+	const struct api *api = arg;
+	out->bound_bytes = ahead_tier_share(api->cache->cfg);
+	out->conn_bound_bytes = ahead_conn_cap(api, 0);
+	out->askers = api->ahead_askers;
 }
 
 /* Where hd is in a's handed set, or -1. */
@@ -174,11 +195,24 @@ void ahead_conn_free(struct session *s)
 	s->ahead = NULL;
 }
 
-/* Is a handle for (ds, path) handed and still out? */
+/* A hash of (ds, path): a request hands up to 64 files and checks each
+ * against up to TC_AHEAD_HANDLES_MAX out, so most pairs differ here
+ * rather than in a strcmp. */
+static uint64_t out_key(const struct dataset *ds, const char *path)
+{
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)(uintptr_t)ds;
+	for (; *path; path++)
+		h = (h ^ (uint8_t)*path) * 1099511628211ull;
+	return h;
+}
+
+/* Is a handle for (ds, path) (key: out_key of them) handed and still out? */
 static bool out_has(struct conn *c, const struct ahead_conn *a, const struct dataset *ds,
-		    const char *path)
+		    const char *path, uint64_t key)
 {
 	for (uint32_t i = 0; i < a->n; i++) {
+		if (a->out[i].key != key)
+			continue;
 		struct handle *h = session_handle_get(c, a->out[i].hid);
 		if (h && h->ds == ds && strcmp(h->path, path) == 0)
 			return true;
@@ -251,7 +285,8 @@ static int hand_one(struct conn *c, struct ahead_conn *a, struct hand *hn, struc
 		    struct mf_entry *e)
 {
 	struct cache *cache = conn_api(c)->cache;
-	if (e->gone || out_has(c, a, ds, e->path) || access_may(c, ds, e->path, ACCESS_OPEN) < 0)
+	uint64_t key = out_key(ds, e->path);
+	if (e->gone || out_has(c, a, ds, e->path, key) || access_may(c, ds, e->path, ACCESS_OPEN) < 0)
 		return 0;
 	uint64_t now = cache_now_ns();
 	if (dataset_entry_stale(ds, e, now)) {
@@ -286,6 +321,7 @@ static int hand_one(struct conn *c, struct ahead_conn *a, struct hand *hn, struc
 	a->out[a->n++] = (struct ahead_out){
 		.hid = session_handle_id(s->free_hint - 1, hd->gen),
 		.bytes = bytes,
+		.key = key,
 	};
 	a->bytes += bytes;
 	cache->ctr.ahead_out++;
@@ -301,12 +337,15 @@ static int hand_one(struct conn *c, struct ahead_conn *a, struct hand *hn, struc
 
 /* The entry of the file whose first chunk is at plan position p, if not
  * read yet and still in the manifest (else NULL: nothing to hand there). */
-static struct mf_entry *plan_file_at(const struct dplan *pl, uint64_t p)
+static struct mf_entry *plan_file_at(const struct dplan *pl, const struct ahead_conn *a, uint64_t p)
 {
 	uint64_t aux = plan_track_aux(&pl->tr, p);
 	if (PLAN_AUX_IDX(aux) != 0 || plan_track_done(&pl->tr, p))
 		return NULL;
-	return manifest_find(pl->ds->mf, pl->files[PLAN_AUX_FILE(aux)].path);
+	uint32_t f = PLAN_AUX_FILE(aux);
+	if (a->st_workers > 1 && (f / a->st_batch) % a->st_workers != a->st_index)
+		return NULL; /* another worker's batch */
+	return manifest_find(pl->ds->mf, pl->files[f].path);
 }
 
 /* Where a connection's scan of a plan starts: its cursor, never behind
@@ -328,7 +367,7 @@ static int hand_plan(struct conn *c, struct ahead_conn *a, struct hand *hn, stru
 	for (unsigned scanned = 0; p < end && scanned < AHEAD_SCAN_MAX; p++, scanned++) {
 		if (hn->count == hn->want || a->n == TC_AHEAD_HANDLES_MAX)
 			break;
-		struct mf_entry *e = plan_file_at(pl, p);
+		struct mf_entry *e = plan_file_at(pl, a, p);
 		if (e && (rc = hand_one(c, a, hn, pl->ds, e)) < 0)
 			break; /* p stays: handed on a later call */
 	}
@@ -415,8 +454,8 @@ static void revals_start(struct conn *c, struct ahead_conn *a, uint32_t want)
 		uint64_t p = scan_start(cur, pl), end = plan_track_end(&pl->tr);
 		for (unsigned scanned = 0; p < end && scanned < AHEAD_SCAN_MAX && seen < want;
 		     p++, scanned++) {
-			struct mf_entry *e = plan_file_at(pl, p);
-			if (!e || out_has(c, a, ds, e->path))
+			struct mf_entry *e = plan_file_at(pl, a, p);
+			if (!e || out_has(c, a, ds, e->path, out_key(ds, e->path)))
 				continue;
 			seen++;
 			if (!dataset_entry_stale(ds, e, now) ||
@@ -444,7 +483,16 @@ void ahead_op(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 				       TC_REPLY_FDS_MAX, TC_AHEAD_HANDLES_MAX);
 		return;
 	}
-	if (!release_named(c, r, nrel) || !proto_rd_done(r)) {
+	uint32_t st[3] = {1, 1, 0}; /* batch, workers, index: no stride */
+	bool stride = false, ok = release_named(c, r, nrel);
+	if (ok && !proto_rd_done(r)) {
+		stride = true;
+		for (int i = 0; i < 3; i++)
+			st[i] = proto_rd_u32(r);
+		ok = proto_rd_done(r) && st[0] >= 1 && st[0] <= TC_AHEAD_STRIDE_MAX && st[1] >= 1 &&
+		     st[1] <= TC_AHEAD_STRIDE_MAX && st[2] < st[1];
+	}
+	if (!ok) {
 		conn_count_bad_frame(c);
 		if (!noreply)
 			conn_reply_err(c, h->op, h->id, EBADMSG, "malformed OPEN_AHEAD");
@@ -460,6 +508,13 @@ void ahead_op(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)
 		conn_api(c)->ahead_askers++; /* until the connection goes */
 	}
 	struct ahead_conn *a = s->ahead;
+	if (a && stride && (a->st_batch != st[0] || a->st_workers != st[1] || a->st_index != st[2])) {
+		a->st_batch = st[0];
+		a->st_workers = st[1];
+		a->st_index = st[2];
+		/* what the cursors passed was another worker's part before */
+		memset(a->cur, 0, sizeof(a->cur));
+	}
 	if (!want || a->waiting) { /* one waiting request per connection */
 		ahead_answer(c, h->id, want);
 		return;

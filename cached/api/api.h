@@ -57,6 +57,11 @@ struct api {
 	uint32_t ahead_askers;   /* connections that asked OPEN_AHEAD for records (ahead.c) */
 };
 
+/* Open-ahead's bounds now, for status and metrics (the root installs it as
+ * the status's ahead_info; arg: the struct api). Loop thread. */
+struct status_ahead;
+void api_ahead_info(const void *arg, struct status_ahead *out);
+
 /* The admin broadcast's apply hook (broadcast.h; arg: the struct api):
  * run PIN, UNPIN, EVICT, DEMOTE, POLICY_SET or RELOAD from its request
  * payload as root, on this node, with no client (handlers_cluster.c).

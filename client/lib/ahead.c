@@ -5,8 +5,16 @@
  * files, and answer tiercache_open of a path in it with no round trip.
  *
  * The table is refilled inside tiercache_open (no thread of ours) once
- * fewer than half of it are ahead of the furthest entry used, one round
- * trip for a batch of up to TC_REPLY_FDS_MAX records. An entry leaves it
+ * fewer than half of it are ahead of the furthest entry used, one request
+ * for a batch of up to TC_REPLY_FDS_MAX records. An open the table lacks
+ * asks and waits for the answer. After an open the table answered, the
+ * request is sent and its reply left on the socket: it is read at the
+ * latest by the next call that opens (tiercache_open, tiercache_open_many),
+ * earlier when an open misses the table or another request waits for its
+ * reply (tc_xfer). The daemon's answer then overlaps the program's reads
+ * of what it opened, so a reader that keeps to its plan does not wait for
+ * it; what the answer says (the plan went) is acted on one call later than
+ * if it were waited for. An entry leaves it
  * when used (it becomes an ordinary handle, whose CLOSE tells the daemon it
  * was used), when it is older than the daemon said its version may be
  * trusted (fresh_ms: then the open goes to the daemon, which confirms the
@@ -61,6 +69,9 @@ struct tc_ahead {
 	struct ahead_ent ent[AHEAD_TABLE];
 	unsigned nrel;     /* handles to release unused with the next request */
 	uint64_t rel[TC_AHEAD_HANDLES_MAX];
+	/* the request whose reply is on its way (tc->ahead_pending) */
+	uint32_t pend_id, pend_want;
+	uint64_t pend_ns;
 };
 
 static uint64_t now_ns(void)
@@ -99,6 +110,7 @@ static void ent_drop(struct tc_ahead *a, unsigned i, bool release)
 void tc_ahead_forget(struct tiercache *tc)
 {
 	struct tc_ahead *a = tc->ahead;
+	tc->ahead_pending = false; /* its reply belongs to the old socket */
 	if (!a)
 		return;
 	while (a->n)
@@ -140,6 +152,7 @@ void tc_ahead_reset(struct tiercache *tc)
 	struct tc_ahead *a = tc->ahead;
 	if (!a)
 		return;
+	tc_ahead_collect(tc); /* its records are released with the rest */
 	bool live = a->gen == tc->gen;
 	while (a->n)
 		ent_drop(a, a->n - 1, live);
@@ -202,7 +215,7 @@ static unsigned ahead_count(const struct tc_ahead *a)
  * still comes for its own. */
 static bool refill_due(const struct tiercache *tc, const struct tc_ahead *a, uint64_t now, bool hit)
 {
-	if (tc->fd < 0 || a->gen != tc->gen || now < a->retry_ns)
+	if (tc->fd < 0 || a->gen != tc->gen || now < a->retry_ns || tc->ahead_pending)
 		return false;
 	unsigned k = ahead_count(a);
 	/* after a short batch (the daemon bounds what a connection holds
@@ -237,28 +250,43 @@ static void room_make(struct tc_ahead *a, uint64_t now)
 	}
 }
 
-/* Ask for a batch (and release what is queued). Errors leave the table as
- * it is; the caller's own OPEN goes on. */
-static void refill(struct tiercache *tc, struct tc_ahead *a, uint64_t now)
+/* Send the request for a batch (and release what is queued): 0 and *want
+ * (the records asked), 1 if there is nothing to ask (the table is full of
+ * entries readers may still come for; the releases went), or -errno. */
+static int refill_send(struct tiercache *tc, struct tc_ahead *a, uint64_t now, uint32_t *want,
+		       uint32_t *id)
 {
 	struct proto_wr w;
-	struct tc_msg m;
 	room_make(a, now);
-	uint32_t want = AHEAD_TABLE - a->n;
-	if (want > AHEAD_BATCH)
-		want = AHEAD_BATCH;
-	if (want < AHEAD_MIN_ASK) { /* full of entries readers may still come for */
+	*want = AHEAD_TABLE - a->n;
+	if (*want > AHEAD_BATCH)
+		*want = AHEAD_BATCH;
+	if (*want < AHEAD_MIN_ASK) {
 		release_send(tc, a);
-		return;
+		return 1;
 	}
 	proto_wr_init(&w);
 	proto_wr_begin(&w);
-	proto_wr_u32(&w, want);
+	proto_wr_u32(&w, *want);
 	proto_wr_u32(&w, a->nrel);
 	for (unsigned i = 0; i < a->nrel; i++)
 		proto_wr_u64(&w, a->rel[i]);
-	int rc = w.oom ? -ENOMEM : tc_xfer(tc, TC_OP_OPEN_AHEAD, 0, &w, &m);
+	if (tc->stride[1]) /* once set, always sent: the daemon keeps the last */
+		for (int i = 0; i < 3; i++)
+			proto_wr_u32(&w, tc->stride[i]);
+	int rc = w.oom ? -ENOMEM : tc_xfer_send(tc, TC_OP_OPEN_AHEAD, 0, &w, id);
 	proto_wr_free(&w);
+	if (rc == 0)
+		a->nrel = 0; /* the daemon has them */
+	return rc;
+}
+
+/* Take the reply (rc: how reading it went) to a request for want records
+ * into the table. Errors leave the table as it is. */
+static void refill_take(struct tiercache *tc, struct tc_ahead *a, int rc, struct tc_msg *mp,
+			uint32_t want, uint64_t now)
+{
+	struct tc_msg m = *mp;
 	if (rc == -ENOSYS || rc == -EBADMSG) {
 		a->disabled = true; /* an older daemon */
 		return;
@@ -267,7 +295,6 @@ static void refill(struct tiercache *tc, struct tc_ahead *a, uint64_t now)
 		a->retry_ns = now + AHEAD_RETRY_NS;
 		return;
 	}
-	a->nrel = 0; /* the daemon has them */
 	struct proto_rd r;
 	proto_rd_init(&r, m.payload, m.len);
 	uint8_t state = proto_rd_u8(&r);
@@ -314,6 +341,52 @@ static void refill(struct tiercache *tc, struct tc_ahead *a, uint64_t now)
 	release_send(tc, a);
 }
 
+/* Ask for a batch and wait for it (an open the table lacks). */
+static void refill(struct tiercache *tc, struct tc_ahead *a, uint64_t now)
+{
+	struct tc_msg m = {0};
+	uint32_t want, id;
+	int rc = refill_send(tc, a, now, &want, &id);
+	if (rc == 1)
+		return;
+	if (rc == 0)
+		rc = tc_xfer_recv(tc, TC_OP_OPEN_AHEAD, id, &m);
+	refill_take(tc, a, rc, &m, want, now);
+}
+
+/* Ask for a batch and leave its reply on the socket (tc_ahead_collect
+ * reads it). */
+static void refill_start(struct tiercache *tc, struct tc_ahead *a, uint64_t now)
+{
+	struct tc_msg m = {0};
+	uint32_t want, id;
+	int rc = refill_send(tc, a, now, &want, &id);
+	if (rc == 1)
+		return;
+	if (rc < 0) {
+		refill_take(tc, a, rc, &m, want, now);
+		return;
+	}
+	a->pend_id = id;
+	a->pend_want = want;
+	a->pend_ns = now;
+	tc->ahead_pending = true;
+}
+
+void tc_ahead_collect(struct tiercache *tc)
+{
+	struct tc_ahead *a = tc->ahead;
+	if (!tc->ahead_pending)
+		return;
+	tc->ahead_pending = false;
+	if (!a || a->gen != tc->gen || tc->fd < 0)
+		return;
+	struct tc_msg m;
+	int rc = tc_xfer_recv(tc, TC_OP_OPEN_AHEAD, a->pend_id, &m);
+	/* records are as fresh as when they were asked for */
+	refill_take(tc, a, rc, &m, a->pend_want, a->pend_ns);
+}
+
 int tc_ahead_open(struct tiercache *tc, const char *path)
 {
 	if (!tc->job.set || tc->no_fd_passing || tc->fd < 0)
@@ -333,6 +406,12 @@ int tc_ahead_open(struct tiercache *tc, const char *path)
 	uint64_t now = now_ns();
 	uint64_t h = path_hash(path);
 	int i = find(a, path, h);
+	if (i < 0 && tc->ahead_pending) { /* maybe in the batch on its way */
+		tc_ahead_collect(tc);
+		if (a->gen != tc->gen)
+			return -ENOENT;
+		i = find(a, path, h);
+	}
 	if (i < 0 && refill_due(tc, a, now, false)) {
 		refill(tc, a, now);
 		if (a->gen != tc->gen)
@@ -363,10 +442,34 @@ int tc_ahead_open(struct tiercache *tc, const char *path)
 		free(e.path);
 	}
 	/* after this open (it is answered): ask for more, which also says
-	 * whether the plan is still there, or at least hand back what went */
+	 * whether the plan is still there, or at least hand back what went;
+	 * the reply is read when needed */
 	if (refill_due(tc, a, now, true))
-		refill(tc, a, now);
+		refill_start(tc, a, now);
 	else if (a->nrel)
 		release_send(tc, a);
 	return hd;
+}
+
+int tiercache_set_ahead_stride(struct tiercache *tc, uint32_t batch, uint32_t workers,
+			       uint32_t index)
+{
+	tc_err_begin();
+	if (!tc || batch < 1 || batch > TC_AHEAD_STRIDE_MAX || workers < 1 ||
+	    workers > TC_AHEAD_STRIDE_MAX || index >= workers)
+		return tc_err_fail(-EINVAL);
+	tc_enter(tc);
+	tc_io_lock(tc);
+	if (workers == 1)
+		batch = 1;
+	if (tc->stride[0] != batch || tc->stride[1] != workers || tc->stride[2] != index) {
+		/* the daemon learns it with the next OPEN_AHEAD; what is held
+		 * was chosen for the old one: released */
+		tc_ahead_reset(tc);
+		tc->stride[0] = batch;
+		tc->stride[1] = workers;
+		tc->stride[2] = index;
+	}
+	tc_io_unlock(tc);
+	return 0;
 }

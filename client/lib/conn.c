@@ -109,6 +109,7 @@ static void conn_drop(struct tiercache *tc)
 	if (tc->fd >= 0)
 		close(tc->fd);
 	tc->fd = -1;
+	tc->ahead_pending = false; /* its reply went with the socket */
 }
 
 static int conn_broken(struct tiercache *tc, int err)
@@ -267,35 +268,54 @@ static int error_reply(struct tiercache *tc, struct tc_msg *m)
 	return -(int)err;
 }
 
-int tc_xfer(struct tiercache *tc, uint8_t op, uint32_t flags, struct proto_wr *w,
-	    struct tc_msg *rep)
+int tc_xfer_send(struct tiercache *tc, uint8_t op, uint32_t flags, struct proto_wr *w, uint32_t *id)
 {
-	if (rep)
-		memset(rep, 0, sizeof(*rep));
 	if (tc->fd < 0) {
 		tc->last_conn_err = ENOTCONN;
 		return TC_ERETRY;
 	}
-	uint32_t id = tc->next_id++;
+	*id = tc->next_id++;
 	if (tc->next_id == 0)
 		tc->next_id = 1;
-	int rc = proto_wr_finish(w, op, id, flags | tc_wait_flags(tc, op));
+	int rc = proto_wr_finish(w, op, *id, flags | tc_wait_flags(tc, op));
 	if (rc < 0) {
 		if (rc == -EMSGSIZE)
 			tc_err_detail("request larger than %u bytes", TC_FRAME_MAX);
 		return rc;
 	}
 	rc = send_all(tc->fd, w->buf, w->len);
-	if (rc < 0)
-		return conn_broken(tc, -rc);
-	if (flags & TC_F_NOREPLY)
-		return 0;
-	rc = recv_reply(tc, op, id, rep);
+	return rc < 0 ? conn_broken(tc, -rc) : 0;
+}
+
+int tc_xfer_recv(struct tiercache *tc, uint8_t op, uint32_t id, struct tc_msg *rep)
+{
+	memset(rep, 0, sizeof(*rep));
+	if (tc->fd < 0) {
+		tc->last_conn_err = ENOTCONN;
+		return TC_ERETRY;
+	}
+	int rc = recv_reply(tc, op, id, rep);
 	if (rc == 0 && rep->hdr.aux != 0)
 		rc = error_reply(tc, rep);
 	if (rc < 0)
 		tc_msg_free(rep);
 	return rc;
+}
+
+int tc_xfer(struct tiercache *tc, uint8_t op, uint32_t flags, struct proto_wr *w,
+	    struct tc_msg *rep)
+{
+	if (rep)
+		memset(rep, 0, sizeof(*rep));
+	/* replies come in request order: an open-ahead reply still on its
+	 * way is read first */
+	if (tc->ahead_pending && !(flags & TC_F_NOREPLY))
+		tc_ahead_collect(tc);
+	uint32_t id;
+	int rc = tc_xfer_send(tc, op, flags, w, &id);
+	if (rc < 0 || (flags & TC_F_NOREPLY))
+		return rc;
+	return tc_xfer_recv(tc, op, id, rep);
 }
 
 int tc_xfer_noreply_u64s(struct tiercache *tc, uint8_t op, const uint64_t *vals, size_t n)

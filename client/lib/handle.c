@@ -252,6 +252,7 @@ int tiercache_open(struct tiercache *tc, const char *path, int flags)
 		.arg = (void *)path,
 	};
 	tc_io_lock(tc);
+	tc_ahead_collect(tc); /* a refill the previous open asked for */
 	rc = tc_ahead_open(tc, path); /* handed ahead of a plan: no round trip */
 	if (rc >= 0) {
 		tc_io_unlock(tc);

@@ -108,6 +108,13 @@ struct tiercache {
 	uint32_t *act_groups;
 	size_t kept_bytes;
 	struct tc_ahead *ahead;  /* io_lock: open-ahead table (ahead.c), NULL until used */
+	/* io_lock: an OPEN_AHEAD reply is on its way on this socket (ahead.c):
+	 * read it (tc_ahead_collect) before any other reply; cleared when the
+	 * socket goes */
+	bool ahead_pending;
+	/* io_lock: tiercache_set_ahead_stride (batch, workers, index), sent
+	 * with every OPEN_AHEAD once set; workers 0: never set (not sent) */
+	uint32_t stride[3];
 };
 
 /* One reply frame. */
@@ -148,6 +155,12 @@ void tc_enter(struct tiercache *tc);
  * -errno, or TC_ERETRY (connection dropped). */
 int tc_xfer(struct tiercache *tc, uint8_t op, uint32_t flags, struct proto_wr *w,
 	    struct tc_msg *rep);
+/* tc_xfer in two halves, for a request whose reply is read later (the
+ * open-ahead refill): send (*id: its id), then read that reply. No other
+ * request that waits for a reply may go between them (tc_xfer reads a
+ * pending open-ahead reply first). Same returns as tc_xfer. */
+int tc_xfer_send(struct tiercache *tc, uint8_t op, uint32_t flags, struct proto_wr *w, uint32_t *id);
+int tc_xfer_recv(struct tiercache *tc, uint8_t op, uint32_t id, struct tc_msg *rep);
 /* n NOREPLY frames of op, the payload of frame i being vals[i] (a u64),
  * sent with one send: what n tc_xfer(..., TC_F_NOREPLY) calls do without
  * a syscall and a daemon wakeup each. io_lock held. 0, -errno or
@@ -230,6 +243,10 @@ int tc_ahead_open(struct tiercache *tc, const char *path);
 /* Release every entry to the daemon and ask afresh next time (the job or
  * a plan of this connection changed). */
 void tc_ahead_reset(struct tiercache *tc);
+/* Read the OPEN_AHEAD reply on its way (tc->ahead_pending) into the table:
+ * at the start of every call that opens, so a reply is read at the latest
+ * one call after its request. */
+void tc_ahead_collect(struct tiercache *tc);
 /* Drop the table without telling the daemon (fork child, new connection). */
 void tc_ahead_forget(struct tiercache *tc);
 void tc_ahead_free(struct tiercache *tc);

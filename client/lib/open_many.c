@@ -4,6 +4,13 @@
  * handle exactly as an OPEN reply does (tc_open_rec_read,
  * tc_handle_install), with chunk 0's descriptor when the daemon had it.
  *
+ * On a connection with a job whose plan the daemon knows, the files of the
+ * batch held ahead (ahead.c) come from that table first, each as
+ * tiercache_open would take it (the same freshness check, used / released
+ * accounting and refills); only the others go in OPEN_MANY frames, and a
+ * batch held whole sends none. A DataLoader batch of a planned epoch
+ * (tiercache.torch.Dataset.__getitems__) then costs no round trip.
+ *
  * Threads: like tiercache_open, io_lock is held from a frame's send to the
  * handles it made; the handle table takes tbl_lock inside.
  */
@@ -129,16 +136,33 @@ int tiercache_open_many(struct tiercache *tc, const char *const paths[], size_t 
 	}
 	tc_enter(tc);
 
+	/* first what the open-ahead table holds (errs[i] -1: still to ask) */
+	int opened = 0;
+	tc_io_lock(tc);
+	tc_ahead_collect(tc); /* a refill the previous call asked for */
+	for (size_t i = 0; i < n; i++) {
+		int rc = tc_path_check(paths[i]);
+		if (rc < 0) {
+			errs[i] = -rc; /* never sent */
+			continue;
+		}
+		errs[i] = -1;
+		rc = tc_ahead_open(tc, paths[i]);
+		if (rc >= 0) {
+			handles[i] = rc;
+			errs[i] = 0;
+			opened++;
+		}
+	}
+	tc_io_unlock(tc);
+
 	struct om_frame f = {.paths = paths};
-	int opened = 0, frames = 0, first_err = 0;
+	int frames = 0, first_err = 0;
 	bool answered = false;
 	for (size_t i = 0; i <= n; i++) {
 		if (i < n) {
-			int rc = tc_path_check(paths[i]);
-			if (rc < 0) {
-				errs[i] = -rc; /* never sent */
-				continue;
-			}
+			if (errs[i] != -1)
+				continue; /* refused, or held ahead */
 			f.idx[f.n++] = (uint32_t)i;
 		}
 		if (f.n == TC_OPEN_MANY_MAX || (i == n && f.n)) {
@@ -154,8 +178,10 @@ int tiercache_open_many(struct tiercache *tc, const char *const paths[], size_t 
 		}
 	}
 	/* nothing could be asked: the daemon is unreachable (or refused every
-	 * frame); the detail of that failure stands */
-	if (frames && !answered)
+	 * frame) and nothing was held ahead; the detail of that failure
+	 * stands. Handles made from the table are the caller's to close, so
+	 * with any of them the count is returned and the rest fail per file. */
+	if (frames && !answered && !opened)
 		return tc_err_fail(first_err);
 	return opened;
 }

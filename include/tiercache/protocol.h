@@ -260,7 +260,12 @@ enum tc_op {
 	 * daemon then records the access (plans, policy, hit) it replaced.
 	 * req (flags: TC_F_NOREPLY allowed when want is 0): u32 want
 	 *      (0..TC_REPLY_FDS_MAX), u32 nrel (<= TC_AHEAD_HANDLES_MAX),
-	 *      nrel x u64 handle (handed ahead, released unused: closed)
+	 *      nrel x u64 handle (handed ahead, released unused: closed),
+	 *      then optionally a stride: u32 batch (1..TC_AHEAD_STRIDE_MAX),
+	 *      u32 workers (1..TC_AHEAD_STRIDE_MAX), u32 index (< workers):
+	 *      hand only the plan's files i with (i / batch) % workers ==
+	 *      index (a DataLoader worker's batches); it holds for the
+	 *      connection until a request names another (workers 1: none)
 	 * rep: u8 state (TC_AHEAD_*), u64 plan (an id, changes when the plan
 	 *      is replaced), u32 count, count x { str "dataset/path",
 	 *      u32 fresh_ms (use the record at most this long after the reply,
@@ -312,6 +317,7 @@ enum tc_op {
 #define TC_AHEAD_HANDLES_MAX 256u /* handed-ahead handles out per connection */
 #define TC_AHEAD_NONE 0u    /* no plan for this connection's job: stop asking */
 #define TC_AHEAD_PLAN 1u    /* a plan: the records follow it */
+#define TC_AHEAD_STRIDE_MAX 65536u /* bound on a stride's batch and workers */
 /* CLOSE of a handle handed by OPEN_AHEAD that the client never used. */
 #define TC_F_AHEAD_UNUSED 0x8u
 /* TC_OP_CLUSTER_DRAIN. */

@@ -41,6 +41,9 @@ echo "  taker A: $(cat "$T/tA"); bound $SHARE bytes ($((SHARE / SZ)) files of 40
 check "taker A holds at least one file ahead, and at most the tiers' share ($nA x $SZ <= $SHARE)" \
 	test "${nA:-0}" -ge 1 -a $((${nA:-0} * SZ)) -le "$SHARE"
 check "status: ahead_out_bytes $(dmn ahead_out_bytes) <= $SHARE" test "$(dmn ahead_out_bytes)" -le "$SHARE"
+check "status shows the bound ahead_bound_bytes = $SHARE" test "$(dmn ahead_bound_bytes)" = "$SHARE"
+check "status: one connection asks, and its share is the whole bound" \
+	test "$(dmn ahead_askers) $(dmn ahead_conn_bound_bytes)" = "1 $SHARE"
 python3 "$(dirname "$0")/py_ahead_take.py" "$T/sock" 21 "$T/holdB" >"$T/tB" 2>&1 &
 TB=$!
 check "taker B (job 21, a second connection) got its answer" wait_for 30 "grep -q '^handed' '$T/tB' 2>/dev/null"
@@ -49,12 +52,15 @@ out=$(dmn ahead_out_bytes)
 check "status: both together hold ahead_out_bytes $out <= $SHARE" test "$out" -le "$SHARE"
 check "status: held_bytes $(dmn held_bytes) <= $SHARE (nothing else is open)" \
 	test "$(dmn held_bytes)" -le "$SHARE"
+check "status: two connections ask, each with half the bound" \
+	test "$(dmn ahead_askers) $(dmn ahead_conn_bound_bytes)" = "2 $((SHARE / 2))"
 u0=$(ctr ahead_unused)
 touch "$T/holdA" "$T/holdB"
 wait $TA $TB
 check "the takers' handles were released unused when they went" \
 	test "$(dmn ahead_out) $(dmn ahead_out_bytes) $(dmn held_bytes)" = "0 0 0"
 check "ahead_unused counts them" test "$(ctr ahead_unused)" -ge $((u0 + nA))
+check "status: nobody asks any more" test "$(dmn ahead_askers)" = 0
 # the daemon counts the connections holding ahead to share the bound: gone,
 # they must not be counted any more (a new taker alone gets what A got)
 python3 "$(dirname "$0")/py_ahead_take.py" "$T/sock" 21 "$T/holdC" >"$T/tC" 2>&1 &
@@ -83,19 +89,23 @@ check "most of order 2 was opened from what was handed ahead ($u23 used in all)"
 check "job 23's plan is cancelled" "$TP" cancel ds 23 0
 
 # ---- a DDP job: 4 ranks, one connection each, 2 epochs ----
-# sample: the largest ahead_out_bytes and held_bytes status shows until
-# $T/stop exists
+# sample: the largest ahead_out_bytes, held_bytes and ahead_askers status
+# shows until $T/stop exists, and the samples whose ahead_out_bytes is
+# past their own ahead_bound_bytes
 sample() {
 	python3 - "$TC_BIN/tierctl" "$T/stop" >"$T/max" <<'PY'
 import json, os, subprocess, sys, time
-mo = mh = n = 0
+mo = mh = ma = over = n = 0
 while not os.path.exists(sys.argv[2]):
     s = json.loads(subprocess.run([sys.argv[1], "status", "--json"], capture_output=True).stdout)
-    mo = max(mo, s["daemon"]["ahead_out_bytes"])
-    mh = max(mh, s["daemon"]["held_bytes"])
+    d = s["daemon"]
+    mo = max(mo, d["ahead_out_bytes"])
+    mh = max(mh, d["held_bytes"])
+    ma = max(ma, d["ahead_askers"])
+    over += d["ahead_out_bytes"] > d["ahead_bound_bytes"]
     n += 1
     time.sleep(0.05)
-print(mo, mh, n)
+print(mo, mh, n, ma, over)
 PY
 }
 h0=$(ctr ahead_handed)
@@ -126,11 +136,13 @@ for e in 1 2; do
 done
 touch "$T/stop"
 wait $SP
-read -r mo mh ns <"$T/max"
+read -r mo mh ns ma over <"$T/max"
 used=$(($(ctr ahead_used) - a0))
-echo "  DDP: $ns status samples, largest ahead_out_bytes $mo, held_bytes $mh; handed $(($(ctr ahead_handed) - h0)), used $used, OPEN frames $(($(ctr frames_open) - o0)), OPEN_AHEAD frames $(($(ctr frames_open_ahead) - f0)) for $((2 * NF)) files"
+echo "  DDP: $ns status samples, largest ahead_out_bytes $mo, held_bytes $mh, ahead_askers $ma; handed $(($(ctr ahead_handed) - h0)), used $used, OPEN frames $(($(ctr frames_open) - o0)), OPEN_AHEAD frames $(($(ctr frames_open_ahead) - f0)) for $((2 * NF)) files"
 check "the job's connections never held more than the tiers' share ahead ($mo <= $SHARE)" \
 	test "${mo:-x}" -le "$SHARE" -a "${ns:-0}" -ge 1
+check "no status sample showed more held ahead than its ahead_bound_bytes" test "${over:-x}" = 0
+check "at most the $W ranks' connections asked at once ($ma)" test "${ma:-x}" -le "$W"
 check "the ranks still opened files handed ahead ($used of $((2 * NF)))" test "$used" -ge $((NF / 2))
 check "nothing is held ahead or at all once the ranks are gone" \
 	test "$(dmn ahead_out) $(dmn ahead_out_bytes) $(dmn held_bytes)" = "0 0 0"

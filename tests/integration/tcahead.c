@@ -8,6 +8,13 @@
  *        "paused K" and wait until FILE exists (deadline 60 s). Prints
  *        "read N" or "FAIL: ..." lines.
  *
+ *   tcahead many DATASET SRCDIR JOB BATCH
+ *        the same with tiercache_open_many, BATCH paths a call (the last
+ *        may be shorter), closed with one tiercache_close_many. A line
+ *        "PATH !ERRNAME" names a file that must fail with that errno
+ *        (ENOENT, EACCES, ...). Prints "read N failed M" or "FAIL: ..."
+ *        lines.
+ *
  * Exit 0 only if every byte matched and every call did what it said.
  */
 #include <errno.h>
@@ -49,11 +56,11 @@ static char *slurp(const char *path, size_t *n)
 	return b;
 }
 
-/* Read DATASET/rel whole and compare it with SRCDIR/rel. */
-static int read_one(struct tiercache *tc, const char *ds, const char *src, const char *rel)
+/* Read handle h (DATASET/rel, tp) whole and compare it with SRCDIR/rel;
+ * the caller closes h. */
+static int read_cmp(struct tiercache *tc, int h, const char *tp, const char *src, const char *rel)
 {
-	char tp[4200], sp[4200];
-	snprintf(tp, sizeof(tp), "%s/%s", ds, rel);
+	char sp[4200];
 	snprintf(sp, sizeof(sp), "%s/%s", src, rel);
 	size_t want = 0;
 	char *ref = slurp(sp, &want);
@@ -61,16 +68,10 @@ static int read_one(struct tiercache *tc, const char *ds, const char *src, const
 		printf("FAIL: cannot read the source %s\n", sp);
 		return -1;
 	}
-	int h = tiercache_open(tc, tp, O_RDONLY);
-	if (h < 0) {
-		printf("FAIL: open %s: %s\n", tp, tiercache_last_error());
-		free(ref);
-		return -1;
-	}
 	char *buf = malloc(want + 65536);
 	size_t got = 0;
 	ssize_t r;
-	while ((r = tiercache_read(tc, h, buf + got, want + 65536 - got)) > 0)
+	while ((r = tiercache_pread(tc, h, buf + got, want + 65536 - got, got)) > 0)
 		got += (size_t)r;
 	int rc = 0;
 	if (r < 0) {
@@ -81,12 +82,26 @@ static int read_one(struct tiercache *tc, const char *ds, const char *src, const
 		       got == want ? " (contents differ)" : "");
 		rc = -1;
 	}
+	free(buf);
+	free(ref);
+	return rc;
+}
+
+/* Read DATASET/rel whole and compare it with SRCDIR/rel. */
+static int read_one(struct tiercache *tc, const char *ds, const char *src, const char *rel)
+{
+	char tp[4200];
+	snprintf(tp, sizeof(tp), "%s/%s", ds, rel);
+	int h = tiercache_open(tc, tp, O_RDONLY);
+	if (h < 0) {
+		printf("FAIL: open %s: %s\n", tp, tiercache_last_error());
+		return -1;
+	}
+	int rc = read_cmp(tc, h, tp, src, rel);
 	if (tiercache_close(tc, h) < 0) {
 		printf("FAIL: close %s: %s\n", tp, tiercache_last_error());
 		rc = -1;
 	}
-	free(buf);
-	free(ref);
 	return rc;
 }
 
@@ -126,6 +141,106 @@ static int cmd_read(struct tiercache *tc, int argc, char **argv)
 	return bad ? 1 : 0;
 }
 
+#define MANY_MAX 256
+
+/* One batch: open, read and compare, close all with one call. */
+static int many_batch(struct tiercache *tc, const char *ds, const char *src, char **rel,
+		      char **expect, int n, int *nread, int *nfailed)
+{
+	static char tp[MANY_MAX][4200];
+	const char *paths[MANY_MAX];
+	int hs[MANY_MAX], errs[MANY_MAX], bad = 0;
+	for (int i = 0; i < n; i++) {
+		snprintf(tp[i], sizeof(tp[i]), "%s/%s", ds, rel[i]);
+		paths[i] = tp[i];
+	}
+	int opened = tiercache_open_many(tc, paths, (size_t)n, hs, errs, O_RDONLY);
+	if (opened < 0) {
+		printf("FAIL: open_many: %s\n", tiercache_last_error());
+		return n;
+	}
+	int counted = 0;
+	for (int i = 0; i < n; i++) {
+		counted += hs[i] >= 0;
+		if (expect[i]) {
+			const char *got = hs[i] >= 0 ? "opened" : strerrorname_np(errs[i]);
+			if (!got || strcmp(got, expect[i])) {
+				printf("FAIL: %s: %s, expected %s\n", tp[i], got ? got : "?", expect[i]);
+				bad++;
+			} else {
+				(*nfailed)++;
+			}
+		} else if (hs[i] < 0) {
+			printf("FAIL: open_many %s: %s\n", tp[i], strerror(errs[i]));
+			bad++;
+		} else if (read_cmp(tc, hs[i], tp[i], src, rel[i]) < 0) {
+			bad++;
+		} else {
+			(*nread)++;
+		}
+	}
+	if (counted != opened) {
+		printf("FAIL: open_many returned %d, %d handles\n", opened, counted);
+		bad++;
+	}
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		if (hs[i] >= 0)
+			hs[k++] = hs[i];
+	if (tiercache_close_many(tc, hs, (size_t)k) < 0) {
+		printf("FAIL: close_many: %s\n", tiercache_last_error());
+		bad++;
+	}
+	return bad;
+}
+
+static int cmd_many(struct tiercache *tc, char **argv)
+{
+	const char *ds = argv[2], *src = argv[3];
+	int batch = atoi(argv[5]);
+	if (batch < 1 || batch > MANY_MAX) {
+		printf("FAIL: BATCH must be 1..%d\n", MANY_MAX);
+		return 1;
+	}
+	if (tiercache_set_job(tc, strtoull(argv[4], NULL, 0), TIERCACHE_RANK_ANY) < 0) {
+		printf("FAIL: set_job: %s\n", tiercache_last_error());
+		return 1;
+	}
+	char *rel[MANY_MAX], *expect[MANY_MAX];
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int n = 0, bad = 0, nread = 0, nfailed = 0;
+	for (;;) {
+		len = getline(&line, &cap, stdin);
+		if (len >= 0) {
+			if (len && line[len - 1] == '\n')
+				line[--len] = '\0';
+			if (!len)
+				continue;
+			char *bang = strstr(line, " !");
+			if (bang)
+				*bang = '\0';
+			rel[n] = strdup(line);
+			expect[n] = bang ? strdup(bang + 2) : NULL;
+			n++;
+		}
+		if (n == batch || (len < 0 && n)) {
+			bad += many_batch(tc, ds, src, rel, expect, n, &nread, &nfailed);
+			for (int i = 0; i < n; i++) {
+				free(rel[i]);
+				free(expect[i]);
+			}
+			n = 0;
+		}
+		if (len < 0)
+			break;
+	}
+	free(line);
+	printf("read %d failed %d\n", nread, nfailed);
+	return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -140,6 +255,8 @@ int main(int argc, char **argv)
 	int rc = 2;
 	if (!strcmp(argv[1], "read") && argc >= 5)
 		rc = cmd_read(tc, argc, argv);
+	else if (!strcmp(argv[1], "many") && argc == 6)
+		rc = cmd_many(tc, argv);
 	else
 		fprintf(stderr, "usage: see tcahead.c\n");
 	tiercache_disconnect(tc);

@@ -90,6 +90,7 @@ _LAZY_SIGNATURES = {
     ),
     "tiercache_plan_cancel": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_uint64, ctypes.c_uint32]),
     "tiercache_set_job": (ctypes.c_int, [_P, ctypes.c_uint64, ctypes.c_uint32]),
+    "tiercache_set_ahead_stride": (ctypes.c_int, [_P, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32]),
     "tiercache_clear_job": (ctypes.c_int, [_P]),
     "tiercache_ping": (ctypes.c_int, [_P]),
     "tiercache_set_wait": (ctypes.c_int, [_P, ctypes.c_uint]),

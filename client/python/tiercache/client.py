@@ -614,6 +614,16 @@ class Client:
         if self._lazy("tiercache_set_job")(tc, job_id(job), r) < 0:
             raise _fail(None)
 
+    def set_ahead_stride(self, batch, workers, index):
+        """This connection is one of `workers` readers of its job's plan that
+        take its files `batch` at a time in turn (a DataLoader's workers):
+        the daemon hands it ahead only the files of its own batches
+        (tiercache_set_ahead_stride). workers=1: every file."""
+        if self._lazy("tiercache_set_ahead_stride")(
+                self._check(), _u32("batch", batch), _u32("workers", workers),
+                _u32("index", index)) < 0:
+            raise _fail(None)
+
     def set_wait(self, seconds):
         """How long an open, stat or listing of a dataset still doing its
         first listing (a daemon that has just started lists RADOS pools in

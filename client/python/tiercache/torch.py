@@ -121,10 +121,29 @@ class Dataset(_tud.Dataset):
         cls = type(self)
         if cls.__getitem__ is not Dataset.__getitem__ and cls.__getitems__ is Dataset.__getitems__:
             return [self[i] for i in indices]
+        if self.job is not None:
+            self._stride(len(indices))
         data = self.client.read_many([self.paths[i] for i in indices])
         if self.transform is None:
             return data
         return [self.transform(d) for d in data]
+
+    def _stride(self, n):
+        """In a DataLoader worker of a tagged Dataset, tell open-ahead which
+        batches this worker reads: DataLoader gives batch b to worker
+        b % num_workers, so the worker is handed only the plan's files of
+        its own batches. Set from the first batch (the last one of an epoch
+        may be shorter). Advice: a library or daemon without it is ignored."""
+        if getattr(self, "_stride_pid", None) == os.getpid() or n < 1:
+            return
+        self._stride_pid = os.getpid()
+        info = _tud.get_worker_info()
+        if info is None or info.num_workers < 2:
+            return
+        try:
+            self.client.set_ahead_stride(n, info.num_workers, info.id)
+        except Exception as e:  # advice only
+            log.debug("job=%r: open-ahead stride not set: %s", self.job, e)
 
     def relpath(self, i):
         """Item i's path relative to the dataset ("train/0001.tar")."""
