@@ -231,3 +231,25 @@ tc_tmpfs_cleanup() {
 	fi
 	tc_cleanup
 }
+
+# tc_flat_files DIR: 160 files of 60-140 KB in DIR/a (the same bytes' sizes
+# every run), $T/pass their names in one shuffled order and $T/newest the
+# last 40 of it, newest first (t_demote_flat, t_rados_open_ahead_flat)
+tc_flat_files() {
+	mkdir -p "$1/a"
+	python3 - "$1" "$T/pass" "$T/newest" <<'PY'
+import os, random, sys
+r = random.Random(29)
+names = []
+for i in range(160):
+    name = "a/f%03d.bin" % i
+    with open(os.path.join(sys.argv[1], name), "wb") as f:
+        f.write(os.urandom(r.randint(60, 140) * 1024))
+    names.append(name)
+random.Random(3).shuffle(names)
+with open(sys.argv[2], "w") as f:
+    f.write("\n".join(names) + "\n")
+with open(sys.argv[3], "w") as f:
+    f.write("\n".join(reversed(names[-40:])) + "\n")
+PY
+}

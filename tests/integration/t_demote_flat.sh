@@ -25,17 +25,7 @@ read_list() { "$TC_TESTS/tcplan" read ds "$T/cold" <"$1" >"$T/read.out" 2>&1 || 
 
 # 160 files of 60-140 KiB (about 16 MiB), one chunk each; hot 4M + warm
 # 12M, the policies' budgets (low_water 70 %) 2.8M + 8.4M
-mkdir -p "$T/cold/a"
-python3 - "$T/cold" <<'PY'
-import os, random, sys
-r = random.Random(29)
-for i in range(160):
-    with open(os.path.join(sys.argv[1], "a", "f%03d.bin" % i), "wb") as f:
-        f.write(os.urandom(r.randint(60, 140) * 1024))
-PY
-(cd "$T/cold" && find a -type f | sort) | python3 -c \
-	"import random,sys; l=sys.stdin.read().split(); random.Random(3).shuffle(l); print('\n'.join(l))" >"$T/pass"
-tail -n 40 "$T/pass" | tac >"$T/newest"
+tc_flat_files "$T/cold"
 
 tc_config 4M 12M 1M "policy = lru demote=flat"
 tc_start || exit 1

@@ -29,17 +29,7 @@ read_list() { "$TP" read rp "$T/src" <"$1" >"$T/read.out" 2>&1 || { cat "$T/read
 tc_config 4M 12M 1M
 P="${RD_PREFIX}of/"
 rd_dataset rp "$P" plain 1M
-mkdir -p "$T/src/a"
-python3 - "$T/src" <<'PY'
-import os, random, sys
-r = random.Random(29)
-for i in range(160):
-    with open(os.path.join(sys.argv[1], "a", "f%03d.bin" % i), "wb") as f:
-        f.write(os.urandom(r.randint(60, 140) * 1024))
-PY
-(cd "$T/src" && find a -type f | sort) | python3 -c \
-	"import random,sys; l=sys.stdin.read().split(); random.Random(3).shuffle(l); print('\n'.join(l))" >"$T/pass"
-tail -n 40 "$T/pass" | tac >"$T/newest"
+tc_flat_files "$T/src"
 
 tc_start || exit 1
 check "import uploads the 160 files" [ "$(rd_import "$T/src" rp)" = "160 0 0" ]

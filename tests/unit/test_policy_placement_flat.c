@@ -122,6 +122,34 @@ static void shuffle(int *v, int n, uint64_t *x)
 	}
 }
 
+/* The two jobs' trace: each call gives the next object read. 1 read in 8
+ * is a re-read of that job's previous object, to mix ages more. */
+struct two_jobs {
+	int order[2][PLACEMENT_RIG_NOBJ], pos[2], last[2];
+	uint64_t x;
+	int i;
+};
+
+static void two_jobs_init(struct two_jobs *t)
+{
+	*t = (struct two_jobs){.pos = {0, PLACEMENT_RIG_NOBJ / 2}, .x = 99};
+	shuffle(t->order[0], PLACEMENT_RIG_NOBJ, &t->x);
+	shuffle(t->order[1], PLACEMENT_RIG_NOBJ, &t->x);
+}
+
+static int two_jobs_next(struct two_jobs *t)
+{
+	int j = t->i++ & 1;
+	t->x = t->x * 6364136223846793005ull + 1442695040888963407ull;
+	if (((t->x >> 40) & 7) == 0)
+		return t->last[j];
+	if (t->pos[j] == PLACEMENT_RIG_NOBJ) {
+		shuffle(t->order[j], PLACEMENT_RIG_NOBJ, &t->x);
+		t->pos[j] = 0;
+	}
+	return t->last[j] = t->order[j][t->pos[j]++];
+}
+
 static void test_flat_lru_is_one_lru(void **state)
 {
 	(void)state;
@@ -129,26 +157,11 @@ static void test_flat_lru_is_one_lru(void **state)
 	rig_init(f, "lru", 4, 12, "flat");
 	rig_init(d, "lru", 4, 12, "1");
 	rig_init(one, "lru", 16, 0, "1");
-	int order[2][PLACEMENT_RIG_NOBJ], pos[2] = {0, PLACEMENT_RIG_NOBJ / 2};
-	uint64_t x = 99;
-	shuffle(order[0], PLACEMENT_RIG_NOBJ, &x);
-	shuffle(order[1], PLACEMENT_RIG_NOBJ, &x);
-	/* and, to mix ages more, 1 read in 8 is a re-read of a job's
-	 * previous object */
-	int differ = 0, last[2] = {0, 0};
+	struct two_jobs t;
+	two_jobs_init(&t);
+	int differ = 0;
 	for (int i = 0; i < 40 * PLACEMENT_RIG_NOBJ; i++) {
-		int j = i & 1;
-		x = x * 6364136223846793005ull + 1442695040888963407ull;
-		int k;
-		if (((x >> 40) & 7) == 0) {
-			k = last[j];
-		} else {
-			if (pos[j] == PLACEMENT_RIG_NOBJ) {
-				shuffle(order[j], PLACEMENT_RIG_NOBJ, &x);
-				pos[j] = 0;
-			}
-			k = last[j] = order[j][pos[j]++];
-		}
+		int k = two_jobs_next(&t);
 		bool hf = placement_rig_read(f, k) != TIER_NONE;
 		bool hd = placement_rig_read(d, k) != TIER_NONE;
 		bool ho = placement_rig_read(one, k) != TIER_NONE;
@@ -270,29 +283,15 @@ static void arc_two_traces(const char *demote, uint64_t *shuf, uint64_t *skew, u
 {
 	struct placement_rig *r = calloc(1, sizeof(*r));
 	rig_init(r, "arc", 4, 12, demote);
-	int order[2][PLACEMENT_RIG_NOBJ], pos[2] = {0, PLACEMENT_RIG_NOBJ / 2}, last[2] = {0, 0};
-	uint64_t x = 99;
-	shuffle(order[0], PLACEMENT_RIG_NOBJ, &x);
-	shuffle(order[1], PLACEMENT_RIG_NOBJ, &x);
-	for (int i = 0; i < 40 * PLACEMENT_RIG_NOBJ; i++) {
-		int j = i & 1, k;
-		x = x * 6364136223846793005ull + 1442695040888963407ull;
-		if (((x >> 40) & 7) == 0) {
-			k = last[j];
-		} else {
-			if (pos[j] == PLACEMENT_RIG_NOBJ) {
-				shuffle(order[j], PLACEMENT_RIG_NOBJ, &x);
-				pos[j] = 0;
-			}
-			k = last[j] = order[j][pos[j]++];
-		}
-		placement_rig_read(r, k);
-	}
+	struct two_jobs t;
+	two_jobs_init(&t);
+	for (int i = 0; i < 40 * PLACEMENT_RIG_NOBJ; i++)
+		placement_rig_read(r, two_jobs_next(&t));
 	*shuf = r->hits;
 	*dem = r->pl.demoted;
 	placement_rig_free(r);
 	rig_init(r, "arc", 4, 12, demote);
-	x = 12345;
+	uint64_t x = 12345;
 	for (int i = 0; i < 6000; i++) {
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
 		unsigned v = (unsigned)(x >> 33);
