@@ -308,8 +308,11 @@ int tc_xfer(struct tiercache *tc, uint8_t op, uint32_t flags, struct proto_wr *w
 	if (rep)
 		memset(rep, 0, sizeof(*rep));
 	/* replies come in request order: an open-ahead reply still on its
-	 * way is read first */
-	if (tc->ahead_pending && !(flags & TC_F_NOREPLY))
+	 * way is read first; so it is before a frame with no reply, which may
+	 * be the program's last (a CLOSE before exit): a reply left unread
+	 * when the socket closes resets the connection, and the daemon may
+	 * then lose the frames it has not read yet */
+	if (tc->ahead_pending)
 		tc_ahead_collect(tc);
 	uint32_t id;
 	int rc = tc_xfer_send(tc, op, flags, w, &id);
@@ -326,6 +329,10 @@ int tc_xfer_noreply_u64s(struct tiercache *tc, uint8_t op, const uint64_t *vals,
 		tc->last_conn_err = ENOTCONN;
 		return TC_ERETRY;
 	}
+	if (tc->ahead_pending) /* as in tc_xfer */
+		tc_ahead_collect(tc);
+	if (tc->fd < 0)
+		return TC_ERETRY;
 	struct proto_wr one, all;
 	proto_wr_init(&one);
 	proto_wr_init(&all);
