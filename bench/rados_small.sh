@@ -88,6 +88,10 @@
 #      directory read-ahead, so that fit's misses are demand misses as
 #      evict's are),
 #      BENCH_IPCFLOOR ("aio sync"): the ipcfloor rows' server forms,
+#      BENCH_CSW=1: context switches per file of the cold and ipcfloor
+#      rows, printed on their lines: the reader's (`perf stat -e
+#      context-switches` around it: needs perf), the daemon's or server's
+#      and the OSD's (voluntary + involuntary, /proc/PID/task/*/status),
 #      BENCH_PIN=1: the cluster's mon and OSD on CPU 0, everything else on
 #      CPU 1 (as bench/rados.sh; needs taskset and 2 CPUs),
 #      BENCH_WALK=1: part lib's cold epochs read the files in the listing's
@@ -238,6 +242,32 @@ cpu_ns() {
 	done
 	echo "$s"
 }
+# context switches of all threads of PID so far (voluntary + involuntary)
+csw() {
+	cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {s += $2} END {print s + 0}'
+}
+# BENCH_CSW=1: the reader runs under perf stat; csw_begin / csw_end SERVER_PID
+# write "reader server osd" switches per file to $B/csw.last
+CSW_WRAP=()
+if [ "${BENCH_CSW:-0}" = 1 ]; then
+	if command -v perf >/dev/null; then
+		CSW_WRAP=(perf stat -x, -e context-switches -o "$B/csw.reader" --)
+	else
+		echo "$ME: BENCH_CSW ignored: perf is not installed"
+	fi
+fi
+csw_begin() {
+	[ ${#CSW_WRAP[@]} -gt 0 ] || return 0
+	cs0=$(csw "$1")
+	co0=$(csw "$OSD_PID")
+}
+csw_end() {
+	[ ${#CSW_WRAP[@]} -gt 0 ] || return 0
+	local rd
+	rd=$(awk -F, '/context-switches/ {print $1}' "$B/csw.reader" 2>/dev/null)
+	awk -v r="${rd:-0}" -v s=$(($(csw "$1") - cs0)) -v o=$(($(csw "$OSD_PID") - co0)) -v nf="$NF" \
+		'BEGIN {printf "  switches/file reader %.2f server %.2f osd %.2f", r / nf, s / nf, o / nf}' >"$B/csw.last"
+}
 TIMEFORMAT='%3U %3S'
 # perf_on FILE [PID] / perf_off: a profile of tiercached (or PID; call
 # graphs unless BENCH_PERF_ARGS) meanwhile
@@ -307,11 +337,13 @@ ipcfloor() {
 	o0=$(cpu_ns "$OSD_PID")
 	[ "$r" = 1 ] && perf_on "$PERF/ipc-$1-$kind-$th-$2.data" "$spid"
 	s0=$(cpu_ns "$spid")
-	t=$({ time "$O/bin/rados_direct" --conf "$CEPH_CONF" --pool "$CEPH_POOL" --prefix bench/small/ \
+	csw_begin "$spid"
+	t=$({ time "${CSW_WRAP[@]}" "$O/bin/rados_direct" --conf "$CEPH_CONF" --pool "$CEPH_POOL" --prefix bench/small/ \
 		--chunk $((4 * 1048576)) --streams "$2" --reps 1 --via "$B/ipc.sock" --segment "$3" \
 		>"$B/ipc.out" 2>&1; } 2>&1) || t=
 	o1=$(cpu_ns "$OSD_PID")
 	s1=$(cpu_ns "$spid")
+	csw_end "$spid"
 	perf_off
 	kill -TERM "$spid" 2>/dev/null
 	wait "$spid" 2>/dev/null
@@ -326,10 +358,12 @@ epoch() {
 	local o0 o1 d0 d1 t
 	o0=$(cpu_ns "$OSD_PID")
 	d0=$(cpu_ns "$pid")
-	t=$({ time "$O/bin/epoch_reader" --epochs 1 --threads "$1" --seed "$2" --json \
+	csw_begin "$pid"
+	t=$({ time "${CSW_WRAP[@]}" "$O/bin/epoch_reader" --epochs 1 --threads "$1" --seed "$2" --json \
 		${3:+--local "$3"} small >"$B/er.json" 2>"$B/er.err"; } 2>&1)
 	o1=$(cpu_ns "$OSD_PID")
 	d1=$(cpu_ns "$pid")
+	csw_end "$pid"
 	python3 -c '
 import json, sys
 e = json.load(open(sys.argv[1]))[0]
@@ -434,9 +468,9 @@ if [[ " $PARTS " == *" lib "* ]]; then
 					for form in $IPCFLOOR; do
 						read -r pf pc psv posd <<<"$(ipcfloor "$form" "$n" "$cap")"
 						echo "ipc-$form:$c $n $r $pf $pc $psv $posd $NF 0" >>"$B/lib.res"
-						printf '        %-11s ipcfloor %-6s %7.0f files/s  (%.2f of direct)  server %.0f us/file\n' \
+						printf '        %-11s ipcfloor %-6s %7.0f files/s  (%.2f of direct)  server %.0f us/file%s\n' \
 							"$c" "$form" "$pf" "$(awk -v a="$pf" -v b="$df" 'BEGIN{print b ? a / b : 0}')" \
-							"$(awk -v a="$psv" -v b="$NF" 'BEGIN{print a / b / 1000}')"
+							"$(awk -v a="$psv" -v b="$NF" 'BEGIN{print a / b / 1000}')" "$(cat "$B/csw.last" 2>/dev/null)"
 					done
 				fi
 				lastc=$c
@@ -457,9 +491,9 @@ if [[ " $PARTS " == *" lib "* ]]; then
 				# the client's requests per file: OPEN + CHUNK frames
 				rq=$(python3 -c 'import json, sys; a, b = (json.load(open(f)) for f in sys.argv[1:3]); d = {k: b.get(k, 0) - a.get(k, 0) for k in b}; print("%.2f  demotions %d  evictions %d  copy_syncs %d  reclaim_copied_MiB %d" % ((d["frames_open"] + d["frames_chunk"]) / int(sys.argv[3]), d["demotions"], d["evictions"], d["segment_copy_syncs"], d["segment_reclaim_copied_bytes"] >> 20))' "$B/ctr.0" "$B/ctr.1" "$NF")
 				echo "$cv $n $r $f $rc $dmc $oc $mi $er" >>"$B/lib.res"
-				printf '        %-11s cold %7.0f files/s  (%.2f of direct)  cold reads %d  errors %d  daemon %.0f us/miss  requests/file %s\n' \
+				printf '        %-11s cold %7.0f files/s  (%.2f of direct)  cold reads %d  errors %d  daemon %.0f us/miss  requests/file %s%s\n' \
 					"$cv" "$f" "$(awk -v a="$f" -v b="$df" 'BEGIN{print b ? a / b : 0}')" "$mi" "$er" \
-					"$(awk -v d="$dmc" -v m="$mi" 'BEGIN{print m ? d / m / 1000 : 0}')" "$rq"
+					"$(awk -v d="$dmc" -v m="$mi" 'BEGIN{print m ? d / m / 1000 : 0}')" "$rq" "$(cat "$B/csw.last" 2>/dev/null)"
 			done
 			variant ""
 		done
