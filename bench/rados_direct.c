@@ -17,7 +17,9 @@
  * its objects NAME.%016x are read in index order, each in --chunk pieces
  * (this equals reading the file when the stripe count is 1, which is what
  * `tierctl import` writes). Prints one line per repetition: bytes, seconds,
- * MB/s. Exit 1 on any read error or short read.
+ * MB/s, and the process's context switches during it (every thread's,
+ * voluntary + involuntary; the listing is not in it). Exit 1 on any read
+ * error or short read.
  *
  * --through DIR: the floor of any cache that keeps a copy of what it reads
  * in a file and hands the bytes out from there: each piece read is written
@@ -83,6 +85,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <rados/librados.h>
@@ -272,6 +275,15 @@ static int stream_submit(struct bench_ctx *bc, struct stream *s)
 		s->busy = false;
 	}
 	return rc;
+}
+
+/* Context switches of every thread of this process so far. */
+static long self_switches(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return ru.ru_nvcsw + ru.ru_nivcsw;
 }
 
 /* One pass over every file. Returns bytes read or -errno. */
@@ -707,6 +719,7 @@ int main(int argc, char **argv)
 	printf("\n");
 	printf("%4s %14s %9s %9s\n", "rep", "bytes", "wall_s", "MB/s");
 	for (long r = 1; r <= reps; r++) {
+		long sw0 = self_switches();
 		double t0 = bench_now();
 		int64_t got = via       ? read_all_via(&bc, st, (unsigned)nstreams)
 			      : through ? read_all_through(&bc, st, (unsigned)nstreams)
@@ -722,6 +735,7 @@ int main(int argc, char **argv)
 			       (unsigned long long)bc.syncs);
 		if (verify)
 			printf("  sum %016llx", (unsigned long long)bc.sums);
+		printf("  switches %ld", self_switches() - sw0);
 		printf("\n");
 		fflush(stdout);
 	}

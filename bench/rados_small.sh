@@ -91,7 +91,9 @@
 #      BENCH_CSW=1: context switches per file of the cold and ipcfloor
 #      rows, printed on their lines: the reader's (`perf stat -e
 #      context-switches` around it: needs perf), the daemon's or server's
-#      and the OSD's (voluntary + involuntary, /proc/PID/task/*/status),
+#      and the OSD's (voluntary + involuntary, /proc/PID/task/*/status;
+#      an ipcfloor reader counts its own during the read, and its OSD
+#      figure includes the stat of every object before it),
 #      BENCH_PIN=1: the cluster's mon and OSD on CPU 0, everything else on
 #      CPU 1 (as bench/rados.sh; needs taskset and 2 CPUs),
 #      BENCH_WALK=1: part lib's cold epochs read the files in the listing's
@@ -263,8 +265,8 @@ csw_begin() {
 }
 csw_end() {
 	[ ${#CSW_WRAP[@]} -gt 0 ] || return 0
-	local rd
-	rd=$(awk -F, '/context-switches/ {print $1}' "$B/csw.reader" 2>/dev/null)
+	local rd=${2:-}
+	[ -n "$rd" ] || rd=$(awk -F, '/context-switches/ {print $1}' "$B/csw.reader" 2>/dev/null)
 	awk -v r="${rd:-0}" -v s=$(($(csw "$1") - cs0)) -v o=$(($(csw "$OSD_PID") - co0)) -v nf="$NF" \
 		'BEGIN {printf "  switches/file reader %.2f server %.2f osd %.2f", r / nf, s / nf, o / nf}' >"$B/csw.last"
 }
@@ -343,7 +345,8 @@ ipcfloor() {
 		>"$B/ipc.out" 2>&1; } 2>&1) || t=
 	o1=$(cpu_ns "$OSD_PID")
 	s1=$(cpu_ns "$spid")
-	csw_end "$spid"
+	# the reader's own count, without its listing (rados_direct stats every object)
+	csw_end "$spid" "$(awk '{for (i = 1; i < NF; i++) if ($i == "switches") print $(i + 1)}' "$B/ipc.out")"
 	perf_off
 	kill -TERM "$spid" 2>/dev/null
 	wait "$spid" 2>/dev/null
