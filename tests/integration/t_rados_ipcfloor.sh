@@ -103,4 +103,6 @@ PY
 	ipc_stop
 done
 check "no segment file is left in the server's directory" [ -z "$(ls -A "$T/segs")" ]
+check "no sanitizer report from the server or the readers" \
+	sh -c "! grep -qE 'ERROR: [A-Za-z]+Sanitizer|runtime error:' '$T/server.log' '$T/reader.out'"
 finish
