@@ -253,7 +253,7 @@ csw() {
 CSW_WRAP=()
 if [ "${BENCH_CSW:-0}" = 1 ]; then
 	if command -v perf >/dev/null; then
-		CSW_WRAP=(perf stat -x, -e context-switches -o "$B/csw.reader" --)
+		CSW_WRAP=(perf stat -x ";" -e context-switches -o "$B/csw.reader" --)
 	else
 		echo "$ME: BENCH_CSW ignored: perf is not installed"
 	fi
@@ -266,7 +266,7 @@ csw_begin() {
 csw_end() {
 	[ ${#CSW_WRAP[@]} -gt 0 ] || return 0
 	local rd=${2:-}
-	[ -n "$rd" ] || rd=$(awk -F, '/context-switches/ {print $1}' "$B/csw.reader" 2>/dev/null)
+	[ -n "$rd" ] || rd=$(awk -F";" '/context-switches/ {print $1}' "$B/csw.reader" 2>/dev/null)
 	awk -v r="${rd:-0}" -v s=$(($(csw "$1") - cs0)) -v o=$(($(csw "$OSD_PID") - co0)) -v nf="$NF" \
 		'BEGIN {printf "  switches/file reader %.2f server %.2f osd %.2f", r / nf, s / nf, o / nf}' >"$B/csw.last"
 }
