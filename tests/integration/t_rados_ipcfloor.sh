@@ -61,8 +61,10 @@ reader() {
 
 for mode in aio inline sync; do
 	rm -f "$T/ipc.sock"
-	rd --chunk $CHUNK --serve "$T/ipc.sock" --through "$T/segs" --serve-mode $mode \
-		>>"$T/server.log" 2>&1 &
+	# the binary itself in the background (not the rd function: its
+	# subshell's pid would be killed and the server left running)
+	"$TC_BIN/rados_direct" --conf "$CEPH_CONF" --pool "$CEPH_POOL" --chunk $CHUNK \
+		--serve "$T/ipc.sock" --through "$T/segs" --serve-mode $mode >>"$T/server.log" 2>&1 &
 	SPID=$!
 	wait_until 30 test -S "$T/ipc.sock"
 	for n in 1 3; do
@@ -100,7 +102,9 @@ PY
 	check "$mode: malformed requests are dropped, a missing object is an error reply" [ $? = 0 ]
 	check "$mode: the server still serves" [ "$(reader 1)" = "$want"$'\n'"$want" ]
 	check "$mode: the server is alive" kill -0 "$SPID"
+	spid=$SPID
 	ipc_stop
+	check "$mode: the server has exited" sh -c "! kill -0 $spid 2>/dev/null"
 done
 check "no segment file is left in the server's directory" [ -z "$(ls -A "$T/segs")" ]
 check "no sanitizer report from the server or the readers" \
