@@ -9,12 +9,17 @@
  *   rados_direct --conf CONF --pool POOL [--prefix P] [--namespace NS]
  *                [--chunk BYTES] [--streams N] [--reps R] [--through DIR]
  *                [--segment CAPACITY [--punch BYTES] [--sync BYTES]]
+ *                [--via SOCKET [--verify]]
+ *   rados_direct --conf CONF --pool POOL --serve SOCKET --through DIR
+ *                [--serve-mode aio|inline|sync] [--chunk BYTES]
  *
  * A file is an object whose name starts with P, or a libradosstriper file:
  * its objects NAME.%016x are read in index order, each in --chunk pieces
  * (this equals reading the file when the stripe count is 1, which is what
  * `tierctl import` writes). Prints one line per repetition: bytes, seconds,
- * MB/s. Exit 1 on any read error or short read.
+ * MB/s, and the process's context switches during it (every thread's,
+ * voluntary + involuntary; the listing is not in it). Exit 1 on any read
+ * error or short read.
  *
  * --through DIR: the floor of any cache that keeps a copy of what it reads
  * in a file and hands the bytes out from there: each piece read is written
@@ -39,6 +44,32 @@
  * lazily, `sync_backlog`). The files are removed after each repetition,
  * outside its timing.
  *
+ * --serve SOCKET --through DIR [--serve-mode aio|inline|sync]: the floor of
+ * any cache that is a separate process (the IPC floor): a server listening
+ * on the Unix stream socket SOCKET. For each request (object, offset,
+ * length) it reads the bytes from RADOS, appends them to its segment file
+ * for that connection in DIR (punching the oldest bytes once it holds more
+ * than the connection's share of the capacity, as --segment does) and
+ * replies with where they are; its first reply on a connection carries the
+ * segment's descriptor (SCM_RIGHTS), later ones only offset + length. No
+ * index, checksum store or policy: what is left is the process boundary
+ * and the hand-offs between threads. The three forms:
+ *   aio     one event loop thread takes the requests and submits an aio
+ *           read; librados' completion thread writes the segment and hands
+ *           the reply to the loop through an eventfd (tiercached's path);
+ *   inline  as aio, but the completion thread sends the reply itself;
+ *   sync    a thread per connection: recv, a blocking rados_read, write,
+ *           reply.
+ * Runs until killed; needs --conf and --pool, not the listing.
+ * --via SOCKET (with --segment CAPACITY): the reader of the IPC floor:
+ * --streams threads, each with its own connection, ask the server for one
+ * piece after another (the same files, in the same order, as the direct
+ * read) and pread each from the segment descriptor; a reply whose length
+ * differs is an error. --verify: the server sends an FNV-1a 64 checksum of
+ * the bytes it read from RADOS, the reader checks the bytes it preads
+ * against it and prints the sum of all pieces' checksums per repetition
+ * (order-independent: a test compares it with the source's).
+ *
  * Threads: the main thread submits reads; librados' completion callbacks
  * only mark their stream done and signal the main thread (under one lock).
  * With --through, N threads instead, each a stream of synchronous reads
@@ -54,11 +85,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <rados/librados.h>
 
 #include "lib_bench.h"
+#include "lib_ipcfloor.h"
 
 #define STRIPE_SUFFIX_LEN 17 /* ".%016x" */
 #define MAX_STREAMS 256
@@ -100,6 +133,9 @@ struct bench_ctx {
 	uint64_t seg_cap;    /* --segment: capacity of all streams together, or 0 */
 	uint64_t punch_unit; /* --punch: punch once this much is over the share (0: at once) */
 	uint64_t sync_every; /* --sync: fdatasync after this much appended (0: never) */
+	const char *via;     /* --via SOCKET, or NULL */
+	bool verify;         /* --verify */
+	uint64_t sums;       /* --verify: this repetition's sum of the pieces' checksums (lock) */
 };
 
 static void read_done(rados_completion_t c, void *arg)
@@ -239,6 +275,15 @@ static int stream_submit(struct bench_ctx *bc, struct stream *s)
 		s->busy = false;
 	}
 	return rc;
+}
+
+/* Context switches of every thread of this process so far. */
+static long self_switches(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return ru.ru_nvcsw + ru.ru_nivcsw;
 }
 
 /* One pass over every file. Returns bytes read or -errno. */
@@ -449,6 +494,81 @@ static int64_t read_all_through(struct bench_ctx *bc, struct stream *st, unsigne
 	return err < 0 ? err : (int64_t)bytes;
 }
 
+struct via_arg {
+	struct bench_ctx *bc;
+	struct stream *s;
+	uint64_t bytes;
+	int err;
+};
+
+/* --via: one stream, one connection to the server. */
+static void *via_stream(void *p)
+{
+	struct via_arg *a = p;
+	struct bench_ctx *bc = a->bc;
+	struct stream *s = a->s;
+	struct ipcfloor_conn c;
+	uint64_t share = bc->seg_cap / bc->nstreams, sums = 0;
+	a->err = ipcfloor_connect(&c, bc->via);
+	if (a->err < 0) {
+		fprintf(stderr, "rados_direct: --via %s: %s\n", bc->via, strerror(-a->err));
+		return NULL;
+	}
+	for (;;) {
+		pthread_mutex_lock(&bc->lock);
+		bool more = stream_advance(bc, s, &bc->next_file);
+		pthread_mutex_unlock(&bc->lock);
+		if (!more)
+			break;
+		const struct object *o = &bc->files[s->file].obj[s->obj];
+		uint64_t sum;
+		int64_t r = ipcfloor_get(&c, o->oid, s->off, s->len, share, bc->verify, s->buf, &sum);
+		if (r != (int64_t)s->len) {
+			fprintf(stderr, "rados_direct: --via: %s at %llu: %s\n", o->oid,
+				(unsigned long long)s->off, r < 0 ? strerror((int)-r) : "short read");
+			a->err = r < 0 ? (int)r : -EIO;
+			break;
+		}
+		sums += sum;
+		a->bytes += (uint64_t)r;
+		s->off += (uint64_t)r;
+	}
+	ipcfloor_close(&c);
+	pthread_mutex_lock(&bc->lock);
+	bc->sums += sums;
+	pthread_mutex_unlock(&bc->lock);
+	return NULL;
+}
+
+/* read_all() for --via. Returns bytes read or -errno. */
+static int64_t read_all_via(struct bench_ctx *bc, struct stream *st, unsigned nstreams)
+{
+	struct via_arg a[MAX_STREAMS];
+	pthread_t t[MAX_STREAMS];
+	unsigned started = 0;
+	int err = 0;
+	uint64_t bytes = 0;
+	bc->next_file = 0;
+	bc->nstreams = nstreams;
+	bc->sums = 0;
+	for (unsigned i = 0; i < nstreams; i++) {
+		st[i].file = SIZE_MAX;
+		a[i] = (struct via_arg){.bc = bc, .s = &st[i]};
+		if (pthread_create(&t[i], NULL, via_stream, &a[i]) != 0) {
+			err = -EAGAIN;
+			break;
+		}
+		started++;
+	}
+	for (unsigned i = 0; i < started; i++) {
+		pthread_join(t[i], NULL);
+		bytes += a[i].bytes;
+		if (a[i].err < 0 && err == 0)
+			err = a[i].err;
+	}
+	return err < 0 ? err : (int64_t)bytes;
+}
+
 /* Remove the repetition's files from DIR (outside the timing). */
 static void through_clean(const struct bench_ctx *bc)
 {
@@ -470,7 +590,10 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: rados_direct --conf CONF --pool POOL [--prefix P] [--namespace NS]\n"
 			"                    [--chunk BYTES] [--streams N] [--reps R] [--through DIR]\n"
-			"                    [--segment CAPACITY [--punch BYTES] [--sync BYTES]]\n");
+			"                    [--segment CAPACITY [--punch BYTES] [--sync BYTES]]\n"
+			"                    [--via SOCKET [--verify]]\n"
+			"       rados_direct --conf CONF --pool POOL --serve SOCKET --through DIR\n"
+			"                    [--serve-mode aio|inline|sync] [--chunk BYTES]\n");
 }
 
 int main(int argc, char **argv)
@@ -481,9 +604,14 @@ int main(int argc, char **argv)
 		{"chunk", required_argument, NULL, 'k'},  {"streams", required_argument, NULL, 's'},
 		{"reps", required_argument, NULL, 'r'},   {"through", required_argument, NULL, 't'},
 		{"segment", required_argument, NULL, 'g'}, {"punch", required_argument, NULL, 'u'},
-		{"sync", required_argument, NULL, 'y'},   {NULL, 0, NULL, 0},
+		{"sync", required_argument, NULL, 'y'},   {"serve", required_argument, NULL, 'S'},
+		{"serve-mode", required_argument, NULL, 'M'}, {"via", required_argument, NULL, 'V'},
+		{"verify", no_argument, NULL, 'v'},       {NULL, 0, NULL, 0},
 	};
 	const char *conf = NULL, *pool = NULL, *prefix = "", *ns = NULL, *through = NULL;
+	const char *serve = NULL, *via = NULL;
+	enum ipcfloor_mode mode = IPCFLOOR_AIO;
+	bool verify = false;
 	long chunk = 4L << 20, nstreams = 8, reps = 1;
 	long long seg_cap = 0, punch_unit = 0, sync_every = 0;
 	int o;
@@ -500,6 +628,15 @@ int main(int argc, char **argv)
 		case 'g': seg_cap = strtoll(optarg, NULL, 10); break;
 		case 'u': punch_unit = strtoll(optarg, NULL, 10); break;
 		case 'y': sync_every = strtoll(optarg, NULL, 10); break;
+		case 'S': serve = optarg; break;
+		case 'V': via = optarg; break;
+		case 'v': verify = true; break;
+		case 'M':
+			if (ipcfloor_mode_parse(optarg, &mode) < 0) {
+				usage();
+				return 2;
+			}
+			break;
 		default: usage(); return 2;
 		}
 	}
@@ -508,10 +645,17 @@ int main(int argc, char **argv)
 		usage();
 		return 2;
 	}
-	if (seg_cap < 0 || punch_unit < 0 || sync_every < 0 || (seg_cap && !through) ||
+	if ((serve && (!through || via || seg_cap)) || (via && through) || (verify && !via)) {
+		fprintf(stderr, "rados_direct: --serve needs --through DIR (its segments) and no "
+				"--segment or --via; --via takes no --through; --verify needs --via\n");
+		usage();
+		return 2;
+	}
+	if (seg_cap < 0 || punch_unit < 0 || sync_every < 0 || (seg_cap && !through && !via) ||
+	    (via && (punch_unit || sync_every)) ||
 	    ((punch_unit || sync_every) && !seg_cap) || (seg_cap && seg_cap < nstreams * chunk)) {
 		fprintf(stderr, "rados_direct: --segment CAPACITY needs --through DIR and at least "
-				"--chunk bytes per stream; --punch and --sync need --segment\n");
+				"--chunk bytes per stream; --punch and --sync need --segment and --through\n");
 		usage();
 		return 2;
 	}
@@ -521,7 +665,9 @@ int main(int argc, char **argv)
 			       .through = through,
 			       .seg_cap = (uint64_t)seg_cap,
 			       .punch_unit = (uint64_t)punch_unit,
-			       .sync_every = (uint64_t)sync_every};
+			       .sync_every = (uint64_t)sync_every,
+			       .via = via,
+			       .verify = verify};
 	struct stream *st = NULL;
 	int rc = rados_create2(&cl, "ceph", "client.admin", 0);
 	if (rc < 0) {
@@ -545,6 +691,11 @@ int main(int argc, char **argv)
 		rados_ioctx_set_namespace(bc.io, ns);
 	pthread_mutex_init(&bc.lock, NULL);
 	pthread_cond_init(&bc.cond, NULL);
+	if (serve) {
+		rc = ipcfloor_serve(bc.io, serve, through, mode, (uint32_t)chunk);
+		fprintf(stderr, "rados_direct: --serve %s: %s\n", serve, strerror(-rc));
+		goto out;
+	}
 	if ((rc = list_files(&bc, prefix)) < 0) {
 		fprintf(stderr, "rados_direct: listing %s: %s\n", pool, strerror(-rc));
 		goto out;
@@ -561,23 +712,30 @@ int main(int argc, char **argv)
 	printf("%zu files under \"%s\", %ld streams, %ld-byte reads%s%s", bc.nfiles, prefix,
 	       nstreams, chunk, through ? ", each written to and read back from a file in " : "",
 	       through ? through : "");
+	if (via)
+		printf(", each asked of the server on %s (a connection per stream)", via);
 	if (seg_cap)
 		printf(" (one segment file per stream, %lld bytes held in all, punched over it)", seg_cap);
 	printf("\n");
 	printf("%4s %14s %9s %9s\n", "rep", "bytes", "wall_s", "MB/s");
 	for (long r = 1; r <= reps; r++) {
+		long sw0 = self_switches();
 		double t0 = bench_now();
-		int64_t got = through ? read_all_through(&bc, st, (unsigned)nstreams)
-				      : read_all(&bc, st, (unsigned)nstreams);
+		int64_t got = via       ? read_all_via(&bc, st, (unsigned)nstreams)
+			      : through ? read_all_through(&bc, st, (unsigned)nstreams)
+					: read_all(&bc, st, (unsigned)nstreams);
 		double dt = bench_now() - t0;
 		if (through)
 			through_clean(&bc);
 		if (got < 0)
 			goto out;
 		printf("%4ld %14lld %9.3f %9.1f", r, (long long)got, dt, (double)got / 1e6 / dt);
-		if (seg_cap)
+		if (seg_cap && !via)
 			printf("  punches %llu syncs %llu", (unsigned long long)bc.punches,
 			       (unsigned long long)bc.syncs);
+		if (verify)
+			printf("  sum %016llx", (unsigned long long)bc.sums);
+		printf("  switches %ld", self_switches() - sw0);
 		printf("\n");
 		fflush(stdout);
 	}

@@ -31,8 +31,23 @@
 #           CAPACITY bytes (BENCH_FLOOR_PUNCH=BYTES: once per BYTES
 #           instead; BENCH_FLOOR_SYNC=BYTES: an fdatasync per BYTES
 #           appended; BENCH_FLOOR=0: no floor)
+#   ipcfloor  after the floor, the least any cache that is a separate
+#           process must do: a server (bench/rados_direct --serve, started
+#           for the row) reads each object for a reader that asked for it
+#           over a Unix socket, appends it to a segment file per
+#           connection punched over the same CAPACITY, and passes the
+#           segment's fd; the reader (rados_direct --via, N streams, the
+#           same objects in the same order as direct) preads the bytes.
+#           One row per server form in BENCH_IPCFLOOR ("aio sync"; also
+#           "inline"; "" for none): aio = an event loop + librados aio,
+#           the completion thread writes the segment and the loop replies
+#           (tiercached's hand-offs); inline = the completion thread also
+#           replies; sync = a thread per connection, blocking rados_read.
+#           Labelled ipc-FORM:CONFIG; its "daemon" CPU is the server's,
+#           per file (BENCH_FLOOR=0: no ipcfloor rows either)
 #   Prints files/s, cold/direct, floor/direct and cold/floor (ratio of
-#   medians and median of the per-repetition ratios) and CPU per file: the
+#   medians and median of the per-repetition ratios), cold/ipc (ratio of
+#   the medians to the first form of BENCH_IPCFLOOR) and CPU per file: the
 #   reader's (epoch_reader or rados_direct; user + sys of the whole
 #   process, so it includes the listing, and rados_direct's stat of every
 #   object before its timer; the floor's is all its own work),
@@ -68,7 +83,20 @@
 #      per-dataset counters beside the few printed),
 #      BENCH_PERF=DIR: `perf record -g` of tiercached during the first
 #      repetition's cold epochs (DIR/cold-KIND-THRESHOLD-N.data) and the
-#      mount's epochs 1 and 2 (DIR/mount-E.data),
+#      mount's epochs 1 and 2 (DIR/mount-E.data), and of the ipcfloor
+#      server during its first repetition (DIR/ipc-FORM-KIND-THRESHOLD-N.data),
+#      BENCH_PERF_ARGS: perf record's arguments instead of -g (e.g.
+#      "--call-graph dwarf,8192 -F 250", or "-e sched:sched_switch"),
+#      BENCH_RA=N: readahead_files = N in the daemon's config (0: no
+#      directory read-ahead, so that fit's misses are demand misses as
+#      evict's are),
+#      BENCH_IPCFLOOR ("aio sync"): the ipcfloor rows' server forms,
+#      BENCH_CSW=1: context switches per file of the cold and ipcfloor
+#      rows, printed on their lines: the reader's (`perf stat -e
+#      context-switches` around it: needs perf), the daemon's or server's
+#      and the OSD's (voluntary + involuntary, /proc/PID/task/*/status;
+#      an ipcfloor reader counts its own during the read, and its OSD
+#      figure includes the stat of every object before it),
 #      BENCH_PIN=1: the cluster's mon and OSD on CPU 0, everything else on
 #      CPU 1 (as bench/rados.sh; needs taskset and 2 CPUs),
 #      BENCH_WALK=1: part lib's cold epochs read the files in the listing's
@@ -166,6 +194,7 @@ log_level = warn
 segment_threshold = $1
 ${BENCH_SEGMENT_SIZE:+segment_size = $BENCH_SEGMENT_SIZE}
 ${BENCH_WORKERS:+workers = $BENCH_WORKERS}
+${BENCH_RA:+readahead_files = $BENCH_RA}
 [tier hot]
 path = $TIER/hot
 capacity = $2
@@ -218,11 +247,39 @@ cpu_ns() {
 	done
 	echo "$s"
 }
+# context switches of all threads of PID so far (voluntary + involuntary)
+csw() {
+	cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {s += $2} END {print s + 0}'
+}
+# BENCH_CSW=1: the reader runs under perf stat; csw_begin / csw_end SERVER_PID
+# write "reader server osd" switches per file to $B/csw.last
+CSW_WRAP=()
+if [ "${BENCH_CSW:-0}" = 1 ]; then
+	if command -v perf >/dev/null; then
+		CSW_WRAP=(perf stat -x ";" -e context-switches -o "$B/csw.reader" --)
+	else
+		echo "$ME: BENCH_CSW ignored: perf is not installed"
+	fi
+fi
+csw_begin() {
+	[ ${#CSW_WRAP[@]} -gt 0 ] || return 0
+	cs0=$(csw "$1")
+	co0=$(csw "$OSD_PID")
+}
+csw_end() {
+	[ ${#CSW_WRAP[@]} -gt 0 ] || return 0
+	local rd=${2:-}
+	[ -n "$rd" ] || rd=$(awk -F";" '/context-switches/ {print $1}' "$B/csw.reader" 2>/dev/null)
+	awk -v r="${rd:-0}" -v s=$(($(csw "$1") - cs0)) -v o=$(($(csw "$OSD_PID") - co0)) -v nf="$NF" \
+		'BEGIN {printf "  switches/file reader %.2f server %.2f osd %.2f", r / nf, s / nf, o / nf}' >"$B/csw.last"
+}
 TIMEFORMAT='%3U %3S'
-# perf_on FILE / perf_off: a profile of tiercached (call graphs) meanwhile
+# perf_on FILE [PID] / perf_off: a profile of tiercached (or PID; call
+# graphs unless BENCH_PERF_ARGS) meanwhile
 perf_on() {
 	[ -n "$PERF" ] || return 0
-	perf record -q -g -p "$pid" -o "$1" >/dev/null 2>&1 &
+	# shellcheck disable=SC2086 # BENCH_PERF_ARGS is a list of arguments
+	perf record -q ${BENCH_PERF_ARGS:--g} -p "${2:-$pid}" -o "$1" >/dev/null 2>&1 &
 	PERFPID=$!
 	sleep 0.5
 }
@@ -271,16 +328,48 @@ floor() {
 	awk -v t="$t" -v nf="$NF" -v o=$((o1 - o0)) 'END {split(t, c, " ");
 		printf "%.1f %.0f %d %d\n", nf / $3, (c[1] + c[2]) * 1e9, o, $6}' "$B/floor.out"
 }
+IPCFLOOR=${BENCH_IPCFLOOR-aio sync}
+# ipcfloor FORM N CAPACITY -> "files/s reader_ns server_ns osd_ns": the
+# server (rados_direct --serve, FORM) and its reader (--via, N streams)
+ipcfloor() {
+	local o0 o1 s0 s1 t spid
+	rm -rf "$TIER/ipc" "$B/ipc.sock"
+	mkdir -p "$TIER/ipc"
+	"$O/bin/rados_direct" --conf "$CEPH_CONF" --pool "$CEPH_POOL" --chunk $((4 * 1048576)) \
+		--serve "$B/ipc.sock" --through "$TIER/ipc" --serve-mode "$1" >/dev/null 2>"$B/ipcserver.err" &
+	spid=$!
+	for _ in $(seq 1 200); do [ -S "$B/ipc.sock" ] && break; sleep 0.05; done
+	o0=$(cpu_ns "$OSD_PID")
+	[ "$r" = 1 ] && perf_on "$PERF/ipc-$1-$kind-$th-$2.data" "$spid"
+	s0=$(cpu_ns "$spid")
+	csw_begin "$spid"
+	t=$({ time "${CSW_WRAP[@]}" "$O/bin/rados_direct" --conf "$CEPH_CONF" --pool "$CEPH_POOL" --prefix bench/small/ \
+		--chunk $((4 * 1048576)) --streams "$2" --reps 1 --via "$B/ipc.sock" --segment "$3" \
+		>"$B/ipc.out" 2>&1; } 2>&1) || t=
+	o1=$(cpu_ns "$OSD_PID")
+	s1=$(cpu_ns "$spid")
+	# the reader's own count, without its listing (rados_direct stats every object)
+	csw_end "$spid" "$(awk '{for (i = 1; i < NF; i++) if ($i == "switches") print $(i + 1)}' "$B/ipc.out")"
+	perf_off
+	kill -TERM "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+	rm -rf "$TIER/ipc" "$B/ipc.sock"
+	[ -n "$t" ] || { cat "$B/ipc.out" "$B/ipcserver.err" >&2; echo "0 0 0 0"; return; }
+	awk -v t="$t" -v nf="$NF" -v o=$((o1 - o0)) -v sv=$((s1 - s0)) 'END {split(t, c, " ");
+		printf "%.1f %.0f %d %d\n", nf / $3, (c[1] + c[2]) * 1e9, sv, o}' "$B/ipc.out"
+}
 # epoch N SEED [DIR] -> "files/s reader_ns daemon_ns osd_ns misses errors"
 # (epoch_reader, one epoch; with DIR it reads the files from DIR: the mount)
 epoch() {
 	local o0 o1 d0 d1 t
 	o0=$(cpu_ns "$OSD_PID")
 	d0=$(cpu_ns "$pid")
-	t=$({ time "$O/bin/epoch_reader" --epochs 1 --threads "$1" --seed "$2" --json \
+	csw_begin "$pid"
+	t=$({ time "${CSW_WRAP[@]}" "$O/bin/epoch_reader" --epochs 1 --threads "$1" --seed "$2" --json \
 		${3:+--local "$3"} small >"$B/er.json" 2>"$B/er.err"; } 2>&1)
 	o1=$(cpu_ns "$OSD_PID")
 	d1=$(cpu_ns "$pid")
+	csw_end "$pid"
 	python3 -c '
 import json, sys
 e = json.load(open(sys.argv[1]))[0]
@@ -382,6 +471,13 @@ if [[ " $PARTS " == *" lib "* ]]; then
 					echo "floor:$c $n $r $ff $fc 0 $fosd $NF 0" >>"$B/lib.res"
 					printf '        %-11s floor %7.0f files/s  (%.2f of direct)  punches %d  (segment per stream, %d MiB held in all)\n' \
 						"$c" "$ff" "$(awk -v a="$ff" -v b="$df" 'BEGIN{print b ? a / b : 0}')" "$fp" $((cap >> 20))
+					for form in $IPCFLOOR; do
+						read -r pf pc psv posd <<<"$(ipcfloor "$form" "$n" "$cap")"
+						echo "ipc-$form:$c $n $r $pf $pc $psv $posd $NF 0" >>"$B/lib.res"
+						printf '        %-11s ipcfloor %-6s %7.0f files/s  (%.2f of direct)  server %.0f us/file%s\n' \
+							"$c" "$form" "$pf" "$(awk -v a="$pf" -v b="$df" 'BEGIN{print b ? a / b : 0}')" \
+							"$(awk -v a="$psv" -v b="$NF" 'BEGIN{print a / b / 1000}')" "$(cat "$B/csw.last" 2>/dev/null)"
+					done
 				fi
 				lastc=$c
 				if [ "$kind" = evict ]; then
@@ -401,9 +497,9 @@ if [[ " $PARTS " == *" lib "* ]]; then
 				# the client's requests per file: OPEN + CHUNK frames
 				rq=$(python3 -c 'import json, sys; a, b = (json.load(open(f)) for f in sys.argv[1:3]); d = {k: b.get(k, 0) - a.get(k, 0) for k in b}; print("%.2f  demotions %d  evictions %d  copy_syncs %d  reclaim_copied_MiB %d" % ((d["frames_open"] + d["frames_chunk"]) / int(sys.argv[3]), d["demotions"], d["evictions"], d["segment_copy_syncs"], d["segment_reclaim_copied_bytes"] >> 20))' "$B/ctr.0" "$B/ctr.1" "$NF")
 				echo "$cv $n $r $f $rc $dmc $oc $mi $er" >>"$B/lib.res"
-				printf '        %-11s cold %7.0f files/s  (%.2f of direct)  cold reads %d  errors %d  daemon %.0f us/miss  requests/file %s\n' \
+				printf '        %-11s cold %7.0f files/s  (%.2f of direct)  cold reads %d  errors %d  daemon %.0f us/miss  requests/file %s%s\n' \
 					"$cv" "$f" "$(awk -v a="$f" -v b="$df" 'BEGIN{print b ? a / b : 0}')" "$mi" "$er" \
-					"$(awk -v d="$dmc" -v m="$mi" 'BEGIN{print m ? d / m / 1000 : 0}')" "$rq"
+					"$(awk -v d="$dmc" -v m="$mi" 'BEGIN{print m ? d / m / 1000 : 0}')" "$rq" "$(cat "$B/csw.last" 2>/dev/null)"
 			done
 			variant ""
 		done
@@ -412,8 +508,9 @@ if [[ " $PARTS " == *" lib "* ]]; then
 	echo "medians of $REPS (date $(date -u +%F), $DATA_MB MiB, hot+warm for evict: $EVICT_HOT + $EVICT_WARM)"
 	echo "cold/dir, floor/dir, cold/floor: ratio of the medians; [rep]: median of each repetition's ratio"
 	echo "floor: rados_direct --through --segment (append + read back + punch over the config's hot+warm), no daemon"
+	echo "ipc-FORM: the IPC floor (rados_direct --serve FORM / --via: a server process, a Unix socket, the segment's fd passed); its daemon_us is the server's per file; cold/ipc: cold's median / ipc-${IPCFLOOR%% *}'s"
 	echo "CPU us per file: reader = epoch_reader or rados_direct (whole process), daemon = tiercached per miss, osd"
-	python3 - "$B/lib.res" "$READERS" "$LABELS" <<'EOF'
+	python3 - "$B/lib.res" "$READERS" "$LABELS" "$IPCFLOOR" <<'EOF'
 import statistics as st, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 med = st.median
@@ -423,17 +520,18 @@ def per_rep(num, den):
     """median over repetitions of num's files/s / den's (rows keyed by rep)"""
     v = [float(num[k][3]) / float(den[k][3]) for k in num if k in den and float(den[k][3]) > 0]
     return med(v) if v else 0
-print("%-8s %-17s %8s %8s %6s %9s %6s %10s %6s %9s %9s %7s %s" % ("readers", "config", "files/s",
-      "cold/dir", "[rep]", "floor/dir", "[rep]", "cold/floor", "[rep]", "reader_us", "daemon_us",
-      "osd_us", ""))
+forms = sys.argv[4].split()
+print("%-8s %-22s %8s %8s %6s %9s %6s %10s %6s %8s %9s %9s %7s %s" % ("readers", "config", "files/s",
+      "cold/dir", "[rep]", "floor/dir", "[rep]", "cold/floor", "[rep]", "cold/ipc", "reader_us",
+      "daemon_us", "osd_us", ""))
 for n in sys.argv[2].split():
     d = {r[2]: r for r in rows if r[0] == "direct" and r[1] == n}
     if not d:
         continue
     dm = med(float(r[3]) for r in d.values())
     cpu = lambda rs, i: med(float(r[i]) / float(r[7]) / 1e3 for r in rs)
-    print("%-8s %-17s %8.0f %8s %6s %9s %6s %10s %6s %9.0f %9s %7.0f" % (n, "direct", dm, "", "", "",
-          "", "", "", cpu(d.values(), 4), "-", cpu(d.values(), 6)))
+    print("%-8s %-22s %8.0f %8s %6s %9s %6s %10s %6s %8s %9.0f %9s %7.0f" % (n, "direct", dm, "", "",
+          "", "", "", "", "", cpu(d.values(), 4), "-", cpu(d.values(), 6)))
     floors_done = set()
     for c in sys.argv[3].split():
         base = c.split("@")[0]
@@ -441,18 +539,31 @@ for n in sys.argv[2].split():
         fm = med(float(r[3]) for r in fl.values()) if fl else 0
         if fl and base not in floors_done:
             floors_done.add(base)
-            print("%-8s %-17s %8.0f %8s %6s %9.2f %6.2f %10s %6s %9.0f %9s %7.0f" % (n,
-                  "floor:" + base, fm, "", "", ratio(fm, dm), per_rep(fl, d), "", "",
+            print("%-8s %-22s %8.0f %8s %6s %9.2f %6.2f %10s %6s %8s %9.0f %9s %7.0f" % (n,
+                  "floor:" + base, fm, "", "", ratio(fm, dm), per_rep(fl, d), "", "", "",
                   cpu(fl.values(), 4), "-", cpu(fl.values(), 6)))
+            for f in forms:
+                ip = {r[2]: r for r in rows if r[0] == "ipc-%s:%s" % (f, base) and r[1] == n}
+                if not ip:
+                    continue
+                im = med(float(r[3]) for r in ip.values())
+                # the floor/dir columns hold ipc/dir, cold/floor holds ipc/floor
+                print("%-8s %-22s %8.0f %8s %6s %9.2f %6.2f %10s %6s %8s %9.0f %9.0f %7.0f" % (n,
+                      "ipc-%s:%s" % (f, base), im, "", "", ratio(im, dm), per_rep(ip, d),
+                      "%.2f" % ratio(im, fm), "%.2f" % per_rep(ip, fl), "", cpu(ip.values(), 4),
+                      cpu(ip.values(), 5), cpu(ip.values(), 6)))
+        ipc0 = {r[2]: r for r in rows if forms and r[0] == "ipc-%s:%s" % (forms[0], base) and r[1] == n}
+        ipm = med(float(r[3]) for r in ipc0.values()) if ipc0 else 0
         cr = {r[2]: r for r in rows if r[0] == c and r[1] == n}
         if not cr:
             continue
         nfile = lambda r: float(d[r[2]][7])
         cm = med(float(r[3]) for r in cr.values())
         bad = sum(int(r[8]) for r in cr.values())
-        print("%-8s %-17s %8.0f %8.2f %6.2f %9s %6s %10s %6s %9.0f %9.0f %7.0f %s" % (n, c, cm,
+        print("%-8s %-22s %8.0f %8.2f %6.2f %9s %6s %10s %6s %8s %9.0f %9.0f %7.0f %s" % (n, c, cm,
               ratio(cm, dm), per_rep(cr, d), "", "",
               "%.2f" % ratio(cm, fm) if fl else "-", "%.2f" % per_rep(cr, fl) if fl else "-",
+              "%.2f" % ratio(cm, ipm) if ipm else "-",
               med(float(r[4]) / nfile(r) / 1e3 for r in cr.values()),
               med(float(r[5]) / max(1, int(r[7])) / 1e3 for r in cr.values()),
               med(float(r[6]) / nfile(r) / 1e3 for r in cr.values()),
