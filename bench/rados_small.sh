@@ -243,7 +243,8 @@ fi
 cpu_ns() {
 	local s=0 t
 	for t in /proc/"$1"/task/*/schedstat; do
-		read -r n _ <"$t" 2>/dev/null && s=$((s + n))
+		# (a thread may end between the glob and the read)
+		{ read -r n _ <"$t"; } 2>/dev/null && s=$((s + n))
 	done
 	echo "$s"
 }
