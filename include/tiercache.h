@@ -211,8 +211,10 @@ int tiercache_set_job(struct tiercache *tc, uint64_t job, uint32_t rank);
 int tiercache_clear_job(struct tiercache *tc);
 /* Open-ahead for one of several readers of a plan that share its files
  * batch by batch (a DataLoader's workers: batch b goes to worker
- * b % workers): this connection is handed only the plan's files i with
- * (i / batch) % workers == index, the batches this reader will open.
+ * b % workers): this connection is handed only the plan's samples i with
+ * (i / batch) % workers == index, the batches this reader will open (i
+ * counts from the first sample of the plan's epoch, repeats and empty
+ * files included).
  * workers 1: every file (the default). Advice: a daemon that predates it
  * hands nothing ahead on this connection. EINVAL: batch or workers 0 or
  * past 65536, index >= workers. */

@@ -72,8 +72,9 @@ struct ahead_conn {
 	uint64_t bytes; /* sum of their bytes */
 	/* a request waiting for its files' versions (see above) */
 	unsigned waiting; /* revalidations out (+1 while they are started) */
-	/* the client's stride (OPEN_AHEAD): hand plan files i with
-	 * (i / st_batch) % st_workers == st_index; st_workers <= 1: all */
+	/* the client's stride (OPEN_AHEAD): hand plan samples i (plans.h
+	 * PLAN_AUX_SAMPLE) with (i / st_batch) % st_workers == st_index;
+	 * st_workers <= 1: all */
 	uint32_t st_batch, st_workers, st_index;
 	uint32_t wait_id, wait_want;
 	struct ahead_out out[TC_AHEAD_HANDLES_MAX];
@@ -342,10 +343,10 @@ static struct mf_entry *plan_file_at(const struct dplan *pl, const struct ahead_
 	uint64_t aux = plan_track_aux(&pl->tr, p);
 	if (PLAN_AUX_IDX(aux) != 0 || plan_track_done(&pl->tr, p))
 		return NULL;
-	uint32_t f = PLAN_AUX_FILE(aux);
-	if (a->st_workers > 1 && (f / a->st_batch) % a->st_workers != a->st_index)
+	uint32_t i = PLAN_AUX_SAMPLE(aux);
+	if (a->st_workers > 1 && (i / a->st_batch) % a->st_workers != a->st_index)
 		return NULL; /* another worker's batch */
-	return manifest_find(pl->ds->mf, pl->files[f].path);
+	return manifest_find(pl->ds->mf, pl->files[PLAN_AUX_FILE(aux)].path);
 }
 
 /* Where a connection's scan of a plan starts: its cursor, never behind

@@ -186,6 +186,7 @@ struct plan_in {
 	const struct manifest *mf;
 	const uint32_t *a, *b;
 	size_t na, nb;
+	uint64_t sample0; /* the sample number of the first file (PLAN_AUX0) */
 	/* NULL, or which chunks to plan (a home view: those homed here) */
 	bool (*keep)(void *arg, uint64_t key);
 	void *keep_arg;
@@ -229,7 +230,7 @@ static int plan_extend(struct plans *reg, struct dplan *pl, const struct plan_in
 				continue;
 			if (id == UINT32_MAX && (rc = plan_file_id(pl, e, key0, &id)) < 0)
 				goto out;
-			aux[at++] = PLAN_AUX(id, c);
+			aux[at++] = c ? PLAN_AUX(id, c) : PLAN_AUX0(id, in->sample0 + i);
 		}
 	}
 	rc = plan_track_append(&pl->tr, keys, aux, at);
@@ -263,7 +264,12 @@ static int plan_register(struct plans *reg, const void *c, uid_t uid, struct dat
 		return -ENOSPC;
 	if (fresh && !(pl = plan_new(reg, ds, job, rank)))
 		return -ENOMEM;
-	int rc = plan_extend(reg, pl, in);
+	/* samples are numbered from each epoch's first (a DataLoader deals
+	 * its batches to its workers from 0 every epoch) */
+	uint64_t epoch_items = fresh || epoch != pl->epoch ? pl->items : pl->epoch_items;
+	struct plan_in num = *in;
+	num.sample0 = pl->items - epoch_items;
+	int rc = plan_extend(reg, pl, &num);
 	if (rc < 0) {
 		if (fresh) {
 			(void)plan_store_drop(reg->cache->plans, pl->psid);
@@ -280,6 +286,7 @@ static int plan_register(struct plans *reg, const void *c, uid_t uid, struct dat
 	}
 	pl->world_size = world_size;
 	pl->epoch = epoch;
+	pl->epoch_items = epoch_items;
 	pl->owner = c;
 	if (fresh)
 		pl->uid = uid; /* an admin's append leaves the plan its owner's */

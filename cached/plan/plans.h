@@ -44,10 +44,18 @@ struct plan_file {
 	uint32_t nchunks;
 };
 
-/* What one plan's position carries (plan_track aux). */
+/* What one plan's position carries (plan_track aux): its file (an index
+ * into files) and chunk; a file's chunk 0 carries instead its sample, the
+ * item's number in its epoch's registrations (repeats and empty files,
+ * which have no position, counted; modulo 2^31), which open-ahead's
+ * stride needs (api/ahead.c). A plan holds at most PLANS_CHUNKS_MAX chunks,
+ * so a chunk index never reaches PLAN_AUX_FIRST. */
+#define PLAN_AUX_FIRST 0x80000000u
 #define PLAN_AUX(file, idx) (((uint64_t)(file) << 32) | (idx))
+#define PLAN_AUX0(file, sample) PLAN_AUX(file, PLAN_AUX_FIRST | ((sample) & (PLAN_AUX_FIRST - 1)))
 #define PLAN_AUX_FILE(aux) ((uint32_t)((aux) >> 32))
-#define PLAN_AUX_IDX(aux) ((uint32_t)(aux))
+#define PLAN_AUX_IDX(aux) (((uint32_t)(aux) & PLAN_AUX_FIRST) ? 0u : (uint32_t)(aux))
+#define PLAN_AUX_SAMPLE(aux) ((uint32_t)(aux) & (PLAN_AUX_FIRST - 1))
 
 struct dplan {
 	struct dplan *next;
@@ -63,6 +71,7 @@ struct dplan {
 	uint32_t nfiles, capfiles;
 	struct keymap file_ids; /* key of the file's chunk 0 -> index in files */
 	uint64_t items;      /* files registered, repeats included */
+	uint64_t epoch_items; /* items registered before this epoch's first */
 	uint64_t late;       /* planned reads whose chunk was not resident */
 	uint64_t consumed;   /* bytes of positions passed */
 	double rate;         /* bytes/s the job consumes, smoothed */

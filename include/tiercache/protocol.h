@@ -263,8 +263,9 @@ enum tc_op {
 	 *      nrel x u64 handle (handed ahead, released unused: closed),
 	 *      then optionally a stride: u32 batch (1..TC_AHEAD_STRIDE_MAX),
 	 *      u32 workers (1..TC_AHEAD_STRIDE_MAX), u32 index (< workers):
-	 *      hand only the plan's files i with (i / batch) % workers ==
-	 *      index (a DataLoader worker's batches); it holds for the
+	 *      hand only the plan's samples i (counted from its epoch's
+	 *      first, repeats and empty files included) with (i / batch) %
+	 *      workers == index (a DataLoader worker's batches); it holds for the
 	 *      connection until a request names another (workers 1: none)
 	 * rep: u8 state (TC_AHEAD_*), u64 plan (an id, changes when the plan
 	 *      is replaced), u32 count, count x { str "dataset/path",

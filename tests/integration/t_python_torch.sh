@@ -22,19 +22,27 @@ tc_stop
 tc_config 1G none 256K
 tc_start || exit 1
 ctr() { tc_json "s['counters']['$1']"; }
-# (the train/ sub-directory: an empty file is in no plan, and the items
-# after it would count one off from the plan's files)
-nf=$(find "$T/cold/train" -type f | wc -l)
-m0=$(ctr frames_open_many)
-o0=$(ctr frames_open)
-u0=$(ctr ahead_used)
-n0=$(ctr ahead_unused)
-py_checks torch_ahead "$(dirname "$0")/py_torch_ahead.py" "$T/cold/train" ds/train
-wait_for 10 'test "$(tc_json "s[\"daemon\"][\"ahead_out\"]")" = 0'
-echo "  OPEN_MANY frames $(($(ctr frames_open_many) - m0)), OPEN $(($(ctr frames_open) - o0)),"\
-	"handed ahead used $(($(ctr ahead_used) - u0)), unused $(($(ctr ahead_unused) - n0)) for 2 x $nf files"
-check "the planned batches sent no OPEN_MANY and no OPEN" \
-	test "$(($(ctr frames_open_many) - m0)) $(($(ctr frames_open) - o0))" = "0 0"
-check "every file of both epochs came from a handed handle, none released unused" \
-	test "$(($(ctr ahead_used) - u0)) $(($(ctr ahead_unused) - n0))" = "$((2 * nf)) 0"
+# shuffled epochs of the train/ sub-directory, then epochs drawn with
+# replacement over the whole dataset: the stride counts the plan's samples,
+# repeats and the empty file (in no plan) included, so each worker is still
+# handed only its own batches' files (py_torch_ahead.py says which samples
+# are sure to be handed and which batches may still send an OPEN_MANY)
+ahead_epochs() { # KIND ROOT DATASET
+	local m0 o0 u0 n0 m o u n sure loose
+	m0=$(ctr frames_open_many) o0=$(ctr frames_open) u0=$(ctr ahead_used) n0=$(ctr ahead_unused)
+	py_checks "torch_ahead_$1" "$(dirname "$0")/py_torch_ahead.py" "$2" "$3" "$1"
+	wait_for 10 'test "$(tc_json "s[\"daemon\"][\"ahead_out\"]")" = 0'
+	m=$(($(ctr frames_open_many) - m0)) o=$(($(ctr frames_open) - o0))
+	u=$(($(ctr ahead_used) - u0)) n=$(($(ctr ahead_unused) - n0))
+	sure=$(sed -n 's/^samples sure to be handed: //p' "$T/torch_ahead_$1.out" | awk '{s += $1} END {print s + 0}')
+	loose=$(sed -n 's/^batches that may open by OPEN_MANY: //p' "$T/torch_ahead_$1.out" | awk '{s += $1} END {print s + 0}')
+	echo "  $1: OPEN_MANY frames $m (batches that may: $loose), OPEN $o, handed ahead used $u"\
+		"(sure: $sure), unused $n"
+	check "$1: no OPEN, and OPEN_MANY only for batches with an empty or repeated file" \
+		test "$o" = 0 -a "$m" -le "$loose"
+	check "$1: every file handed ahead was used by the worker it was handed to" \
+		test "$n" = 0 -a "$u" -ge "$sure" -a "$sure" -gt 0
+}
+ahead_epochs shuffle "$T/cold/train" ds/train
+ahead_epochs replace "$T/cold" ds
 finish
