@@ -33,11 +33,11 @@
 /* Read-ahead of small files (one chunk each: open-ahead, dir_ahead.c) is
  * bounded by bytes in flight, daemon.prefetch_inflight x the dataset's
  * chunk_size (the pipeline the count was sized for: 8 x 4 MiB), and by
- * this many reads in flight (or prefetch_inflight, if larger). 8 reads of
- * 100 KB files keep 0.8 MB in flight: too few for a store that answers
- * many reads at once, and each side handles more per wake-up with more
- * in flight (docs/ceph.md). Chunks of large files keep the count bound. */
-#define PF_SMALL_INFLIGHT_MAX 32u
+ * daemon.prefetch_small_inflight reads in flight (32; or prefetch_inflight,
+ * if larger). 8 reads of 100 KB files keep 0.8 MB in flight: too few for a
+ * store that answers many reads at once, and each side handles more per
+ * wake-up with more in flight (docs/ceph.md). Chunks of large files keep
+ * the count bound. */
 
 /* What pf_fit says of one more chunk on hot. */
 enum pf_fit {
@@ -401,12 +401,14 @@ static int pf_issue(struct prefetch *pf, struct dataset *ds, const char *path,
 }
 
 /* Room for one more small-file read-ahead of len bytes of ds in flight
- * (PF_SMALL_INFLIGHT_MAX), and not stopping. */
+ * (daemon.prefetch_small_inflight, read each time: live on reload), and
+ * not stopping. */
 static bool pf_small_room(const struct prefetch *pf, const struct dataset *ds, uint32_t len)
 {
 	unsigned n = pf->cache->cfg->prefetch_inflight;
+	unsigned small = pf->cache->cfg->prefetch_small_inflight;
 	uint64_t bytes = (uint64_t)n * ds->conf.chunk_size;
-	unsigned cap = n > PF_SMALL_INFLIGHT_MAX ? n : PF_SMALL_INFLIGHT_MAX;
+	unsigned cap = n > small ? n : small;
 	return !pf->cache->stopping && pf->inflight < cap && pf->inflight_bytes + len <= bytes;
 }
 
