@@ -124,7 +124,7 @@ static const struct pol_entry *flat_victim(struct placement *pl, int t, uint64_t
 /* demote=flat: does a fill of size bytes go to warm first? Hot while it
  * has room, else warm while it has room, else the tier whose next victim
  * was read longer ago: the entry one cache of both would give up. */
-static bool flat_fill_warm(struct placement *pl, uint64_t size, uint64_t now)
+static bool flat_fill_warm(struct placement *pl, uint64_t size, uint64_t now, bool count)
 {
 	if (flat_room(pl, TIER_HOT) >= size)
 		return false;
@@ -136,35 +136,49 @@ static bool flat_fill_warm(struct placement *pl, uint64_t size, uint64_t now)
 		return false; /* one holds nothing: in flight or pinned; as demote=1 */
 	if (wv->atime >= hv->atime)
 		return false;
-	pl->fills_older++;
+	if (count)
+		pl->fills_older++;
 	return true;
+}
+
+/* The tiers a miss's fill asks, in order (TIER_NONE: none): warm then hot
+ * when demote=flat's rule picks warm; else hot, then warm, while the size
+ * fits hot; else warm alone. count: count a choice by the victims' ages
+ * (fills_older). */
+static void fill_order(struct placement *pl, uint64_t size, uint64_t now, bool count, int to[2])
+{
+	bool hot = placement_fits_hot(pl, size), warm = pl->tier[TIER_WARM] != NULL;
+	if (pl->demote_flat && warm && hot && flat_fill_warm(pl, size, now, count)) {
+		to[0] = TIER_WARM;
+		to[1] = TIER_HOT;
+	} else if (hot) {
+		to[0] = TIER_HOT;
+		to[1] = warm ? TIER_WARM : TIER_NONE;
+	} else {
+		to[0] = warm ? TIER_WARM : TIER_NONE;
+		to[1] = TIER_NONE;
+	}
 }
 
 int placement_fill(struct placement *pl, uint64_t key, uint64_t size, uint64_t now)
 {
-	if (pl->demote_flat && pl->tier[TIER_WARM] && placement_fits_hot(pl, size) &&
-	    flat_fill_warm(pl, size, now)) {
-		if (placement_admit(pl, TIER_WARM, key, size, now)) {
-			pl->fills[TIER_WARM]++;
-			return TIER_WARM;
+	int to[2];
+	fill_order(pl, size, now, true, to);
+	for (int i = 0; i < 2 && to[i] != TIER_NONE; i++) {
+		if (placement_admit(pl, to[i], key, size, now)) {
+			pl->fills[to[i]]++;
+			return to[i];
 		}
-		if (placement_admit(pl, TIER_HOT, key, size, now)) {
-			pl->fills[TIER_HOT]++;
-			return TIER_HOT;
-		}
-		pl->refused++;
-		return TIER_NONE;
-	}
-	if (placement_fits_hot(pl, size) && placement_admit(pl, TIER_HOT, key, size, now)) {
-		pl->fills[TIER_HOT]++;
-		return TIER_HOT;
-	}
-	if (pl->tier[TIER_WARM] && placement_admit(pl, TIER_WARM, key, size, now)) {
-		pl->fills[TIER_WARM]++;
-		return TIER_WARM;
 	}
 	pl->refused++;
 	return TIER_NONE;
+}
+
+int placement_fill_first(struct placement *pl, uint64_t size, uint64_t now)
+{
+	int to[2];
+	fill_order(pl, size, now, false, to);
+	return to[0];
 }
 
 int placement_fill_instead(struct placement *pl, int refused, uint64_t key, uint64_t size,

@@ -112,6 +112,11 @@ int placement_set(struct placement *pl, const char *key, const char *value, char
  * first when the rule above picks warm); counts as that read's access for
  * each policy it asks. */
 int placement_fill(struct placement *pl, uint64_t key, uint64_t size, uint64_t now);
+/* The tier placement_fill would ask first for a miss of size bytes, or
+ * TIER_NONE: asks no policy to admit it and counts nothing (a caller that
+ * must know where a fill would land before it starts one: the daemon's
+ * prefetcher checks that tier's room). */
+int placement_fill_first(struct placement *pl, uint64_t size, uint64_t now);
 
 /* The tier placement_fill (or this) returned cannot take the entry at this
  * moment: the caller found no room there it may make without giving up

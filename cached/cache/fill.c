@@ -664,6 +664,18 @@ static int fill_prefetch_instead(struct cache *cache, int refused, uint32_t len)
  * demoted) gives up victims to make room. Only when that fails too is the
  * chunk served without being kept; *lost says a tier had room for it all
  * the same (counted: the goal is none). */
+/* A prefetch a plan asked for goes to hot (ahead_hot, fill_place); a read,
+ * and a guess (READ_PLACED), goes where the placement puts a miss. */
+static bool fill_ahead_hot(const struct read_ctx *rc)
+{
+	return rc && (rc->flags & READ_PREFETCH) && !(rc->flags & READ_PLACED);
+}
+
+int fill_first_tier(struct cache *cache, struct dataset *ds, uint32_t len, const struct read_ctx *rc)
+{
+	return fill_ahead_hot(rc) ? TIER_HOT : policy_glue_fill_first(cache, ds, len);
+}
+
 static int fill_place(struct cache *cache, struct dataset *ds, uint64_t key, uint32_t len,
 		      bool ahead_hot, uint8_t *tier, bool *keep, bool *lost)
 {
@@ -803,8 +815,7 @@ int fill_get(struct cache *cache, struct dataset *ds, const char *path, const st
 		free(f);
 		return -ENOMEM;
 	}
-	int err = fill_place(cache, ds, key, len, prefetch && !(rc->flags & READ_PLACED), &f->tier,
-			     &f->keep, &f->lost);
+	int err = fill_place(cache, ds, key, len, fill_ahead_hot(rc), &f->tier, &f->keep, &f->lost);
 	if (err < 0) {
 		log_warn("dataset=%s path=%s chunk=%u op=fill err=\"no room anywhere: every tier is "
 			 "full of chunks held open by clients (or failed) and the %llu MiB for chunks "

@@ -31,6 +31,12 @@ void fill_table_free(struct fill_table *t);
 int fill_get(struct cache *cache, struct dataset *ds, const char *path, const struct cold_stat *src,
 	     uint32_t idx, const struct read_ctx *rc, struct waiter *w, struct chunk **out);
 
+/* The tier a fill of len bytes of ds for rc would go to first (where
+ * fill_place starts: hot for a plan's prefetch, else where the placement
+ * puts a miss, READ_PLACED prefetches included), or TIER_NONE; asks no
+ * policy to admit it and counts nothing. The prefetcher checks that
+ * tier's room before it starts a fill. Loop thread. */
+int fill_first_tier(struct cache *cache, struct dataset *ds, uint32_t len, const struct read_ctx *rc);
 /* Fills in flight (status). */
 size_t fill_inflight(const struct cache *cache);
 /* Is a fill of key in flight (a read-ahead need not join it)? Loop thread. */

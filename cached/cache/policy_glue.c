@@ -279,16 +279,25 @@ void policy_glue_access(struct cache *cache, uint64_t key, const struct read_ctx
 		cache->hooks.read_seen(cache->hooks.arg, key, rc);
 }
 
-int policy_glue_fill(struct cache *cache, struct dataset *ds, uint64_t key, uint32_t len)
+/* A failed tier (tier_health.h) takes nothing: the other one keeps the
+ * chunk if it works, else it is served unkept. */
+static int fill_working(const struct cache *cache, int to)
 {
-	int to = placement_fill(&ds->pl, key, len, cache_now_ns());
-	/* a failed tier (tier_health.h) takes nothing: the other one keeps
-	 * the chunk if it works, else it is served unkept */
 	if (to != TIER_NONE && cache->tiers[to].failed) {
 		int other = to == TIER_HOT ? TIER_WARM : TIER_HOT;
 		to = cache->tiers[other].present && !cache->tiers[other].failed ? other : TIER_NONE;
 	}
 	return to;
+}
+
+int policy_glue_fill(struct cache *cache, struct dataset *ds, uint64_t key, uint32_t len)
+{
+	return fill_working(cache, placement_fill(&ds->pl, key, len, cache_now_ns()));
+}
+
+int policy_glue_fill_first(struct cache *cache, struct dataset *ds, uint32_t len)
+{
+	return fill_working(cache, placement_fill_first(&ds->pl, len, cache_now_ns()));
 }
 
 int policy_glue_fill_instead(struct cache *cache, struct dataset *ds, int refused, uint64_t key,

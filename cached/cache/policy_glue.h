@@ -55,6 +55,9 @@ void policy_glue_access(struct cache *cache, uint64_t key, const struct read_ctx
  * TIER_NONE (serve it, keep nothing). Never a failed tier: the other one
  * instead, or TIER_NONE. */
 int policy_glue_fill(struct cache *cache, struct dataset *ds, uint64_t key, uint32_t len);
+/* Where policy_glue_fill would put a fill of len bytes first, asking no
+ * policy and counting nothing (placement_fill_first): the same tiers. */
+int policy_glue_fill_first(struct cache *cache, struct dataset *ds, uint32_t len);
 /* The tier `refused` (returned by one of these) has no room now that the
  * fill may take (placement_fill_instead): the next tier that admits it, or
  * TIER_NONE. Never a failed tier. */

@@ -117,6 +117,8 @@ struct config {
 	uint32_t plan_grace_s;     /* a plan outlives its connection this long */
 	uint64_t prefetch_max_bytes; /* a plan's lookahead window at most */
 	unsigned prefetch_inflight; /* prefetch cold reads in flight, all plans */
+	unsigned prefetch_small_inflight; /* small-file read-aheads in flight at most
+					   * (or prefetch_inflight if larger) */
 	unsigned readahead_chunks; /* sequential readahead depth without a plan (0: off) */
 	unsigned readahead_files;  /* on a small-file miss, next files of its directory (0: off) */
 	uint64_t sync_delay_ms;    /* a filled chunk is fdatasync'ed and recorded this late */

@@ -77,6 +77,8 @@ const struct key_def config_keys[] = {
 	 .min = 0, .max = UINT64_MAX, FIELD(struct config, prefetch_max_bytes), LIVE},
 	{.sect = SECT_DAEMON, .name = "prefetch_inflight", .type = KEY_UINT, .def = "8", .min = 1,
 	 .max = 256, FIELD(struct config, prefetch_inflight), LIVE},
+	{.sect = SECT_DAEMON, .name = "prefetch_small_inflight", .type = KEY_UINT, .def = "32",
+	 .min = 1, .max = 1024, FIELD(struct config, prefetch_small_inflight), LIVE},
 	{.sect = SECT_DAEMON, .name = "readahead_chunks", .type = KEY_UINT, .def = "4", .min = 0,
 	 .max = 64, FIELD(struct config, readahead_chunks), LIVE},
 	{.sect = SECT_DAEMON, .name = "readahead_files", .type = KEY_UINT, .def = "32", .min = 0,

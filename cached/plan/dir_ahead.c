@@ -17,7 +17,7 @@
  * (prefetch_int.h): single flight with any client's read of the same
  * chunk, bounded in flight with every other small-file read-ahead by
  * bytes (daemon.prefetch_inflight x chunk_size) and a hard count
- * (prefetch.c), landing on hot only in room its policies have free (they evict
+ * (daemon.prefetch_small_inflight), landing on hot only in room its policies have free (they evict
  * nothing; with hot at its budget nothing is read ahead), and not counted
  * as reads by the policies. A file read ahead and never opened is an ordinary
  * unreferenced chunk: the first thing given up when room is needed, and

@@ -33,13 +33,14 @@
 /* Read-ahead of small files (one chunk each: open-ahead, dir_ahead.c) is
  * bounded by bytes in flight, daemon.prefetch_inflight x the dataset's
  * chunk_size (the pipeline the count was sized for: 8 x 4 MiB), and by
- * this many reads in flight (or prefetch_inflight, if larger). 8 reads of
- * 100 KB files keep 0.8 MB in flight: too few for a store that answers
- * many reads at once, and each side handles more per wake-up with more
- * in flight (docs/ceph.md). Chunks of large files keep the count bound. */
-#define PF_SMALL_INFLIGHT_MAX 32u
+ * daemon.prefetch_small_inflight reads in flight (32; or prefetch_inflight,
+ * if larger). 8 reads of 100 KB files keep 0.8 MB in flight: too few for a
+ * store that answers many reads at once, and each side handles more per
+ * wake-up with more in flight (docs/ceph.md). Chunks of large files keep
+ * the count bound. */
 
-/* What pf_fit says of one more chunk on hot. */
+/* What pf_fit says of one more chunk on hot (a guess: on the tier its
+ * placement picks). */
 enum pf_fit {
 	PF_GO,      /* load it: it lands on hot (or on warm, where warm's policies have room) */
 	PF_STALL,   /* not now: it would displace a chunk needed sooner (counted: stalls) */
@@ -246,9 +247,11 @@ static bool pf_room_free(struct prefetch *pf, uint32_t len)
  * fill_prefetch_instead). When hot's dead segment bytes would make room,
  * ask for their reclaim (pf_room_reclaim) and wait: the fill's placement
  * would reclaim them itself, but in the read handler the pump runs in. A
- * guess (readahead, open-ahead) only takes hot's free bytes: landing on
- * warm, guessed chunks cost arc's warm a third of its hits (plain bench,
- * segments off: 591 and 703 against 997 and 972). */
+ * guess (readahead, open-ahead) placed on hot only takes hot's free bytes:
+ * sent to warm when hot was full, guessed chunks cost arc's warm a third
+ * of its hits (plain bench, segments off: 591 and 703 against 997 and
+ * 972). A guess the placement itself puts on warm (pf_fit) is another
+ * matter: a miss of it would land there too. */
 static bool pf_bytes_free(struct prefetch *pf, uint32_t len, bool planned)
 {
 	struct cache *cache = pf->cache;
@@ -272,30 +275,9 @@ static bool pf_bytes_free(struct prefetch *pf, uint32_t len, bool planned)
 	return policy_glue_room(cache, TIER_WARM) >= len;
 }
 
-/* May a chunk of len bytes, key of ds, be loaded now? Not if it would
- * displace anything needed sooner, nor, for a chunk no plan names
- * (readahead, open-ahead), anything hot's policy would rather keep
- * (policy_glue_ahead_hot); and not before there are free bytes for it
- * (the mover makes room past the low watermark, reclaims dead bytes). */
-static enum pf_fit pf_fit(struct prefetch *pf, struct dataset *ds, uint64_t key, uint32_t len)
+/* key waits for free bytes: counted once (room_waits) while it waits. */
+static enum pf_fit pf_no_room(struct prefetch *pf, uint64_t key)
 {
-	struct tier *hot = &pf->cache->tiers[TIER_HOT];
-	if (!hot->present)
-		return PF_OFF;
-	uint64_t use = plan_store_next_use(pf->cache->plans, key);
-	if (!pf_budget_free(pf, len)) {
-		struct chunk *v = mover_victim(pf->cache, TIER_HOT);
-		if (v && !(pf_may_evict(pf, v, use) &&
-			   (use != PLAN_NONE || policy_glue_ahead_hot(pf->cache, ds, key, len)))) {
-			pf->stalls++;
-			return PF_STALL;
-		}
-	}
-	if (pf_bytes_free(pf, len, use != PLAN_NONE)) {
-		if (pf->held.count)
-			(void)keymap_del(&pf->held, key);
-		return PF_GO;
-	}
 	if (!keymap_get(&pf->held, key)) {
 		if (pf->held.count >= HELD_MAX)
 			keymap_clear(&pf->held); /* bounded; at worst a chunk counted twice */
@@ -305,9 +287,55 @@ static enum pf_fit pf_fit(struct prefetch *pf, struct dataset *ds, uint64_t key,
 	return PF_NO_ROOM;
 }
 
+static enum pf_fit pf_go(struct prefetch *pf, uint64_t key)
+{
+	if (pf->held.count)
+		(void)keymap_del(&pf->held, key);
+	return PF_GO;
+}
+
+/* May a chunk of len bytes, key of ds, be loaded now? Not if it would
+ * displace anything needed sooner, nor, for a chunk no plan names
+ * (readahead, open-ahead), anything hot's policy would rather keep
+ * (policy_glue_ahead_hot); and not before there are free bytes for it
+ * (the mover makes room past the low watermark, reclaims dead bytes).
+ * placed: a guess (READ_PLACED: readahead, open-ahead), which lands where
+ * the placement puts a miss (fill_first_tier): on warm (demote=flat, hot
+ * at its room), it goes if warm's policies have room for it, displacing
+ * nothing there either; hot's room is not its business then. */
+static enum pf_fit pf_fit(struct prefetch *pf, struct dataset *ds, uint64_t key, uint32_t len,
+			  bool placed)
+{
+	struct tier *hot = &pf->cache->tiers[TIER_HOT];
+	if (!hot->present)
+		return PF_OFF;
+	if (placed) {
+		const struct read_ctx rc = {.flags = READ_PREFETCH | READ_PLACED};
+		int to = fill_first_tier(pf->cache, ds, len, &rc);
+		if (to != TIER_HOT) {
+			if (to == TIER_WARM && policy_glue_room(pf->cache, TIER_WARM) >= len)
+				return pf_go(pf, key);
+			return pf_no_room(pf, key);
+		}
+	}
+	uint64_t use = plan_store_next_use(pf->cache->plans, key);
+	if (!pf_budget_free(pf, len)) {
+		struct chunk *v = mover_victim(pf->cache, TIER_HOT);
+		if (v && !(pf_may_evict(pf, v, use) &&
+			   (use != PLAN_NONE || policy_glue_ahead_hot(pf->cache, ds, key, len)))) {
+			pf->stalls++;
+			return PF_STALL;
+		}
+	}
+	if (pf_bytes_free(pf, len, use != PLAN_NONE))
+		return pf_go(pf, key);
+	return pf_no_room(pf, key);
+}
+
+/* For a guess (psid 0, issued READ_PLACED by pf_issue). */
 static bool pf_room(struct prefetch *pf, struct dataset *ds, uint64_t key, uint32_t len)
 {
-	return pf_fit(pf, ds, key, len) == PF_GO;
+	return pf_fit(pf, ds, key, len, true) == PF_GO;
 }
 
 static void pf_done(struct cache *cache, struct waiter *w, struct chunk *c, int err)
@@ -401,12 +429,14 @@ static int pf_issue(struct prefetch *pf, struct dataset *ds, const char *path,
 }
 
 /* Room for one more small-file read-ahead of len bytes of ds in flight
- * (PF_SMALL_INFLIGHT_MAX), and not stopping. */
+ * (daemon.prefetch_small_inflight, read each time: live on reload), and
+ * not stopping. */
 static bool pf_small_room(const struct prefetch *pf, const struct dataset *ds, uint32_t len)
 {
 	unsigned n = pf->cache->cfg->prefetch_inflight;
+	unsigned small = pf->cache->cfg->prefetch_small_inflight;
 	uint64_t bytes = (uint64_t)n * ds->conf.chunk_size;
-	unsigned cap = n > PF_SMALL_INFLIGHT_MAX ? n : PF_SMALL_INFLIGHT_MAX;
+	unsigned cap = n > small ? n : small;
 	return !pf->cache->stopping && pf->inflight < cap && pf->inflight_bytes + len <= bytes;
 }
 
@@ -448,7 +478,7 @@ static void pf_pass(struct prefetch *pf, struct dplan *pl, uint64_t q, uint64_t 
 		uint64_t key;
 		uint32_t len;
 		if (pf_entry(pf, pl, q, &key, &len)) {
-			enum pf_fit fit = pf_fit(pf, pl->ds, key, len);
+			enum pf_fit fit = pf_fit(pf, pl->ds, key, len, false);
 			if (fit == PF_NO_ROOM && ++held <= PF_PASS_HELD) {
 				ahead += len;
 				continue;
@@ -477,7 +507,7 @@ void prefetch_pump(struct prefetch *pf, struct dplan *pl)
 		uint64_t q = pl->pf, key;
 		uint32_t len;
 		if (pf_entry(pf, pl, q, &key, &len)) {
-			enum pf_fit fit = pf_fit(pf, pl->ds, key, len);
+			enum pf_fit fit = pf_fit(pf, pl->ds, key, len, false);
 			if (fit == PF_NO_ROOM)
 				pf_pass(pf, pl, q, pl->ahead + len, want);
 			if (fit != PF_GO || pf_issue_entry(pf, pl, q, len) < 0)

@@ -33,7 +33,7 @@ struct cache *prefetch_cache(const struct prefetch *pf);
 struct dir_ahead *prefetch_dir_ahead(struct prefetch *pf, uint64_t *hits, uint64_t *unused);
 /* Room for one more small-file read of len bytes of ds in flight: read-ahead
  * of small files is bounded by bytes (prefetch_inflight x chunk_size) and
- * a hard count (prefetch.c, PF_SMALL_INFLIGHT_MAX); not stopping. */
+ * a hard count (daemon.prefetch_small_inflight); not stopping. */
 bool prefetch_may_issue(const struct prefetch *pf, const struct dataset *ds, uint32_t len);
 /* Read chunk 0 (len bytes, the whole file) of path at version src ahead
  * of a reader, counted as dir_ahead: only into room hot's policies have

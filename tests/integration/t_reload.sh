@@ -54,13 +54,19 @@ check "bad config: running config unchanged" cmp -s "$T/show1" "$T/show2"
 "$TC" cat ds/f1.bin >"$T/out"
 check "bad config: still serving the same bytes" cmp -s "$T/out" "$T/cold/f1.bin"
 check "bad config: reload_failures counted" [ "$("$TC" config show --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["file"]["reload_failures"])')" = 1 ]
+sed -e 's/^workers = 4/workers = 4\nprefetch_small_inflight = 0/' "$T/orig.conf" >"$T/tc.conf"
+"$TC" reload >"$T/r.out" 2>"$T/r.err"
+check "bad prefetch_small_inflight: reload exits 1" [ $? -eq 1 ]
+check "bad prefetch_small_inflight: says the range" \
+	grep -q 'daemon.prefetch_small_inflight: "0" is out of range (use 1..1024)' "$T/r.err"
+check "bad prefetch_small_inflight: running config unchanged" bash -c "'$TC' config show | cmp -s - '$T/show1'"
 
 # ---- a good file: shrink hot, debug log, add ds2, change
 # ds's revalidate_after, start-only keys reported
 used0=$(jget "[t['used_bytes'] for t in s['tiers'] if t['name']=='hot'][0]")
 check "hot holds the reads (> 3M)" [ "$used0" -gt $((3 * 1024 * 1024)) ]
 sed -e '0,/^capacity = 64M/s//capacity = 2M/' -e 's/^log_level = .*/log_level = debug/' \
-	-e 's/^workers = 4/workers = 8/' "$T/orig.conf" >"$T/tc.conf"
+	-e 's/^workers = 4/workers = 8\nprefetch_small_inflight = 4/' "$T/orig.conf" >"$T/tc.conf"
 {
 	echo "revalidate_after = 1m"
 	echo "[dataset ds2]"
@@ -72,12 +78,14 @@ sed -e '0,/^capacity = 64M/s//capacity = 2M/' -e 's/^log_level = .*/log_level = 
 check "good config: reload exits 0" [ $? -eq 0 ]
 check "report: hot applied" grep -qx "applied: hot.capacity = 2M (was 64M)" "$T/r.out"
 check "report: log level" grep -qx "applied: daemon.log_level = debug (was info)" "$T/r.out"
+check "report: prefetch_small_inflight" grep -qx "applied: daemon.prefetch_small_inflight = 4 (was 32)" "$T/r.out"
 check "report: revalidate_after" grep -qx "applied: dataset.ds.revalidate_after = 1m (was 5s)" "$T/r.out"
 check "report: ds2 added" grep -qx "added: dataset.ds2" "$T/r.out"
 check "report: workers needs a restart" grep -qx "needs a restart: daemon.workers (running 4, file 8)" "$T/r.out"
 show >"$T/show3"
 check "show: hot capacity now 2M" grep -qx "capacity = 2M" "$T/show3"
 check "show: workers keeps the running value" grep -qx "workers = 4  # default" "$T/show3"
+check "show: prefetch_small_inflight now 4" grep -qx "prefetch_small_inflight = 4" "$T/show3"
 check "show: ds2 present" grep -qx "\[dataset ds2\]" "$T/show3"
 "$TC" config show dataset ds2 >"$T/show_ds2"
 check "show one section: only [dataset ds2]" [ "$(grep -c '^\[' "$T/show_ds2")" = 1 ]

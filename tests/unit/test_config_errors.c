@@ -59,6 +59,10 @@ static const struct bad_case bad_values[] = {
 	{"[daemon]\nworkers = -1\n" HOT, "@:2: daemon.workers: \"-1\" is not a whole number (use 1..64)\n"},
 	{"[daemon]\nworkers = 4 threads\n" HOT,
 	 "@:2: daemon.workers: \"4 threads\" is not a whole number (use 1..64)\n"},
+	{"[daemon]\nprefetch_small_inflight = 0\n" HOT,
+	 "@:2: daemon.prefetch_small_inflight: \"0\" is out of range (use 1..1024)\n"},
+	{"[daemon]\nprefetch_small_inflight = many\n" HOT,
+	 "@:2: daemon.prefetch_small_inflight: \"many\" is not a whole number (use 1..1024)\n"},
 	{"[daemon]\nsocket = /run/a-rather-long-directory-name-for-sockets/and-another-level/"
 	 "tiercache-daemon-socket-with-a-long-name.sock\n" HOT,
 	 "@:2: daemon.socket: \"/run/a-rather-long-directory-name-for-sockets/and-another-level/"
@@ -145,7 +149,7 @@ static void test_unknown_keys_and_sections(void **state)
 		      "@:3: daemon.log_levl: unknown key (keys of [daemon]: socket, state_dir, "
 		      "log_level, max_clients, workers, admin_group, socket_mode, socket_group, "
 		      "metrics_listen, demote_after, evict_after, plan_grace, prefetch_max_bytes, "
-		      "prefetch_inflight, readahead_chunks, readahead_files, sync_delay, sync_backlog, segment_threshold, segment_size, segment_punch, max_clients_per_uid, "
+		      "prefetch_inflight, prefetch_small_inflight, readahead_chunks, readahead_files, sync_delay, sync_backlog, segment_threshold, segment_size, segment_punch, max_clients_per_uid, "
 		      "idle_timeout, max_held_per_client, max_held_per_user, metrics_max_clients, "
 		      "scrub_rate)\n");
 	expect_errors(fx, HOT "size = 1G\n",
