@@ -276,7 +276,7 @@ static int revalidate(struct conn *c, const struct tc_hdr *h, struct target *t, 
 	if (dataset_revalidate_async_since(cache, t->ds, t->rest, read_since_ns, cont, p) < 0)
 		cont(cache, p, 0);
 	/* after its own stat: the directory's other due files, ahead */
-	stat_ahead_trigger(cache, t->ds, e);
+	stat_ahead_trigger(cache, t->ds, e, read_since_ns != 0);
 	return 1;
 }
 

@@ -267,7 +267,7 @@ static void item_check(struct conn *c, struct om_batch *b, uint32_t i, struct pr
 		return; /* its stat ahead is on the way: its answer is this one's */
 	if (dataset_revalidate_async(cache, t.ds, t.rest, item_after_reval, rv) < 0)
 		item_after_reval(cache, rv, -ENOMEM);
-	stat_ahead_trigger(cache, t.ds, e);
+	stat_ahead_trigger(cache, t.ds, e, false); /* no read answers for it */
 }
 
 void handlers_open_many(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)

@@ -9,7 +9,9 @@
  * subdirectory's files, which sort between them, are skipped). Of those,
  * the ones due or due within a quarter of revalidate_after (entries
  * confirmed a little apart fall due a little apart; one window confirms
- * them together) and not already being stat'd are stat'd ahead. So an
+ * them together) and not already being stat'd are stat'd ahead (a file
+ * whose open will miss and have its read answer for the stat is left to
+ * it: struct stat_ahead, skip_cold). So an
  * entry is stat'd at most about once per revalidate_after, and only
  * because a reader opened a due file of its directory.
  *
@@ -34,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chunk.h"
+#include "fill.h"
 #include "loop.h"
 #include "manifest.h"
 #include "workers.h"
@@ -42,6 +46,8 @@
 #define SA_SCAN_MAX 256u
 /* Windows kept at once: a new trigger takes the place of the oldest. */
 #define SA_WINDOWS 8u
+/* Due opens of files not resident between two judgements of skip_cold. */
+#define SA_JUDGE 32u
 
 struct sa_waiter {
 	dataset_reval_cb cb;
@@ -76,13 +82,39 @@ struct stat_ahead {
 	unsigned n;
 	struct sa_window win[SA_WINDOWS];
 	unsigned next_win; /* the oldest window, the next replaced */
+	/* A file of one chunk that is not resident is a miss when opened: its
+	 * open may start the chunk's read beside the revalidation, and that
+	 * read (it asserts the version) then answers for the stat
+	 * (dataset.c, reval_join; counters.revalidations_by_read): a stat
+	 * ahead of it would be a second request to the store for nothing.
+	 * Whether the opens do so depends on room the prefetcher has (with
+	 * some policies none), so it is observed: of the last SA_JUDGE due
+	 * opens of such files, how many had their read answer (by_read) and
+	 * how many asked a stat (by_stat). skip_cold: most had a read, so
+	 * such files are left to their opens. */
+	unsigned by_read, by_stat;
+	bool skip_cold;
 };
 
 static struct stat_ahead *sa_get(struct cache *cache)
 {
-	if (!cache->sa)
-		cache->sa = calloc(1, sizeof(*cache->sa));
+	if (!cache->sa && (cache->sa = calloc(1, sizeof(*cache->sa))))
+		cache->sa->skip_cold = true; /* the cheaper guess for the store */
 	return cache->sa;
+}
+
+/* Is e a file whose open misses and may have its read answer for the
+ * stat (a one-chunk file with an object version, not resident, nor being
+ * read if pending_too; not in a cluster, where the chunk may come from a
+ * peer)? */
+static bool sa_cold_one_chunk(const struct cache *cache, const struct dataset *ds,
+			      const struct mf_entry *e, bool pending_too)
+{
+	if (cache->hooks.remote_read || !e->st.version || e->st.size == 0 ||
+	    e->st.size > ds->conf.chunk_size)
+		return false;
+	uint64_t key = chunk_key(ds->name, e->path, &e->st, 0);
+	return !chunk_find(&cache->chunks, key) && !(pending_too && fill_pending(cache, key));
 }
 
 static void window_close(struct sa_window *w)
@@ -202,7 +234,8 @@ static void sa_pump(struct cache *cache, struct stat_ahead *sa)
 			struct mf_entry *s = window_next(w);
 			if (!s)
 				break;
-			if (s->gone || s->ahead || !sa_due(w->ds, s, now))
+			if (s->gone || s->ahead || !sa_due(w->ds, s, now) ||
+			    (sa->skip_cold && sa_cold_one_chunk(cache, w->ds, s, true)))
 				continue;
 			if (sa_issue(cache, sa, w->ds, s, now) < 0) {
 				window_close(w);
@@ -214,7 +247,8 @@ static void sa_pump(struct cache *cache, struct stat_ahead *sa)
 	}
 }
 
-void stat_ahead_trigger(struct cache *cache, struct dataset *ds, const struct mf_entry *e)
+void stat_ahead_trigger(struct cache *cache, struct dataset *ds, const struct mf_entry *e,
+			bool by_read)
 {
 	loop_assert();
 	if (!sa_allowed(cache, ds, cache_now_ns()))
@@ -226,6 +260,17 @@ void stat_ahead_trigger(struct cache *cache, struct dataset *ds, const struct mf
 	struct stat_ahead *sa = sa_get(cache);
 	if (!sa)
 		return;
+	/* (its own read, if it started one, is pending: not resident) */
+	if (by_read || sa_cold_one_chunk(cache, ds, e, false)) {
+		if (by_read)
+			sa->by_read++;
+		else
+			sa->by_stat++;
+		if (sa->by_read + sa->by_stat >= SA_JUDGE) {
+			sa->skip_cold = sa->by_read >= sa->by_stat;
+			sa->by_read = sa->by_stat = 0;
+		}
+	}
 	const char *slash = strrchr(e->path, '/');
 	size_t dirlen = slash ? (size_t)(slash - e->path) + 1 : 0;
 	char *dir = strndup(e->path, dirlen);

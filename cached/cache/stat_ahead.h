@@ -19,9 +19,12 @@
 #include "manifest.h"
 
 /* A request found e due and asks the store about it itself: stat its
- * directory's neighbours ahead (not e). Does nothing for a store with a
- * cheap stat, a store failing, revalidate_after 0, or the key at 0. */
-void stat_ahead_trigger(struct cache *cache, struct dataset *ds, const struct mf_entry *e);
+ * directory's neighbours ahead (not e). by_read: the request started the
+ * read of e's one chunk beside its revalidation, which may answer for the
+ * stat (open-ahead). Does nothing for a store with a cheap stat, a store
+ * failing, revalidate_after 0, or the key at 0. */
+void stat_ahead_trigger(struct cache *cache, struct dataset *ds, const struct mf_entry *e,
+			bool by_read);
 
 /* e is due and a stat ahead of it is in flight: wait for that answer, cb
  * then runs on the loop with what dataset_revalidate_async's cb would get.
