@@ -12,8 +12,12 @@
  * them together) and not already being stat'd are stat'd ahead (a file
  * whose open will miss and have its read answer for the stat is left to
  * it: struct stat_ahead, skip_cold). So an
- * entry is stat'd at most about once per revalidate_after, and only
- * because a reader opened a due file of its directory.
+ * entry is stat'd at most about once per revalidate_after, only because a
+ * reader opened a due file of its directory, and not again ahead until it
+ * has been opened since its last stat ahead: stats ahead never outnumber
+ * the opens by more than one window's guess per entry (a reader of a part
+ * of a directory, or a revalidate_after shorter than an epoch, does not
+ * have every entry stat'd again and again).
  *
  * Bounded: daemon.stat_ahead_inflight stats at once across datasets; the
  * windows (the last SA_WINDOWS) are drained oldest first as stats end. An
@@ -234,7 +238,9 @@ static void sa_pump(struct cache *cache, struct stat_ahead *sa)
 			struct mf_entry *s = window_next(w);
 			if (!s)
 				break;
-			if (s->gone || s->ahead || !sa_due(w->ds, s, now) ||
+			/* ahead_ok: stat'd ahead before and not opened since:
+			 * not again until it is (a guess that did not pay) */
+			if (s->gone || s->ahead || s->ahead_ok || !sa_due(w->ds, s, now) ||
 			    (sa->skip_cold && sa_cold_one_chunk(cache, w->ds, s, true)))
 				continue;
 			if (sa_issue(cache, sa, w->ds, s, now) < 0) {
@@ -335,6 +341,7 @@ int stat_ahead_join(struct cache *cache, struct dataset *ds, struct mf_entry *e,
 		    dataset_reval_cb cb, void *arg)
 {
 	loop_assert();
+	e->ahead_ok = false; /* opened: it may be stat'd ahead again */
 	if (!e->ahead || !cache->sa)
 		return -ENOENT;
 	for (struct sa_job *j = cache->sa->inflight; j; j = j->next) {

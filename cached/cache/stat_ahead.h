@@ -26,7 +26,9 @@
 void stat_ahead_trigger(struct cache *cache, struct dataset *ds, const struct mf_entry *e,
 			bool by_read);
 
-/* e is due and a stat ahead of it is in flight: wait for that answer, cb
+/* A request found e due (any cold store without a cheap stat): e is
+ * opened, so it may be stat'd ahead again. If a stat ahead of it is in
+ * flight: wait for that answer, cb
  * then runs on the loop with what dataset_revalidate_async's cb would get.
  * Returns 0 if joined, -ENOENT if no stat ahead of e is in flight (the
  * caller revalidates as usual), -ENOMEM. */
