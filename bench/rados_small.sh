@@ -391,7 +391,7 @@ import json, os, sys
 keys = ("hits_hot hits_warm misses cold_reads served_unkept evictions demotions promotions "
         "segment_items_kept segment_items_dropped frames_open frames_chunk opens_filled "
         "segment_copy_syncs segment_reclaim_copied_bytes revalidations_by_read "
-        "revalidation_stats stat_ahead_sent stat_ahead_used stat_ahead_joined").split()
+        "revalidation_stats stat_ahead_sent stat_ahead_used stat_ahead_joined stat_ahead_wasted").split()
 def find(o):
     if isinstance(o, dict):
         if "misses" in o and "hits_hot" in o:

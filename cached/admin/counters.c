@@ -150,7 +150,8 @@ static uint64_t get_ahead_askers(const struct status *st)
 #define HELP_AHEAD "Handles handed ahead of a plan (OPEN_AHEAD), then used or released unused."
 #define HELP_STAT_AHEAD                                                                            \
 	"Revalidation stats sent ahead of the opens (stat-ahead); opens that found their file "   \
-	"confirmed by one; opens that found theirs in flight and waited for it."
+	"confirmed by one; opens that found theirs in flight and waited for it; files stat'd ahead "    \
+	"that were due again when opened (wasted)."
 #define HELP_FRAMES "Request frames received, by op (the per-file ones)."
 
 const struct counter_row counter_rows[] = {
@@ -406,6 +407,9 @@ const struct counter_row counter_rows[] = {
 	{.status = "stat_ahead_joined", .section = STATUS_COUNTERS,
 	 .metric = "tiercache_stat_ahead_total", .labels = "event=\"joined\"", .type = COUNTER_COUNTER,
 	 .help = HELP_STAT_AHEAD, CTR(stat_ahead_joined)},
+	{.status = "stat_ahead_wasted", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_stat_ahead_total", .labels = "event=\"wasted\"", .type = COUNTER_COUNTER,
+	 .help = HELP_STAT_AHEAD, CTR(stat_ahead_wasted)},
 	{.status = "stat_ahead_inflight", .section = STATUS_DAEMON,
 	 .metric = "tiercache_stat_ahead_inflight", .labels = "", .type = COUNTER_GAUGE,
 	 .help = "Revalidation stats sent ahead of the opens, not answered yet (daemon.stat_ahead_inflight at most).",

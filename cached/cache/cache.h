@@ -178,6 +178,7 @@ struct counters {
 	 * (stat_ahead.c), requests that found their entry confirmed by one,
 	 * and requests that found theirs in flight and waited for it */
 	uint64_t reval_stats, stat_ahead_sent, stat_ahead_used, stat_ahead_joined;
+	uint64_t stat_ahead_wasted; /* ... stat'd ahead, then due again when opened */
 	uint64_t checksum_errors, fill_errors;
 	uint64_t chunks_synced;  /* fills made durable and recorded (durable.c) */
 	uint64_t syncs_skipped;  /* fills gone (evicted, moved) before their sync */

@@ -52,6 +52,8 @@
 #define SA_WINDOWS 8u
 /* Due opens of files not resident between two judgements of skip_cold. */
 #define SA_JUDGE 32u
+/* Stats ahead used or wasted between two judgements of the pause. */
+#define SA_JUDGE_USE 64u
 
 struct sa_waiter {
 	dataset_reval_cb cb;
@@ -98,6 +100,12 @@ struct stat_ahead {
 	 * such files are left to their opens. */
 	unsigned by_read, by_stat;
 	bool skip_cold;
+	/* A stat ahead pays if its file is opened before it is due again.
+	 * In a shuffled epoch longer than revalidate_after most are not (the
+	 * file is due again when opened: wasted, a second stat). When more
+	 * than half of the last SA_JUDGE_USE were wasted, nothing is sent
+	 * ahead for one revalidate_after (paused_until); then it tries again. */
+	uint64_t used0, wasted0, paused_until;
 };
 
 static struct stat_ahead *sa_get(struct cache *cache)
@@ -131,6 +139,7 @@ static void window_close(struct sa_window *w)
 static bool sa_allowed(const struct cache *cache, const struct dataset *ds, uint64_t now)
 {
 	return cache->cfg->stat_ahead_inflight && !cache->stopping && ds->opened && !ds->removed &&
+	       (!cache->sa || now >= cache->sa->paused_until) &&
 	       ds->mf && ds->conf.revalidate_after_ms && !cold_has_cheap_stat(&ds->cold) &&
 	       !dataset_cold_failing(ds, now);
 }
@@ -341,10 +350,25 @@ int stat_ahead_join(struct cache *cache, struct dataset *ds, struct mf_entry *e,
 		    dataset_reval_cb cb, void *arg)
 {
 	loop_assert();
-	e->ahead_ok = false; /* opened: it may be stat'd ahead again */
-	if (!e->ahead || !cache->sa)
+	struct stat_ahead *sa = cache->sa;
+	if (e->ahead_ok) {
+		/* stat'd ahead, and due again before it was opened */
+		e->ahead_ok = false; /* opened: it may be stat'd ahead again */
+		cache->ctr.stat_ahead_wasted++;
+	}
+	if (sa) {
+		uint64_t used = cache->ctr.stat_ahead_used - sa->used0;
+		uint64_t wasted = cache->ctr.stat_ahead_wasted - sa->wasted0;
+		if (used + wasted >= SA_JUDGE_USE) {
+			if (wasted * 2 > used + wasted)
+				sa->paused_until = cache_now_ns() + ds->conf.revalidate_after_ms * 1000000ull;
+			sa->used0 = cache->ctr.stat_ahead_used;
+			sa->wasted0 = cache->ctr.stat_ahead_wasted;
+		}
+	}
+	if (!e->ahead || !sa)
 		return -ENOENT;
-	for (struct sa_job *j = cache->sa->inflight; j; j = j->next) {
+	for (struct sa_job *j = sa->inflight; j; j = j->next) {
 		if (j->ds != ds || strcmp(j->path, e->path) != 0)
 			continue;
 		struct sa_waiter *w = malloc(sizeof(*w));
