@@ -74,6 +74,8 @@
 #      BENCH_SEGMENT_SIZE (segment_size; default the daemon's, 64M),
 #      BENCH_POLICY (the dataset's policy; default the daemon's, lru),
 #      BENCH_WORKERS (daemon.workers), BENCH_REVALIDATE (revalidate_after),
+#      BENCH_STAT_AHEAD (daemon.stat_ahead_inflight; a tiercached without
+#      the key refuses it),
 #      BENCH_MOUNT_EPOCHS (4), BENCH_MOUNT_THRESHOLD (512K),
 #      BENCH_MOUNT_REMOUNT (1; 0 keeps the mount, and its page cache,
 #      across epochs),
@@ -195,6 +197,7 @@ segment_threshold = $1
 ${BENCH_SEGMENT_SIZE:+segment_size = $BENCH_SEGMENT_SIZE}
 ${BENCH_WORKERS:+workers = $BENCH_WORKERS}
 ${BENCH_RA:+readahead_files = $BENCH_RA}
+${BENCH_STAT_AHEAD:+stat_ahead_inflight = $BENCH_STAT_AHEAD}
 [tier hot]
 path = $TIER/hot
 capacity = $2
@@ -387,7 +390,8 @@ counters() {
 import json, os, sys
 keys = ("hits_hot hits_warm misses cold_reads served_unkept evictions demotions promotions "
         "segment_items_kept segment_items_dropped frames_open frames_chunk opens_filled "
-        "segment_copy_syncs segment_reclaim_copied_bytes revalidations_by_read").split()
+        "segment_copy_syncs segment_reclaim_copied_bytes revalidations_by_read "
+        "revalidation_stats stat_ahead_sent stat_ahead_used stat_ahead_joined stat_ahead_wasted").split()
 def find(o):
     if isinstance(o, dict):
         if "misses" in o and "hits_hot" in o:

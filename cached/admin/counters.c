@@ -16,6 +16,7 @@
 #include "mover.h"
 #include "scrub.h"
 #include "server.h"
+#include "stat_ahead.h"
 #include "status.h"
 #include "verify.h"
 
@@ -64,6 +65,11 @@ static uint64_t get_moves_syncing(const struct status *st)
 static uint64_t get_revals_inflight(const struct status *st)
 {
 	return st->cache->revals_inflight;
+}
+
+static uint64_t get_stat_ahead_inflight(const struct status *st)
+{
+	return stat_ahead_inflight(st->cache);
 }
 
 static uint64_t get_unkept_ram(const struct status *st)
@@ -142,6 +148,10 @@ static uint64_t get_ahead_askers(const struct status *st)
 #define HELP_HITS "Chunk reads served from a tier, by tier."
 #define HELP_ERRORS "Errors by kind."
 #define HELP_AHEAD "Handles handed ahead of a plan (OPEN_AHEAD), then used or released unused."
+#define HELP_STAT_AHEAD                                                                            \
+	"Revalidation stats sent ahead of the opens (stat-ahead); opens that found their file "   \
+	"confirmed by one; opens that found theirs in flight and waited for it; files stat'd ahead "    \
+	"that were due again when opened (wasted)."
 #define HELP_FRAMES "Request frames received, by op (the per-file ones)."
 #define HELP_HANGUP "Frames a client sent before it hung up, parsed after: run (CLOSE, RELEASE, " \
 	"OPEN_AHEAD without reply, CONN_JOB) or dropped (they needed a reply or start work)."
@@ -391,6 +401,27 @@ const struct counter_row counter_rows[] = {
 	 .help = "Revalidations of a one-chunk file answered by the read of its chunk that its open "
 		 "started (the read asserts the version), without a stat of their own.",
 	 CTR(revals_by_read)},
+	{.status = "revalidation_stats", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_revalidation_stats_total", .labels = "", .type = COUNTER_COUNTER,
+	 .help = "Stats of the cold store a request's own revalidation asked and waited for "
+		 "(not those sent ahead, nor revalidations answered by a read).",
+	 CTR(reval_stats)},
+	{.status = "stat_ahead_sent", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_stat_ahead_total", .labels = "event=\"sent\"", .type = COUNTER_COUNTER,
+	 .help = HELP_STAT_AHEAD, CTR(stat_ahead_sent)},
+	{.status = "stat_ahead_used", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_stat_ahead_total", .labels = "event=\"used\"", .type = COUNTER_COUNTER,
+	 .help = HELP_STAT_AHEAD, CTR(stat_ahead_used)},
+	{.status = "stat_ahead_joined", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_stat_ahead_total", .labels = "event=\"joined\"", .type = COUNTER_COUNTER,
+	 .help = HELP_STAT_AHEAD, CTR(stat_ahead_joined)},
+	{.status = "stat_ahead_wasted", .section = STATUS_COUNTERS,
+	 .metric = "tiercache_stat_ahead_total", .labels = "event=\"wasted\"", .type = COUNTER_COUNTER,
+	 .help = HELP_STAT_AHEAD, CTR(stat_ahead_wasted)},
+	{.status = "stat_ahead_inflight", .section = STATUS_DAEMON,
+	 .metric = "tiercache_stat_ahead_inflight", .labels = "", .type = COUNTER_GAUGE,
+	 .help = "Revalidation stats sent ahead of the opens, not answered yet (daemon.stat_ahead_inflight at most).",
+	 .get = get_stat_ahead_inflight},
 	{.status = "opens_filled", .section = STATUS_COUNTERS,
 	 .metric = "tiercache_opens_filled_total", .labels = "", .type = COUNTER_COUNTER,
 	 .help = "Opens of a one-chunk file answered with its chunk once read from the cold store "

@@ -26,6 +26,7 @@
 #include "plans.h"
 #include "policy_glue.h"
 #include "prefetch.h"
+#include "stat_ahead.h"
 #include "handlers.h"
 #include "load_wait.h"
 #include "open_fill.h"
@@ -252,10 +253,13 @@ static void reply_reval_err(struct conn *c, uint8_t op, uint32_t id, const struc
 static int revalidate(struct conn *c, const struct tc_hdr *h, struct target *t, struct mf_entry *e,
 		      uint64_t read_since_ns, dataset_reval_cb cont)
 {
-	if (!dataset_entry_stale(t->ds, e, cache_now_ns()))
+	struct cache *cache = conn_api(c)->cache;
+	if (!dataset_entry_stale(t->ds, e, cache_now_ns())) {
+		stat_ahead_seen(cache, e);
 		return 0;
+	}
 	if (cold_has_cheap_stat(&t->ds->cold))
-		return dataset_revalidate_now(conn_api(c)->cache, t->ds, e);
+		return dataset_revalidate_now(cache, t->ds, e);
 	struct pending *p = calloc(1, sizeof(*p));
 	if (!p || !(p->path = strdup(t->buf))) {
 		free(p);
@@ -266,9 +270,13 @@ static int revalidate(struct conn *c, const struct tc_hdr *h, struct target *t, 
 	p->id = h->id;
 	p->flags = h->aux;
 	conn_get(c);
-	if (dataset_revalidate_async_since(conn_api(c)->cache, t->ds, t->rest, read_since_ns, cont,
-					   p) < 0)
-		cont(conn_api(c)->cache, p, 0);
+	/* its stat ahead is on the way: its answer is this one's */
+	if (stat_ahead_join(cache, t->ds, e, cont, p) == 0)
+		return 1;
+	if (dataset_revalidate_async_since(cache, t->ds, t->rest, read_since_ns, cont, p) < 0)
+		cont(cache, p, 0);
+	/* after its own stat: the directory's other due files, ahead */
+	stat_ahead_trigger(cache, t->ds, e, read_since_ns != 0);
 	return 1;
 }
 

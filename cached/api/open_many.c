@@ -34,6 +34,7 @@
 #include "manifest.h"
 #include "plans.h"
 #include "prefetch.h"
+#include "stat_ahead.h"
 #include "target.h"
 
 struct om_item {
@@ -236,8 +237,10 @@ static void item_check(struct conn *c, struct om_batch *b, uint32_t i, struct pr
 	}
 	it->e = e;
 	struct cache *cache = conn_api(c)->cache;
-	if (!dataset_entry_stale(t.ds, e, cache_now_ns()))
+	if (!dataset_entry_stale(t.ds, e, cache_now_ns())) {
+		stat_ahead_seen(cache, e);
 		return;
+	}
 	if (cold_has_cheap_stat(&t.ds->cold)) {
 		int rc = dataset_revalidate_now(cache, t.ds, e);
 		if (rc < 0) {
@@ -260,8 +263,11 @@ static void item_check(struct conn *c, struct om_batch *b, uint32_t i, struct pr
 		conn_work_begin(c, b->work);
 	}
 	b->waiting++;
+	if (stat_ahead_join(cache, t.ds, e, item_after_reval, rv) == 0)
+		return; /* its stat ahead is on the way: its answer is this one's */
 	if (dataset_revalidate_async(cache, t.ds, t.rest, item_after_reval, rv) < 0)
 		item_after_reval(cache, rv, -ENOMEM);
+	stat_ahead_trigger(cache, t.ds, e, false); /* no read answers for it */
 }
 
 void handlers_open_many(struct conn *c, const struct tc_hdr *h, struct proto_rd *r)

@@ -28,6 +28,7 @@
 #include "seg_close.h"
 #include "policy_glue.h"
 #include "seg_punch.h"
+#include "stat_ahead.h"
 #include "tier_health.h"
 #include "trace_rec.h"
 #include "verify.h"
@@ -376,6 +377,7 @@ void cache_free(struct cache *cache)
 	chunk_fdcache_free(cache);
 	fill_table_free(&cache->fills);
 	verify_free(cache);
+	stat_ahead_free(cache);
 	for (unsigned i = 0; i < cache->nds; i++)
 		dataset_free(cache, cache->ds[i]);
 	free(cache->ds);

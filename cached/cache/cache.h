@@ -173,6 +173,12 @@ struct counters {
 	uint64_t revals_by_read; /* revalidations answered by the file's read at its version
 				  * (open-ahead), no stat asked (dataset.c) */
 	uint64_t stale_served;   /* opens served unchecked: store down, serve_stale_on_error */
+	/* revalidation of stores without a cheap stat: stats a request's own
+	 * revalidation asked (dataset.c); stats sent ahead of the opens
+	 * (stat_ahead.c), requests that found their entry confirmed by one,
+	 * and requests that found theirs in flight and waited for it */
+	uint64_t reval_stats, stat_ahead_sent, stat_ahead_used, stat_ahead_joined;
+	uint64_t stat_ahead_wasted; /* ... stat'd ahead, then due again when opened */
 	uint64_t checksum_errors, fill_errors;
 	uint64_t chunks_synced;  /* fills made durable and recorded (durable.c) */
 	uint64_t syncs_skipped;  /* fills gone (evicted, moved) before their sync */
@@ -200,6 +206,7 @@ struct counters {
 };
 
 struct fill;
+struct stat_ahead;
 
 /* key -> fill in flight (fill.c), and buffers of finished fills kept
  * for the next ones (fill_buf.h) */
@@ -334,6 +341,7 @@ struct cache {
 	struct counters ctr;
 	struct cache_hooks hooks;
 	unsigned revals_inflight;  /* revalidation stats on the way (dataset.c) */
+	struct stat_ahead *sa;     /* stats ahead of the opens (stat_ahead.c; NULL: none yet) */
 	uint64_t unkept_filling[TIER_COUNT]; /* reserved by fills that will not be kept */
 	uint64_t unkept_ram; /* bytes of unkept chunks in memory (filling or held) */
 	uint64_t sync_seq;   /* last chunk.sync_seq handed out */

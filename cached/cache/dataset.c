@@ -465,8 +465,13 @@ static int unreachable(struct cache *cache, struct dataset *ds, const struct mf_
 	return 0;
 }
 
-static int apply_stat(struct cache *cache, struct dataset *ds, struct mf_entry *e, int rc,
-		      const struct cold_stat *st)
+/* The answer (rc, st) of a stat of e asked at asked_ns, applied: a change
+ * drops the old version's chunks, ENOENT marks e gone, success confirms e
+ * as of when it was asked. for_request: a request waits for the answer, so
+ * a store error is what unreachable() says; else (a stat ahead) it only
+ * marks the store failing and returns -EAGAIN. */
+static int apply_stat_at(struct cache *cache, struct dataset *ds, struct mf_entry *e, int rc,
+			 const struct cold_stat *st, uint64_t asked_ns, bool for_request)
 {
 	if (rc == -ENOENT) {
 		dataset_note_cold(cache, ds, 0);
@@ -478,7 +483,7 @@ static int apply_stat(struct cache *cache, struct dataset *ds, struct mf_entry *
 	}
 	if (rc < 0) {
 		if (dataset_note_cold(cache, ds, rc))
-			return unreachable(cache, ds, e);
+			return for_request ? unreachable(cache, ds, e) : -EAGAIN;
 		/* this file's own error: this file fails, and only it */
 		log_warn("dataset=%s path=%s op=revalidate err=\"%s\"", ds->name, e->path,
 			 strerror(-rc));
@@ -493,8 +498,25 @@ static int apply_stat(struct cache *cache, struct dataset *ds, struct mf_entry *
 		e->st = *st;
 		mark_dirty(ds);
 	}
-	e->checked_ns = cache_now_ns();
+	if (asked_ns > e->checked_ns)
+		e->checked_ns = asked_ns;
 	return 0;
+}
+
+static int apply_stat(struct cache *cache, struct dataset *ds, struct mf_entry *e, int rc,
+		      const struct cold_stat *st)
+{
+	return apply_stat_at(cache, ds, e, rc, st, cache_now_ns(), true);
+}
+
+int dataset_apply_stat_ahead(struct cache *cache, struct dataset *ds, struct mf_entry *e, int rc,
+			     const struct cold_stat *st, uint64_t asked_ns)
+{
+	/* confirmed since this stat was asked (an open's own revalidation):
+	 * that answer is the newer; this one may predate a change it saw */
+	if (e->checked_ns >= asked_ns)
+		return 0;
+	return apply_stat_at(cache, ds, e, rc, st, asked_ns, false);
 }
 
 void dataset_reval_msg(const struct dataset *ds, const char *path, int err, char *buf, size_t n)
@@ -537,6 +559,7 @@ int dataset_revalidate_now(struct cache *cache, struct dataset *ds, struct mf_en
 	struct cold_stat st;
 	if (!ds->opened)
 		return unreachable(cache, ds, e);
+	cache->ctr.reval_stats++;
 	int rc = cold_stat(&ds->cold, e->path, &st);
 	return apply_stat(cache, ds, e, rc, &st);
 }
@@ -589,6 +612,7 @@ static void reval_done(struct job *j)
  * then holds no worker while the source answers), else on a worker. */
 static void reval_stat(struct reval_job *r)
 {
+	r->cache->ctr.reval_stats++;
 	r->sio.path = r->path;
 	r->sio.done = reval_stat_done;
 	r->sio.arg = r;

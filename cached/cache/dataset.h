@@ -81,6 +81,13 @@ int dataset_revalidate_async(struct cache *cache, struct dataset *ds, const char
  * version, so its success says what the stat would. */
 int dataset_revalidate_async_since(struct cache *cache, struct dataset *ds, const char *path,
 				   uint64_t read_since_ns, dataset_reval_cb cb, void *arg);
+/* A stat of e asked at asked_ns ahead of any request (stat_ahead.c)
+ * answered (rc, st on the loop): applied as a revalidation's (a change
+ * drops the old version's chunks; ENOENT marks e gone; 0 confirms e as of
+ * asked_ns). Returns 0, -ENOENT, this file's own error, or -EAGAIN if the
+ * error was the store's (marked failing; e is not confirmed). */
+int dataset_apply_stat_ahead(struct cache *cache, struct dataset *ds, struct mf_entry *e, int rc,
+			     const struct cold_stat *st, uint64_t asked_ns);
 /* What a client is told when revalidating path gave err (< 0): what
  * happened and what to do. */
 void dataset_reval_msg(const struct dataset *ds, const char *path, int err, char *buf, size_t n);

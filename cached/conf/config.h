@@ -121,6 +121,7 @@ struct config {
 					   * (or prefetch_inflight if larger) */
 	unsigned readahead_chunks; /* sequential readahead depth without a plan (0: off) */
 	unsigned readahead_files;  /* on a small-file miss, next files of its directory (0: off) */
+	unsigned stat_ahead_inflight; /* revalidation stats ahead of the opens in flight (0: off) */
 	uint64_t sync_delay_ms;    /* a filled chunk is fdatasync'ed and recorded this late */
 	uint64_t sync_backlog;     /* ... or sooner, oldest first, past this many bytes */
 	uint64_t segment_threshold; /* chunks up to this size go into segment files (0: off) */

@@ -83,6 +83,8 @@ const struct key_def config_keys[] = {
 	 .max = 64, FIELD(struct config, readahead_chunks), LIVE},
 	{.sect = SECT_DAEMON, .name = "readahead_files", .type = KEY_UINT, .def = "32", .min = 0,
 	 .max = 64, FIELD(struct config, readahead_files), LIVE},
+	{.sect = SECT_DAEMON, .name = "stat_ahead_inflight", .type = KEY_UINT, .def = "32", .min = 0,
+	 .max = 1024, FIELD(struct config, stat_ahead_inflight), LIVE},
 	{.sect = SECT_DAEMON, .name = "sync_delay", .type = KEY_DURATION, .def = "5s", .min = 0,
 	 .max = 3600 * 1000, FIELD(struct config, sync_delay_ms), LIVE},
 	{.sect = SECT_DAEMON, .name = "sync_backlog", .type = KEY_SIZE, .def = "1G", .min = 0,

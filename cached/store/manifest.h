@@ -22,6 +22,9 @@ struct mf_entry {
 	struct cold_stat st;
 	uint64_t checked_ns; /* when st was last confirmed against the source */
 	bool gone;           /* removed at the source since the manifest was built */
+	/* stat-ahead (cache/stat_ahead.c), loop-owned; in gone's padding */
+	bool ahead;          /* a stat ahead of it is in flight */
+	bool ahead_ok;       /* confirmed by a stat ahead, not opened since */
 };
 
 struct manifest {

@@ -149,7 +149,7 @@ static void test_unknown_keys_and_sections(void **state)
 		      "@:3: daemon.log_levl: unknown key (keys of [daemon]: socket, state_dir, "
 		      "log_level, max_clients, workers, admin_group, socket_mode, socket_group, "
 		      "metrics_listen, demote_after, evict_after, plan_grace, prefetch_max_bytes, "
-		      "prefetch_inflight, prefetch_small_inflight, readahead_chunks, readahead_files, sync_delay, sync_backlog, segment_threshold, segment_size, segment_punch, max_clients_per_uid, "
+		      "prefetch_inflight, prefetch_small_inflight, readahead_chunks, readahead_files, stat_ahead_inflight, sync_delay, sync_backlog, segment_threshold, segment_size, segment_punch, max_clients_per_uid, "
 		      "idle_timeout, max_held_per_client, max_held_per_user, metrics_max_clients, "
 		      "scrub_rate)\n");
 	expect_errors(fx, HOT "size = 1G\n",

@@ -217,7 +217,7 @@ static void test_reference_conf_documents_every_key(void **state)
 		expect_reload_class(open, s + 1, &k);
 		at = s + 1;
 	}
-	assert_int_equal(nkeys, 69);
+	assert_int_equal(nkeys, 70);
 	assert_int_equal(config_key_at(nkeys, &k), -ENOENT);
 	free(open);
 	free(text);
