@@ -54,6 +54,8 @@
 #define SA_JUDGE 32u
 /* Stats ahead used or wasted between two judgements of the pause. */
 #define SA_JUDGE_USE 64u
+/* The longest pause, in revalidate_after. */
+#define SA_PAUSE_MAX 64u
 
 struct sa_waiter {
 	dataset_reval_cb cb;
@@ -104,9 +106,33 @@ struct stat_ahead {
 	 * In a shuffled epoch longer than revalidate_after most are not (the
 	 * file is due again when opened: wasted, a second stat). When more
 	 * than half of the last SA_JUDGE_USE were wasted, nothing is sent
-	 * ahead for one revalidate_after (paused_until); then it tries again. */
+	 * ahead for pause_mult x revalidate_after (paused_until); then it
+	 * tries again. pause_mult doubles with each judgement in a row that
+	 * finds them wasted (up to SA_PAUSE_MAX) and is 1 again after one
+	 * that does not: in a long shuffled epoch the windows it still tries
+	 * cost the store a shrinking share of extra stats. */
 	uint64_t used0, wasted0, paused_until;
+	unsigned pause_mult;
 };
+
+/* Judge the stats ahead used and wasted since the last judgement, once
+ * SA_JUDGE_USE of them are in: pause sending ahead while most were wasted. */
+static void sa_judge(struct cache *cache, struct stat_ahead *sa, const struct dataset *ds)
+{
+	uint64_t used = cache->ctr.stat_ahead_used - sa->used0;
+	uint64_t wasted = cache->ctr.stat_ahead_wasted - sa->wasted0;
+	if (used + wasted < SA_JUDGE_USE)
+		return;
+	if (wasted * 2 > used + wasted) {
+		unsigned m = sa->pause_mult ? sa->pause_mult : 1;
+		sa->paused_until = cache_now_ns() + m * ds->conf.revalidate_after_ms * 1000000ull;
+		sa->pause_mult = m < SA_PAUSE_MAX ? 2 * m : SA_PAUSE_MAX;
+	} else {
+		sa->pause_mult = 1;
+	}
+	sa->used0 = cache->ctr.stat_ahead_used;
+	sa->wasted0 = cache->ctr.stat_ahead_wasted;
+}
 
 static struct stat_ahead *sa_get(struct cache *cache)
 {
@@ -248,7 +274,19 @@ static void sa_pump(struct cache *cache, struct stat_ahead *sa)
 			if (!s)
 				break;
 			/* ahead_ok: stat'd ahead before and not opened since:
-			 * not again until it is (a guess that did not pay) */
+			 * not again until it is (a guess that did not pay).
+			 * Found due again unopened, it is counted wasted now,
+			 * not when (if ever) it is opened: in a long shuffled
+			 * epoch the stats whose files are opened soon are
+			 * judged first, and would keep it sending for long */
+			if (s->ahead_ok && !s->ahead_lapsed && !s->gone &&
+			    dataset_entry_stale(w->ds, s, now)) {
+				s->ahead_lapsed = true;
+				cache->ctr.stat_ahead_wasted++;
+				sa_judge(cache, sa, w->ds);
+				if (!sa_allowed(cache, w->ds, now))
+					break;
+			}
 			if (s->gone || s->ahead || s->ahead_ok || !sa_due(w->ds, s, now) ||
 			    (sa->skip_cold && sa_cold_one_chunk(cache, w->ds, s, true)))
 				continue;
@@ -351,21 +389,14 @@ int stat_ahead_join(struct cache *cache, struct dataset *ds, struct mf_entry *e,
 {
 	loop_assert();
 	struct stat_ahead *sa = cache->sa;
-	if (e->ahead_ok) {
+	if (e->ahead_ok && !e->ahead_lapsed) {
 		/* stat'd ahead, and due again before it was opened */
-		e->ahead_ok = false; /* opened: it may be stat'd ahead again */
 		cache->ctr.stat_ahead_wasted++;
+		if (sa)
+			sa_judge(cache, sa, ds);
 	}
-	if (sa) {
-		uint64_t used = cache->ctr.stat_ahead_used - sa->used0;
-		uint64_t wasted = cache->ctr.stat_ahead_wasted - sa->wasted0;
-		if (used + wasted >= SA_JUDGE_USE) {
-			if (wasted * 2 > used + wasted)
-				sa->paused_until = cache_now_ns() + ds->conf.revalidate_after_ms * 1000000ull;
-			sa->used0 = cache->ctr.stat_ahead_used;
-			sa->wasted0 = cache->ctr.stat_ahead_wasted;
-		}
-	}
+	e->ahead_ok = false; /* opened: it may be stat'd ahead again */
+	e->ahead_lapsed = false;
 	if (!e->ahead || !sa)
 		return -ENOENT;
 	for (struct sa_job *j = sa->inflight; j; j = j->next) {

@@ -42,6 +42,7 @@ static inline void stat_ahead_seen(struct cache *cache, struct mf_entry *e)
 		e->ahead_ok = false;
 		cache->ctr.stat_ahead_used++;
 	}
+	e->ahead_lapsed = false;
 }
 
 /* Stats ahead in flight (status, metrics). */

@@ -25,6 +25,7 @@ struct mf_entry {
 	/* stat-ahead (cache/stat_ahead.c), loop-owned; in gone's padding */
 	bool ahead;          /* a stat ahead of it is in flight */
 	bool ahead_ok;       /* confirmed by a stat ahead, not opened since */
+	bool ahead_lapsed;   /* ... and due again before it was: counted wasted */
 };
 
 struct manifest {
