@@ -38,12 +38,6 @@ int residency_demote(struct residency *res, struct dataset *ds, const char *rest
 		return res_fail(r, -ENODEV, "there is no warm tier in this daemon's config: nothing to demote to");
 	if (res_check_selection(ds, rest, r) < 0)
 		return r->err;
-	/* its health probe found it unwritable: say so, not "0 bytes free" */
-	if (warm->failed)
-		return res_fail(r, -EIO,
-				"warm cannot be written (%s): nothing was moved; the daemon takes it back "
-				"when a probe write succeeds",
-				warm->fail_reason);
 	struct rop *op = rop_new(res, ROP_DEMOTE, cb);
 	if (!op)
 		return res_fail(r, -ENOMEM, "out of memory");
@@ -60,6 +54,14 @@ int residency_demote(struct residency *res, struct dataset *ds, const char *rest
 		if (rc < 0)
 			return rop_build_failed(op, r, rc);
 		need += c->len;
+	}
+	if (need > 0 && warm->failed) {
+		/* its health probe found it unwritable: say so, not "0 bytes free" */
+		rop_free(op);
+		return res_fail(r, -EIO,
+				"warm cannot be written (%s): nothing was moved; the daemon takes it back "
+				"when a probe write succeeds",
+				warm->fail_reason);
 	}
 	if (need > tier_free(warm)) {
 		uint64_t room = tier_free(warm);
