@@ -55,6 +55,14 @@ int residency_demote(struct residency *res, struct dataset *ds, const char *rest
 			return rop_build_failed(op, r, rc);
 		need += c->len;
 	}
+	if (need > 0 && warm->failed) {
+		/* its health probe found it unwritable: say so, not "0 bytes free" */
+		rop_free(op);
+		return res_fail(r, -EIO,
+				"warm cannot be written (%s): nothing was moved; the daemon takes it back "
+				"when a probe write succeeds",
+				warm->fail_reason);
+	}
 	if (need > tier_free(warm)) {
 		uint64_t room = tier_free(warm);
 		rop_free(op);

@@ -147,18 +147,19 @@ static void on_published(void *arg, struct redisReply *r, int err)
 		ps->publishing = false;
 		struct job_plan *jp = req_plan(ps, q);
 		uint64_t gen = 0;
-		char *end = NULL;
+		bool parsed = false; /* the reply's gen is a number ("0": cancelled) */
 		if (err == 0 && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
 		    r->element[0]->type == REDIS_REPLY_STRING && r->element[0]->len < 24 &&
 		    r->element[1]->type == REDIS_REPLY_INTEGER) {
-			char num[24];
+			char num[24], *end = NULL;
 			memcpy(num, r->element[0]->str, r->element[0]->len);
 			num[r->element[0]->len] = '\0';
 			gen = strtoull(num, &end, 10);
-			if (!end || *end || end == num)
+			parsed = end && end != num && !*end;
+			if (!parsed)
 				gen = 0;
 		}
-		if (err == 0 && gen == 0 && end && !*end && jp && !jp->remote) {
+		if (err == 0 && gen == 0 && parsed && jp && !jp->remote) {
 			/* a republish found the list cancelled meanwhile */
 			ps->superseded++;
 			log_info("dataset=%s job=%" PRIu64 " op=job_plan_superseded "

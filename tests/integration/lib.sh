@@ -11,7 +11,11 @@ TC_TESTS=$O/tests
 # scales their bounds. No effect on other builds.
 TC_MEM_SCALE=1
 tc_measure_memory() {
-	if ldd "$TC_BIN/tiercached" 2>/dev/null | grep -q libasan; then
+	# not `ldd | grep -q`: under pipefail, grep leaving at the first match
+	# can kill ldd with SIGPIPE and the pipeline then says "no ASan"
+	local libs
+	libs=$(ldd "$TC_BIN/tiercached" 2>/dev/null)
+	if [[ $libs == *libasan* ]]; then
 		export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0"
 		TC_MEM_SCALE=3
 	fi
