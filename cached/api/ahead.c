@@ -290,10 +290,13 @@ static int hand_one(struct conn *c, struct ahead_conn *a, struct hand *hn, struc
 	if (e->gone || out_has(c, a, ds, e->path, key) || access_may(c, ds, e->path, ACCESS_OPEN) < 0)
 		return 0;
 	uint64_t now = cache_now_ns();
-	if (dataset_entry_stale(ds, e, now)) {
-		/* confirm the version first, as OPEN would; a slow stat is
-		 * left to the client's own OPEN */
-		if (!cold_has_cheap_stat(&ds->cold) || dataset_revalidate_now(cache, ds, e) < 0 || e->gone)
+	bool cheap = cold_has_cheap_stat(&ds->cold);
+	if (cheap ? dataset_entry_due_soon(ds, e, now) : dataset_entry_stale(ds, e, now)) {
+		/* confirm the version first, as OPEN would, and a little
+		 * early, so that the record is not due by the time it is used
+		 * (revals_start does so for a slow stat; one it did not get to
+		 * is left to the client's own OPEN) */
+		if (!cheap || dataset_revalidate_now(cache, ds, e) < 0 || e->gone)
 			return 0;
 		now = cache_now_ns();
 	}
@@ -459,7 +462,7 @@ static void revals_start(struct conn *c, struct ahead_conn *a, uint32_t want)
 			if (!e || out_has(c, a, ds, e->path, out_key(ds, e->path)))
 				continue;
 			seen++;
-			if (!dataset_entry_stale(ds, e, now) ||
+			if (!dataset_entry_due_soon(ds, e, now) ||
 			    access_may(c, ds, e->path, ACCESS_OPEN) < 0)
 				continue;
 			a->waiting++;

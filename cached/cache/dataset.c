@@ -448,6 +448,12 @@ bool dataset_entry_stale(const struct dataset *ds, const struct mf_entry *e, uin
 	return now_ns - e->checked_ns > ds->conf.revalidate_after_ms * 1000000ull;
 }
 
+bool dataset_entry_due_soon(const struct dataset *ds, const struct mf_entry *e, uint64_t now_ns)
+{
+	uint64_t after = ds->conf.revalidate_after_ms * 1000000ull;
+	return now_ns - e->checked_ns > after - after / 4;
+}
+
 /* e cannot be checked: the store is down (or never answered this run).
  * Serve what is known only where the dataset says so. */
 static int unreachable(struct cache *cache, struct dataset *ds, const struct mf_entry *e)

@@ -59,6 +59,10 @@ int dataset_refresh(struct cache *cache, struct dataset *ds, dataset_refresh_cb 
 
 /* Is e older than revalidate_after (to be confirmed before it is served)? */
 bool dataset_entry_stale(const struct dataset *ds, const struct mf_entry *e, uint64_t now_ns);
+/* Is e stale, or will it be within a quarter of revalidate_after? What is
+ * confirmed ahead of a request (stat-ahead, records handed ahead) is
+ * confirmed a little early, so that it is still fresh when used. */
+bool dataset_entry_due_soon(const struct dataset *ds, const struct mf_entry *e, uint64_t now_ns);
 /* Confirm e against the source now (backends with a cheap stat), updating
  * it and dropping chunks of an old version. Returns
  *   0        serve e (confirmed; or the store is down and the dataset has

@@ -170,13 +170,6 @@ static bool sa_allowed(const struct cache *cache, const struct dataset *ds, uint
 	       !dataset_cold_failing(ds, now);
 }
 
-/* Is e due now or within a quarter of revalidate_after? */
-static bool sa_due(const struct dataset *ds, const struct mf_entry *e, uint64_t now)
-{
-	uint64_t after = ds->conf.revalidate_after_ms * 1000000ull;
-	return now - e->checked_ns > after - after / 4;
-}
-
 static void sa_done(struct job *jb);
 
 static void sa_stat_done(struct cold_statio *sio)
@@ -287,7 +280,7 @@ static void sa_pump(struct cache *cache, struct stat_ahead *sa)
 				if (!sa_allowed(cache, w->ds, now))
 					break;
 			}
-			if (s->gone || s->ahead || s->ahead_ok || !sa_due(w->ds, s, now) ||
+			if (s->gone || s->ahead || s->ahead_ok || !dataset_entry_due_soon(w->ds, s, now) ||
 			    (sa->skip_cold && sa_cold_one_chunk(cache, w->ds, s, true)))
 				continue;
 			if (sa_issue(cache, sa, w->ds, s, now) < 0) {

@@ -49,6 +49,10 @@ def main():
             print("FAIL: OPEN_AHEAD: " + w.err_text(p))
             return 1
         count = struct.unpack("<I", p[9:13])[0]
+        if count and not total:
+            # the first record: str "dataset/path", u32 fresh_ms, ...
+            plen = struct.unpack("<I", p[13:17])[0]
+            print("first fresh_ms %d" % struct.unpack("<I", p[17 + plen:21 + plen])[0], flush=True)
         total += count
         fds += n
         if not count:

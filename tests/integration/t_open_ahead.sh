@@ -113,6 +113,24 @@ check "evicted files and $changed (changed at the source) read correctly: bytes 
 	grep -qx "read 120" "$T/r10"
 grep FAIL "$T/r10"
 
+# ---- records are confirmed a little before they fall due ----
+# a file confirmed more than 3/4 of revalidate_after (2 s) ago is
+# confirmed again before it is handed, so that its record is not due by the
+# time the reader uses it (it would be given back and opened anew)
+head -30 "$T/tiny" >"$T/soon"
+check "warm 30 tiny files" "$TP" read ds "$T/cold" <"$T/soon"
+sleep 1.7
+check "register job 14 over them" "$TP" set ds 14 0 1 0 <"$T/soon"
+python3 "$(dirname "$0")/py_ahead_take.py" "$T/sock" 14 "$T/hold14" >"$T/t14" 2>&1 &
+T14=$!
+check "job 14's taker got handles" wait_for 30 "grep -q '^handed' '$T/t14' 2>/dev/null"
+fresh=$(sed -n 's/^first fresh_ms //p' "$T/t14")
+check "a record handed 1.7 s after its file was confirmed may be used for more than 1.5 s ($fresh ms)" \
+	test "${fresh:-0}" -gt 1500
+touch "$T/hold14"
+wait $T14
+check "job 14's plan is cancelled" "$TP" cancel ds 14 0
+
 # ---- a client that takes descriptors ahead and never opens them ----
 check "warm the tiny and the 100 KB files again (evicted above)" \
 	"$TP" read ds "$T/cold" <<<"$(cat "$T/big" "$T/tiny")"
