@@ -5,7 +5,6 @@ triple) get EBADMSG and count as bad frames, a good one is answered.
 usage: py_ahead_stride.py SOCKET JOB"""
 import errno
 import os
-import socket
 import struct
 import sys
 
@@ -16,14 +15,7 @@ OP_CONN_JOB, OP_OPEN_AHEAD = 25, 28
 
 
 def frame(s):
-    msg, anc, _, _ = s.recvmsg(16, socket.CMSG_SPACE(64 * 4))
-    for level, typ, data in anc:
-        if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
-            for fd in struct.unpack("%di" % (len(data) // 4), data[: len(data) // 4 * 4]):
-                os.close(fd)
-    rest = w.recv_exact(s, 16 - len(msg)) if len(msg) < 16 else b""
-    _, _, _, length, _, aux = struct.unpack("<HBBIII", msg + rest)
-    return aux, w.recv_exact(s, length) if length else b""
+    return w.recv_frame_n(s)[2:4]
 
 
 def main():

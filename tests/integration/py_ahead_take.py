@@ -5,7 +5,6 @@ connection (and the handles) until HOLDFILE exists.
 
 usage: py_ahead_take.py SOCKET JOB HOLDFILE"""
 import os
-import socket
 import struct
 import sys
 import time
@@ -18,17 +17,7 @@ OP_CONN_JOB, OP_OPEN_AHEAD = 25, 28
 
 def frame(s):
     """(aux, payload, descriptors received)"""
-    msg, anc, _, _ = s.recvmsg(16, socket.CMSG_SPACE(64 * 4))
-    nfd = 0
-    for level, typ, data in anc:
-        if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
-            fds = struct.unpack("%di" % (len(data) // 4), data[: len(data) // 4 * 4])
-            nfd += len(fds)
-            for fd in fds:
-                os.close(fd)  # taken, never used
-    rest = w.recv_exact(s, 16 - len(msg)) if len(msg) < 16 else b""
-    _, _, _, length, _, aux = struct.unpack("<HBBIII", msg + rest)
-    return aux, w.recv_exact(s, length) if length else b"", nfd
+    return w.recv_frame_n(s)[2:5]
 
 
 def main():

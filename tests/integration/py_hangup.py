@@ -18,7 +18,6 @@ Prints "handed N" then "sent". usage: py_hangup.py SOCKET JOB PID MODE"""
 import os
 import select
 import signal
-import socket
 import struct
 import sys
 
@@ -31,14 +30,7 @@ F_NOREPLY = 0x1
 
 def frame(s):
     """(aux, payload); descriptors that ride along are closed."""
-    msg, anc, _, _ = s.recvmsg(16, socket.CMSG_SPACE(64 * 4))
-    for level, typ, data in anc:
-        if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
-            for fd in struct.unpack("%di" % (len(data) // 4), data[: len(data) // 4 * 4]):
-                os.close(fd)
-    rest = w.recv_exact(s, 16 - len(msg)) if len(msg) < 16 else b""
-    _, _, _, length, _, aux = struct.unpack("<HBBIII", msg + rest)
-    return aux, w.recv_exact(s, length) if length else b""
+    return w.recv_frame_n(s)[2:4]
 
 
 def ahead_handles(p):

@@ -1,7 +1,8 @@
 """The raw wire protocol for tests that must send frames no library would
 (floods, pipelines, bad input): header, strings, frames in and out, and
-what /proc says about the daemon. Imported by conn_limits.py, py_flood.py
-and py_session_mem.py (include/tiercache/protocol.h is the reference)."""
+what /proc says about the daemon. Imported by conn_limits.py, py_flood.py,
+py_session_mem.py and the open-ahead scripts (include/tiercache/protocol.h
+is the reference)."""
 import os
 import socket
 import struct
@@ -54,11 +55,11 @@ def recv_exact(s, n):
     return buf
 
 
-def recv_frame(s):
-    """(op, id, aux, payload) or None at EOF; descriptors that ride along
-    are closed."""
+def recv_frame_n(s):
+    """(op, id, aux, payload, descriptors received) or None at EOF; the
+    descriptors that ride along (up to a reply's 64) are closed."""
     fds = []
-    msg, anc, _, _ = s.recvmsg(16, socket.CMSG_SPACE(4 * 4))
+    msg, anc, _, _ = s.recvmsg(16, socket.CMSG_SPACE(64 * 4))
     for level, typ, data in anc:
         if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
             fds += list(struct.unpack("%di" % (len(data) // 4), data[: len(data) // 4 * 4]))
@@ -73,7 +74,14 @@ def recv_frame(s):
     payload = recv_exact(s, length) if length else b""
     if payload is None:
         return None
-    return op, rid, aux, payload
+    return op, rid, aux, payload, len(fds)
+
+
+def recv_frame(s):
+    """(op, id, aux, payload) or None at EOF; descriptors that ride along
+    are closed."""
+    f = recv_frame_n(s)
+    return f[:4] if f else None
 
 
 def err_text(payload):
