@@ -153,8 +153,6 @@ static uint64_t get_ahead_askers(const struct status *st)
 	"confirmed by one; opens that found theirs in flight and waited for it; files stat'd ahead "    \
 	"that were due again when opened (wasted)."
 #define HELP_FRAMES "Request frames received, by op (the per-file ones)."
-#define HELP_HANGUP "Frames a client sent before it hung up, parsed after: run (CLOSE, RELEASE, " \
-	"OPEN_AHEAD without reply, CONN_JOB) or dropped (they needed a reply or start work)."
 
 const struct counter_row counter_rows[] = {
 	{.status = "clients", .section = STATUS_DAEMON,
@@ -390,12 +388,6 @@ const struct counter_row counter_rows[] = {
 	{.status = "frames_close", .section = STATUS_COUNTERS,
 	 .metric = "tiercache_request_frames_total", .labels = "op=\"close\"", .type = COUNTER_COUNTER,
 	 .help = HELP_FRAMES, CTR(frames_close)},
-	{.status = "hangup_frames_run", .section = STATUS_COUNTERS,
-	 .metric = "tiercache_hangup_frames_total", .labels = "outcome=\"run\"", .type = COUNTER_COUNTER,
-	 .help = HELP_HANGUP, CTR(hangup_frames_run)},
-	{.status = "hangup_frames_dropped", .section = STATUS_COUNTERS,
-	 .metric = "tiercache_hangup_frames_total", .labels = "outcome=\"dropped\"",
-	 .type = COUNTER_COUNTER, .help = HELP_HANGUP, CTR(hangup_frames_dropped)},
 	{.status = "revalidations_by_read", .section = STATUS_COUNTERS,
 	 .metric = "tiercache_revalidations_by_read_total", .labels = "", .type = COUNTER_COUNTER,
 	 .help = "Revalidations of a one-chunk file answered by the read of its chunk that its open "

@@ -700,45 +700,9 @@ static void op_listdir(struct conn *c, const struct tc_hdr *h, struct proto_rd *
 	proto_wr_free(&w);
 }
 
-/* A frame its peer sent before it hung up (conn.peer_gone): run it only if
- * it needs no answer to take effect and starts no work. CLOSE (with or
- * without TC_F_NOREPLY: its reply is an ack), RELEASE and OPEN_AHEAD with
- * TC_F_NOREPLY (handles released unused) change only what this connection
- * holds and how its reads are counted: a CLOSE of a handle handed ahead
- * is the client saying it used the file (the access it stands for, the
- * plan it moves, ahead_used), which the disconnect alone would count as
- * unused. CONN_JOB only says whose reads those CLOSEs are. Every other op
- * is dropped: its only product is the reply (OPEN, STAT, HELLO, ...), or
- * it starts work nobody waits for (CHUNK, READ, WARM, ...), or it changes
- * the daemon for a peer that never learns the outcome (admin ops, plans,
- * traces, TC_F_CLUSTER). */
-static bool runs_after_hangup(const struct tc_hdr *h)
-{
-	if (h->aux & TC_F_CLUSTER)
-		return false;
-	switch (h->op) {
-	case TC_OP_CLOSE:
-	case TC_OP_RELEASE:
-	case TC_OP_CONN_JOB:
-		return true;
-	case TC_OP_OPEN_AHEAD:
-		return h->aux & TC_F_NOREPLY;
-	default:
-		return false;
-	}
-}
-
 void handlers_dispatch(struct conn *c, const struct tc_hdr *h, const uint8_t *payload)
 {
 	struct proto_rd r;
-	if (c->peer_gone) {
-		struct counters *gc = &conn_api(c)->cache->ctr;
-		if (!runs_after_hangup(h)) {
-			gc->hangup_frames_dropped++;
-			return;
-		}
-		gc->hangup_frames_run++;
-	}
 	if (load_wait_park(c, h, payload))
 		return; /* answered when its dataset's first listing ends */
 	if (h->aux & TC_F_CLUSTER) {

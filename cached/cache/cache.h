@@ -197,9 +197,6 @@ struct counters {
 	uint64_t held_bytes;     /* gauge: chunk bytes all clients hold through descriptors (api) */
 	/* request frames by op (api): what clients ask per file */
 	uint64_t frames_open, frames_open_many, frames_open_ahead, frames_chunk, frames_close;
-	/* frames a client sent before it hung up (api/handlers.c, runs_after_hangup):
-	 * run (CLOSE, RELEASE, ...), dropped (they needed a reply or start work) */
-	uint64_t hangup_frames_run, hangup_frames_dropped;
 	/* OPENs of a one-chunk file answered with its fill (api/open_fill.c) */
 	uint64_t opens_filled;
 	uint64_t opens_filling; /* gauge: such OPENs waiting for their fill */

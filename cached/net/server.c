@@ -96,13 +96,6 @@ struct server {
 
 static void conn_close(struct conn *c);
 static void conn_flush(struct conn *c);
-static void conn_hangup(struct conn *c);
-
-/* No reply can reach the peer: closed, or the peer hung up. */
-static bool conn_mute(const struct conn *c)
-{
-	return c->dead || c->peer_gone;
-}
 
 unsigned server_clients(const struct server *s)
 {
@@ -203,8 +196,7 @@ void server_set_config(struct server *s, const struct config *cfg)
 	s->cfg = cfg;
 }
 
-/* Drop the replies queued (their descriptors closed). */
-static void oq_drop(struct conn *c)
+static void conn_free(struct conn *c)
 {
 	struct out *o = c->oq;
 	while (o) {
@@ -215,15 +207,6 @@ static void oq_drop(struct conn *c)
 		free(o);
 		o = n;
 	}
-	c->oq = NULL;
-	c->oqtail = &c->oq;
-	c->oqbytes = 0;
-	c->oqfds = 0;
-}
-
-static void conn_free(struct conn *c)
-{
-	oq_drop(c);
 	free(c->in);
 	struct server *s = c->srv;
 	if (c->sess)
@@ -263,7 +246,7 @@ static void check_bound(struct conn *c)
  * nothing more to wake on_read with). */
 static void check_resume(struct conn *c)
 {
-	if (conn_mute(c) || c->closing || c->reading)
+	if (c->dead || c->closing || c->reading)
 		return;
 	if (c->oqbytes + c->work > SERVER_OUTQ_MAX / 2 || c->oqfds > SERVER_OUTQ_FDS / 2 ||
 	    c->refs - 1 > SERVER_WAIT_MAX)
@@ -311,11 +294,6 @@ static void close_fds(const int *fds, unsigned n)
  * here; -1 entries skipped). */
 static void queue(struct conn *c, uint8_t *buf, size_t len, const int *fds, unsigned nfds)
 {
-	if (conn_mute(c)) {
-		free(buf);
-		close_fds(fds, nfds);
-		return;
-	}
 	unsigned n = 0;
 	for (unsigned i = 0; i < nfds; i++)
 		n += fds[i] >= 0;
@@ -344,9 +322,9 @@ void conn_reply_fds(struct conn *c, uint8_t op, uint32_t id, struct proto_wr *w,
 		    unsigned nfds)
 {
 	loop_assert();
-	if (conn_mute(c) || nfds > TC_REPLY_FDS_MAX) {
+	if (c->dead || nfds > TC_REPLY_FDS_MAX) {
 		close_fds(fds, nfds);
-		if (!conn_mute(c))
+		if (!c->dead)
 			conn_reply_err(c, op, id, EOVERFLOW, "reply with too many descriptors");
 		return;
 	}
@@ -380,7 +358,7 @@ void conn_reply_err(struct conn *c, uint8_t op, uint32_t id, int err, const char
 		}
 		return;
 	}
-	if (conn_mute(c))
+	if (c->dead)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -399,7 +377,7 @@ void conn_reply_err(struct conn *c, uint8_t op, uint32_t id, int err, const char
 /* Write as much of the queue as the socket takes. */
 static void conn_flush(struct conn *c)
 {
-	while (c->oq && !conn_mute(c)) {
+	while (c->oq && !c->dead) {
 		struct out *o = c->oq;
 		ssize_t n;
 		if (o->nfds && o->off == 0) {
@@ -428,7 +406,7 @@ static void conn_flush(struct conn *c)
 			}
 			if (errno == EINTR)
 				continue;
-			conn_hangup(c); /* EPIPE, ECONNRESET: the frames it sent first still count */
+			conn_close(c);
 			return;
 		}
 		if (o->nfds) {
@@ -446,7 +424,7 @@ static void conn_flush(struct conn *c)
 		free(o->buf);
 		free(o);
 	}
-	if (conn_mute(c))
+	if (c->dead)
 		return;
 	event_del(c->wev);
 	if (c->closing) {
@@ -476,8 +454,7 @@ static void conn_fatal(struct conn *c, uint32_t id, int err, const char *msg)
 static void conn_parse(struct conn *c)
 {
 	size_t at = 0;
-	while (!c->dead && !c->closing && (c->reading || c->peer_gone) &&
-	       c->inlen - at >= TC_HDR_SIZE) {
+	while (!c->dead && !c->closing && c->reading && c->inlen - at >= TC_HDR_SIZE) {
 		struct tc_hdr h;
 		int rc = proto_hdr_decode(c->in + at, &h);
 		if (rc == -EPROTO) {
@@ -503,37 +480,28 @@ static void conn_parse(struct conn *c)
 	c->inlen -= at;
 }
 
-/* A full input buffer grows, up to one frame of the protocol's limit:
- * false if it cannot (the connection is closing or closed). */
-static bool conn_grow(struct conn *c)
-{
-	if (c->inlen < c->incap)
-		return true;
-	size_t need = c->incap * 2;
-	if (need > TC_HDR_SIZE + TC_FRAME_MAX)
-		need = TC_HDR_SIZE + TC_FRAME_MAX;
-	if (need <= c->incap) {
-		conn_fatal(c, 0, EMSGSIZE, "input buffer full");
-		return false;
-	}
-	uint8_t *in = realloc(c->in, need);
-	if (!in) {
-		conn_close(c);
-		return false;
-	}
-	c->in = in;
-	c->incap = need;
-	return true;
-}
-
 /* Read what the socket has and parse it. */
 static void conn_recv(struct conn *c, evutil_socket_t fd)
 {
-	if (!conn_grow(c))
-		return;
+	if (c->inlen == c->incap) {
+		size_t need = c->incap * 2;
+		if (need > TC_HDR_SIZE + TC_FRAME_MAX)
+			need = TC_HDR_SIZE + TC_FRAME_MAX;
+		if (need <= c->incap) {
+			conn_fatal(c, 0, EMSGSIZE, "input buffer full");
+			return;
+		}
+		uint8_t *in = realloc(c->in, need);
+		if (!in) {
+			conn_close(c);
+			return;
+		}
+		c->in = in;
+		c->incap = need;
+	}
 	ssize_t n = recv(fd, c->in + c->inlen, c->incap - c->inlen, 0);
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		conn_hangup(c);
+		conn_close(c);
 		return;
 	}
 	if (n < 0)
@@ -543,53 +511,6 @@ static void conn_recv(struct conn *c, evutil_socket_t fd)
 	conn_parse(c);
 }
 
-/* The peer hung up (recv saw the end or an error, a send failed): no
- * reply can reach it. Its queue goes; the frames it sent before are parsed
- * by conn_drain, from on_read (woken here if this runs elsewhere: inside a
- * reply from a fill's completion, say, where frames must not run). A
- * connection closing for a malformed frame closes at once. */
-static void conn_hangup(struct conn *c)
-{
-	if (conn_mute(c))
-		return;
-	if (c->closing) {
-		conn_close(c);
-		return;
-	}
-	c->peer_gone = true;
-	oq_drop(c);
-	event_del(c->wev);
-	if (c->reading) {
-		event_del(c->rev);
-		c->reading = false;
-	}
-	event_active(c->rev, EV_READ, 1);
-}
-
-/* Run the frames of a peer that hung up: those buffered, then those still
- * in the socket, at most SERVER_HANGUP_DRAIN_MAX bytes of them, never
- * waiting (a reset or the end stops it, and so does a socket with nothing
- * more); then close. A malformed frame closes at once (conn_parse). */
-static void conn_drain(struct conn *c)
-{
-	size_t budget = SERVER_HANGUP_DRAIN_MAX;
-	for (;;) {
-		conn_parse(c);
-		if (c->dead || c->closing || !budget || !conn_grow(c))
-			break;
-		size_t room = c->incap - c->inlen;
-		ssize_t n = recv(c->fd, c->in + c->inlen, room < budget ? room : budget, MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		c->inlen += (size_t)n;
-		budget -= (size_t)n;
-	}
-	if (!c->dead)
-		conn_close(c);
-}
-
 static void on_read(evutil_socket_t fd, short what, void *arg)
 {
 	(void)what;
@@ -597,12 +518,10 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 	c->refs++; /* not a waiting request: kept off SERVER_WAIT_MAX */
 	/* frames left buffered while backpressure paused reading go first
 	 * (conn_flush wakes this callback for them) */
-	if (c->inlen >= TC_HDR_SIZE && !c->peer_gone)
+	if (c->inlen >= TC_HDR_SIZE)
 		conn_parse(c);
-	if (!c->dead && !c->peer_gone && c->reading)
+	if (!c->dead && c->reading)
 		conn_recv(c, fd);
-	if (!c->dead && c->peer_gone)
-		conn_drain(c);
 	conn_put(c);
 }
 
@@ -922,7 +841,7 @@ static void idle_arm(struct server *s)
  * nothing (the application's idle()). */
 static bool conn_holds_nothing(struct conn *c)
 {
-	return c->refs == 1 && !c->oq && c->work == 0 && !c->closing && !c->peer_gone &&
+	return c->refs == 1 && !c->oq && c->work == 0 && !c->closing &&
 	       c->srv->ops->idle(c->srv->arg, c);
 }
 

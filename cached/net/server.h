@@ -10,13 +10,6 @@
  * hold memory or descriptors without bound by pipelining, and others are
  * unaffected. Frames already received are parsed as soon as it drains.
  *
- * A peer that hangs up (EOF, or a reply fails with EPIPE / ECONNRESET) may
- * have sent frames the server has not parsed yet: a program that closes
- * its files (CLOSE, no reply) and exits. Those frames, buffered or still
- * in the socket (at most SERVER_HANGUP_DRAIN_MAX bytes past the buffer,
- * without ever waiting), still reach frame() with conn.peer_gone set,
- * then the connection closes. A malformed frame still closes it at once.
- *
  * The transport knows no dataset, chunk or op: it hands whole frames to the
  * application through a struct server_ops table, with a session pointer per
  * connection that the application owns (api/session.h).
@@ -45,12 +38,6 @@
 #endif
 #ifndef SERVER_WAIT_MAX
 #define SERVER_WAIT_MAX 256u
-#endif
-
-/* Bytes read from the socket of a peer that hung up (past what was
- * buffered) to find the frames it sent before. */
-#ifndef SERVER_HANGUP_DRAIN_MAX
-#define SERVER_HANGUP_DRAIN_MAX (1u << 20)
 #endif
 
 struct out;
@@ -89,11 +76,6 @@ struct conn {
 	bool reading;      /* EV_READ armed */
 	bool closing;      /* close once the queue is flushed */
 	bool dead;         /* closed: replies are dropped */
-	/* The peer hung up (EOF, EPIPE, ECONNRESET): the frames it sent before
-	 * still come to frame() (server.c, conn_drain), replies are dropped,
-	 * then the connection closes. The application runs only the frames
-	 * that need no answer (api/handlers.c, handlers_dispatch). */
-	bool peer_gone;
 	unsigned refs;     /* requests still waiting on this connection + 1 */
 	uid_t uid;
 	gid_t gid;
